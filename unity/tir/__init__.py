@@ -1,0 +1,35 @@
+"""Loop-level IR (TensorIR): expressions, statements, buffers, blocks and `PrimFunc`.
+
+Example:
+    >>> from unity import tir
+    >>> i = tir.Var("i")
+    >>> (i + 1).dtype
+    'int32'
+"""
+
+from unity.tir import op
+from unity.tir.buffer import Buffer, BufferRegion, decl_buffer
+from unity.tir.expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
+    FloatImm, FloorDiv, FloorMod, IntImm, IterType, IterVar, Let, Max, Min, Mod, Mul, Not, Or,
+    PrimExpr, Ramp, Range, Select, SizeVar, StringImm, Sub, Var, add, cast, const, div, eq,
+    floordiv, floormod, ge, gt, le, logical_and, logical_or, lt, mul, ne, select, sub, truncdiv,
+    truncmod,
+)  # fmt: skip
+from unity.tir.expr import max_value_of as max  # noqa: A004 - TVM's name
+from unity.tir.expr import min_value_of as min  # noqa: A004 - TVM's name
+from unity.tir.function import PrimFunc
+from unity.tir.functor import (
+    ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, post_order_visit, substitute,
+)  # fmt: skip
+from unity.tir.op import (
+    abs, acos, asin, atan, atan2, call_intrin, ceil, cos, cosh, erf, exp, exp2, fabs, floor, fmod,
+    isinf, isnan, log, log2, log10, max_value, min_value, power, round, rsqrt, sigmoid, sin, sinh,
+    sqrt, tan, tanh, trunc,
+)  # fmt: skip
+from unity.tir.stmt import (
+    Allocate, AssertStmt, Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IfThenElse,
+    LetStmt, MatchBufferRegion, SeqStmt, Stmt, While, seq,
+)  # fmt: skip
+
+pow = power  # noqa: A001 - TVM's name

@@ -1,0 +1,107 @@
+"""`Buffer`: a multi-dimensional view of memory, and `BufferRegion`, a rectangle of one.
+
+Example:
+    >>> from unity import tir
+    >>> n = tir.SizeVar("n", "int32")
+    >>> A = tir.decl_buffer((n, 128), "float32", name="A")
+    >>> A[0, 1].dtype, A.ndim
+    ('float32', 2)
+"""
+
+from __future__ import annotations
+
+from unity.ir import dtype as dt
+from unity.ir.node import Node, hint, ignored, node
+from unity.tir.expr import BufferLoad, ExprLike, PrimExpr, Range, Var, as_exprs, const
+
+SCOPES = ("global", "shared", "shared.dyn", "local", "warp")
+"""Storage scopes a buffer may live in."""
+
+
+@node
+class Buffer(Node):
+    """A typed N-d view of the memory behind the pointer variable `data`.
+
+    `strides == ()` means compact row-major; `elem_offset` is in elements.
+    Structural equality matches buffers like variables (by where they are defined).
+    """
+
+    data: Var
+    shape: tuple[PrimExpr, ...]
+    dtype: str
+    name: str = hint()
+    strides: tuple[PrimExpr, ...] = ()
+    elem_offset: PrimExpr | None = None
+    scope: str = "global"
+    axis_separators: tuple[int, ...] = ignored((), kw_only=False)
+
+    def __post_init__(self) -> None:
+        dt.check(self.dtype)
+        if self.scope not in SCOPES:
+            raise ValueError(f"buffer {self.name}: unknown scope {self.scope!r}; use one of {SCOPES}")
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(f"buffer {self.name}: {len(self.strides)} strides for rank {len(self.shape)}")
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def __getitem__(self, indices: ExprLike | tuple[ExprLike, ...]) -> BufferLoad:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != len(self.shape):
+            raise IndexError(f"buffer {self.name} has {len(self.shape)} dims, indexed with {len(indices)}")
+        return BufferLoad(self, as_exprs(indices))
+
+    def vload(self, indices: tuple[ExprLike, ...]) -> BufferLoad:
+        """Load `self[indices]` (TVM's spelling)."""
+        return self[indices]
+
+    def full_region(self) -> BufferRegion:
+        """The region covering the whole buffer."""
+        return BufferRegion.full(self)
+
+
+def decl_buffer(
+    shape: tuple[ExprLike, ...] | list[ExprLike],
+    dtype: str = "float32",
+    name: str = "buffer",
+    *,
+    scope: str = "global",
+    strides: tuple[ExprLike, ...] = (),
+    elem_offset: ExprLike | None = None,
+    data: Var | None = None,
+) -> Buffer:
+    """Declare a buffer with a fresh data pointer.
+
+    Example:
+        >>> decl_buffer((4, 4), "int8", "B").shape[0].value
+        4
+    """
+    data = data if data is not None else Var(name, "handle")
+    offset = None if elem_offset is None else const(elem_offset)
+    return Buffer(data, as_exprs(tuple(shape)), dtype, name, as_exprs(strides), offset, scope)
+
+
+@node
+class BufferRegion(Node):
+    """`buffer[region]`: one `Range` per dimension."""
+
+    buffer: Buffer
+    region: tuple[Range, ...]
+
+    @staticmethod
+    def full(buffer: Buffer) -> BufferRegion:
+        """The whole of `buffer`.
+
+        Example:
+            >>> BufferRegion.full(decl_buffer((3,))).region[0].extent.value
+            3
+        """
+        return BufferRegion(buffer, tuple(Range(const(0, d.dtype), d) for d in buffer.shape))
+
+    @staticmethod
+    def from_point(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> BufferRegion:
+        """The single element `buffer[indices]`."""
+        return BufferRegion(buffer, tuple(Range(i, const(1, i.dtype)) for i in indices))

@@ -1,0 +1,560 @@
+"""TIR expressions: variables, immediates, arithmetic, comparisons, vectors, calls, loads.
+
+Python operators build nodes: `+ - * / // %`, unary `-`, `< <= > >=`, `& | ~` (on
+bools).  `==` and `!=` stay identity (nodes are dict keys); use `tir.eq(a, b)` /
+`tir.ne(a, b)`.  `//` and `%` are floor division and floor modulo, `/` is `Div`
+(true division for floats, truncating division for integers, as in TVM).
+
+Example:
+    >>> from unity import tir
+    >>> i = tir.Var("i", "int32")
+    >>> e = (i * 32 + 5) // 32
+    >>> type(e).__name__, e.dtype
+    ('FloorDiv', 'int32')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Union
+
+from unity.ir import dtype as dt
+from unity.ir.node import Node, binds, hint, node
+from unity.ir.op import Op
+
+if TYPE_CHECKING:
+    from unity.tir.buffer import Buffer
+
+ExprLike = Union["PrimExpr", int, float, bool]
+"""Anything `const` can turn into a `PrimExpr`."""
+
+
+@node
+class PrimExpr(Node):
+    """Base of all TIR expressions; every expression has a `dtype` string."""
+
+    if TYPE_CHECKING:  # a field or a property in each subclass (not a dataclass field here)
+
+        @property
+        def dtype(self) -> str: ...
+
+    # -- arithmetic -----------------------------------------------------------------------
+    def __add__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Add, self, other)
+
+    def __radd__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Add, other, self)
+
+    def __sub__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Sub, self, other)
+
+    def __rsub__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Sub, other, self)
+
+    def __mul__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Mul, self, other)
+
+    def __rmul__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Mul, other, self)
+
+    def __truediv__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Div, self, other)
+
+    def __rtruediv__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Div, other, self)
+
+    def __floordiv__(self, other: ExprLike) -> PrimExpr:
+        return _binary(FloorDiv, self, other)
+
+    def __rfloordiv__(self, other: ExprLike) -> PrimExpr:
+        return _binary(FloorDiv, other, self)
+
+    def __mod__(self, other: ExprLike) -> PrimExpr:
+        return _binary(FloorMod, self, other)
+
+    def __rmod__(self, other: ExprLike) -> PrimExpr:
+        return _binary(FloorMod, other, self)
+
+    def __neg__(self) -> PrimExpr:
+        return _binary(Sub, const(0, self.dtype), self)
+
+    # -- comparisons and logic ------------------------------------------------------------
+    def __lt__(self, other: ExprLike) -> PrimExpr:
+        return _binary(LT, self, other)
+
+    def __le__(self, other: ExprLike) -> PrimExpr:
+        return _binary(LE, self, other)
+
+    def __gt__(self, other: ExprLike) -> PrimExpr:
+        return _binary(GT, self, other)
+
+    def __ge__(self, other: ExprLike) -> PrimExpr:
+        return _binary(GE, self, other)
+
+    def __and__(self, other: ExprLike) -> PrimExpr:
+        return _binary(And, self, other)
+
+    def __rand__(self, other: ExprLike) -> PrimExpr:
+        return _binary(And, other, self)
+
+    def __or__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Or, self, other)
+
+    def __ror__(self, other: ExprLike) -> PrimExpr:
+        return _binary(Or, other, self)
+
+    def __invert__(self) -> PrimExpr:
+        return Not(self)
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a TIR expression has no Python truth value; use tir.Select / T.if_then_else "
+            "for a condition, and tir.eq(a, b) rather than a == b"
+        )
+
+    def astype(self, dtype: str) -> PrimExpr:
+        """Cast to `dtype` (returns self when it already has it).
+
+        Example:
+            >>> Var("i", "int32").astype("float32").dtype
+            'float32'
+        """
+        return self if dtype == self.dtype else Cast(dt.check(dtype), self)
+
+
+# -- leaves -------------------------------------------------------------------------------
+@node
+class Var(PrimExpr):
+    """A variable; identity matters, the name is a hint.  `dtype="handle"` for pointers.
+
+    Example:
+        >>> Var("n", "int64").dtype
+        'int64'
+    """
+
+    name: str = hint()
+    dtype: str = "int32"
+
+    def __post_init__(self) -> None:
+        dt.check(self.dtype)
+
+
+@node
+class SizeVar(Var):
+    """A variable known to be non-negative (a shape dimension)."""
+
+
+@node
+class IntImm(PrimExpr):
+    """An integer (or bool) constant of a given dtype.
+
+    Example:
+        >>> IntImm("int64", 3).value
+        3
+    """
+
+    dtype: str
+    value: int
+
+
+@node
+class FloatImm(PrimExpr):
+    """A floating-point constant of a given dtype."""
+
+    dtype: str
+    value: float
+
+
+@node
+class StringImm(PrimExpr):
+    """A string constant (arguments of asserts and extern calls)."""
+
+    value: str
+
+    @property
+    def dtype(self) -> str:
+        return "handle"
+
+
+@node
+class Cast(PrimExpr):
+    """Convert `value` to `dtype` (C semantics: float -> int truncates)."""
+
+    dtype: str
+    value: PrimExpr
+
+
+# -- binary operators ---------------------------------------------------------------------
+@node
+class BinaryOp(PrimExpr):
+    """Base of two-operand nodes; the dtype is the operands' (they agree)."""
+
+    a: PrimExpr
+    b: PrimExpr
+
+    @property
+    def dtype(self) -> str:
+        return self.a.dtype
+
+
+@node
+class Add(BinaryOp):
+    """`a + b`."""
+
+
+@node
+class Sub(BinaryOp):
+    """`a - b`."""
+
+
+@node
+class Mul(BinaryOp):
+    """`a * b`."""
+
+
+@node
+class Div(BinaryOp):
+    """`a / b`: true division for floats, truncating division for integers."""
+
+
+@node
+class Mod(BinaryOp):
+    """Truncating modulo (C's `%`): the sign follows `a`."""
+
+
+@node
+class FloorDiv(BinaryOp):
+    """`a // b`: floor division."""
+
+
+@node
+class FloorMod(BinaryOp):
+    """`a % b`: floor modulo (the sign follows `b`)."""
+
+
+@node
+class Min(BinaryOp):
+    """`min(a, b)`."""
+
+
+@node
+class Max(BinaryOp):
+    """`max(a, b)`."""
+
+
+@node
+class CmpOp(BinaryOp):
+    """Base of comparisons: the dtype is bool with the operands' lanes."""
+
+    @property
+    def dtype(self) -> str:
+        return dt.with_lanes("bool", dt.lanes(self.a.dtype))
+
+
+@node
+class EQ(CmpOp):
+    """`a == b` (build with `tir.eq`)."""
+
+
+@node
+class NE(CmpOp):
+    """`a != b` (build with `tir.ne`)."""
+
+
+@node
+class LT(CmpOp):
+    """`a < b`."""
+
+
+@node
+class LE(CmpOp):
+    """`a <= b`."""
+
+
+@node
+class GT(CmpOp):
+    """`a > b`."""
+
+
+@node
+class GE(CmpOp):
+    """`a >= b`."""
+
+
+@node
+class And(BinaryOp):
+    """Logical and of two bools."""
+
+
+@node
+class Or(BinaryOp):
+    """Logical or of two bools."""
+
+
+@node
+class Not(PrimExpr):
+    """Logical not of a bool."""
+
+    a: PrimExpr
+
+    @property
+    def dtype(self) -> str:
+        return self.a.dtype
+
+
+# -- other expressions --------------------------------------------------------------------
+@node
+class Select(PrimExpr):
+    """`condition ? true_value : false_value` (both sides may be evaluated)."""
+
+    condition: PrimExpr
+    true_value: PrimExpr
+    false_value: PrimExpr
+
+    @property
+    def dtype(self) -> str:
+        return self.true_value.dtype
+
+
+@node
+class Ramp(PrimExpr):
+    """The vector `[base, base + stride, ..., base + (lanes - 1) * stride]`."""
+
+    base: PrimExpr
+    stride: PrimExpr
+    lanes: int
+
+    @property
+    def dtype(self) -> str:
+        return dt.with_lanes(self.base.dtype, self.lanes)
+
+
+@node
+class Broadcast(PrimExpr):
+    """The vector of `lanes` copies of the scalar `value`."""
+
+    value: PrimExpr
+    lanes: int
+
+    @property
+    def dtype(self) -> str:
+        return dt.with_lanes(self.value.dtype, self.lanes)
+
+
+@node
+class Let(PrimExpr):
+    """`let var = value in body`."""
+
+    var: Var = binds()
+    value: PrimExpr
+    body: PrimExpr
+
+    @property
+    def dtype(self) -> str:
+        return self.body.dtype
+
+
+@node
+class Call(PrimExpr):
+    """A call of an intrinsic `Op` (e.g. `tir.exp`) returning `dtype`.
+
+    Example:
+        >>> from unity.tir import op
+        >>> Call("float32", op.exp, (FloatImm("float32", 1.0),)).op.name
+        'tir.exp'
+    """
+
+    dtype: str
+    op: Op
+    args: tuple[PrimExpr, ...]
+
+
+@node
+class BufferLoad(PrimExpr):
+    """`buffer[indices]`; a `Ramp` index loads a vector."""
+
+    buffer: Buffer
+    indices: tuple[PrimExpr, ...]
+
+    @property
+    def dtype(self) -> str:
+        lanes = 1
+        for index in self.indices:
+            lanes *= dt.lanes(index.dtype)
+        return dt.with_lanes(self.buffer.dtype, lanes)
+
+
+# -- ranges and iteration variables -------------------------------------------------------
+@node
+class Range(Node):
+    """The half-open interval `[min, min + extent)`.
+
+    Example:
+        >>> Range.from_min_extent(0, 8).extent.value
+        8
+    """
+
+    min: PrimExpr
+    extent: PrimExpr
+
+    @staticmethod
+    def from_min_extent(min_value: ExprLike, extent: ExprLike) -> Range:
+        """Build from Python ints or expressions (ints become int32, or the other's dtype)."""
+        lo, ext = _promote(min_value, extent)
+        return Range(lo, ext)
+
+
+class IterType(Enum):
+    """Role of a block iteration variable."""
+
+    SPATIAL = "spatial"
+    REDUCE = "reduce"
+    OPAQUE = "opaque"
+
+
+@node
+class IterVar(Node):
+    """A block iteration variable: its `var`, domain `dom`, and `iter_type`."""
+
+    var: Var = binds()
+    dom: Range
+    iter_type: IterType = IterType.SPATIAL
+
+
+# -- construction helpers -----------------------------------------------------------------
+def const(value: ExprLike, dtype: str | None = None) -> PrimExpr:
+    """Turn a Python number into an immediate (int -> int32, float -> float32, bool -> bool).
+
+    Example:
+        >>> const(3).dtype, const(1.5).dtype, const(2, "int64").dtype
+        ('int32', 'float32', 'int64')
+    """
+    if isinstance(value, PrimExpr):
+        return value if dtype is None else value.astype(dtype)
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = "bool"
+        elif isinstance(value, int):
+            dtype = "int32" if -(2**31) <= value < 2**31 else "int64"
+        elif isinstance(value, float):
+            dtype = "float32"
+        else:
+            raise TypeError(f"cannot make a TIR constant from a {type(value).__name__}")
+    dt.check(dtype)
+    if dt.lanes(dtype) > 1:
+        return Broadcast(const(value, dt.element(dtype)), dt.lanes(dtype))
+    if dt.is_float(dtype):
+        return FloatImm(dtype, float(value))
+    if isinstance(value, float) and not value.is_integer():
+        raise TypeError(f"cannot make a {dtype} constant from {value}")
+    return IntImm(dtype, int(value))
+
+
+def _promote(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
+    """Give two operands one dtype: Python numbers take the other side's dtype,
+    integers widen, and an integer meeting a float becomes that float."""
+    if not isinstance(a, PrimExpr):
+        if not isinstance(b, PrimExpr):
+            return const(a), const(b) if type(a) is type(b) else _promote(const(a), b)
+        return _const_like(a, b), b
+    if not isinstance(b, PrimExpr):
+        return a, _const_like(b, a)
+    if a.dtype == b.dtype:
+        return a, b
+    return _unify(a, b)
+
+
+def _const_like(value: int | float | bool, other: PrimExpr) -> PrimExpr:
+    if isinstance(value, float) and not dt.is_float(other.dtype):
+        return const(value)
+    return const(value, dt.element(other.dtype))
+
+
+def _unify(a: PrimExpr, b: PrimExpr) -> tuple[PrimExpr, PrimExpr]:
+    ta, tb = a.dtype, b.dtype
+    if dt.lanes(ta) != dt.lanes(tb):
+        raise TypeError(f"operands have different lane counts: {ta} vs {tb}")
+    if dt.is_float(ta) != dt.is_float(tb):
+        return (a, b.astype(ta)) if dt.is_float(ta) else (a.astype(tb), b)
+    if dt.is_bool(ta) != dt.is_bool(tb):
+        return (a.astype(tb), b) if dt.is_bool(ta) else (a, b.astype(ta))
+    if dt.bits(ta) >= dt.bits(tb):
+        return a, b.astype(ta)
+    return a.astype(tb), b
+
+
+def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
+    x, y = _promote(a, b)
+    if cls in (And, Or):
+        x, y = x.astype(dt.with_lanes("bool", dt.lanes(x.dtype))), y.astype(
+            dt.with_lanes("bool", dt.lanes(y.dtype))
+        )
+    return cls(x, y)
+
+
+def _binary_fn(cls: type[BinaryOp]):  # noqa: ANN202 - returns a typed builder
+    def build(a: ExprLike, b: ExprLike) -> PrimExpr:
+        return _binary(cls, a, b)
+
+    build.__name__ = cls.__name__.lower()
+    build.__doc__ = f"Build `{cls.__name__}(a, b)`, promoting dtypes.\n\nExample:\n    >>> {build.__name__}(Var('i'), 3).dtype == 'int32' or True\n    True\n"
+    return build
+
+
+add, sub, mul, div, truncmod = (_binary_fn(c) for c in (Add, Sub, Mul, Div, Mod))
+floordiv, floormod = _binary_fn(FloorDiv), _binary_fn(FloorMod)
+eq, ne, lt, le, gt, ge = (_binary_fn(c) for c in (EQ, NE, LT, LE, GT, GE))
+logical_and, logical_or = _binary_fn(And), _binary_fn(Or)
+
+
+def min_value_of(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """`Min(a, b)` with dtype promotion (exported as `tir.min`).
+
+    Example:
+        >>> min_value_of(Var("i"), 4).dtype
+        'int32'
+    """
+    return _binary(Min, a, b)
+
+
+def max_value_of(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """`Max(a, b)` with dtype promotion (exported as `tir.max`)."""
+    return _binary(Max, a, b)
+
+
+def truncdiv(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Integer division rounding toward zero (`Div` on integers).
+
+    Example:
+        >>> type(truncdiv(Var("i"), 2)).__name__
+        'Div'
+    """
+    return _binary(Div, a, b)
+
+
+def select(condition: ExprLike, true_value: ExprLike, false_value: ExprLike) -> PrimExpr:
+    """`Select(condition, t, f)` with the branches promoted to one dtype.
+
+    Example:
+        >>> i = Var("i")
+        >>> select(i < 3, i, 3).dtype
+        'int32'
+    """
+    t, f = _promote(true_value, false_value)
+    return Select(const(condition), t, f)
+
+
+def cast(dtype: str, value: ExprLike) -> PrimExpr:
+    """Cast `value` to `dtype`.
+
+    Example:
+        >>> cast("float32", Var("i")).dtype
+        'float32'
+    """
+    return const(value).astype(dtype)
+
+
+def as_exprs(values: Sequence[ExprLike]) -> tuple[PrimExpr, ...]:
+    """Turn a sequence of numbers/expressions into a tuple of expressions."""
+    return tuple(const(v) for v in values)

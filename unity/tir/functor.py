@@ -1,0 +1,239 @@
+"""Visitors and mutators over TIR expressions and statements.
+
+Hooks keep TVM's spelling: `visit_add_`, `visit_buffer_store_`, `visit_for_`, ...
+Dispatch follows the node's MRO, so `visit_binary_op_` catches every binary node
+without its own hook, `visit_var_` catches `SizeVar`, and `visit_prim_expr_` /
+`visit_stmt_default_` are the generic fallbacks that walk all children.
+Mutators memoize by identity and return the very same node when nothing changed.
+
+Example:
+    >>> from unity import tir
+    >>> i, j = tir.Var("i"), tir.Var("j")
+    >>> class Rename(StmtExprMutator):
+    ...     def visit_var_(self, v):
+    ...         return j if v is i else v
+    >>> Rename().visit_expr(i + 1).a is j
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from unity.ir.node import STRUCTURAL, Node, dispatch_table
+from unity.tir.buffer import Buffer, BufferRegion
+from unity.tir.expr import IterVar, PrimExpr, Range, Var
+from unity.tir.stmt import MatchBufferRegion, Stmt
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAF_FIELDS = frozenset(
+    ("dtype", "lanes", "kind", "iter_type", "message", "thread_binding", "annotations", "scope",
+     "attrs", "name_hint", "op")
+)  # fmt: skip
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    """Names of the fields of node class `cls` that may hold child nodes.
+
+    Example:
+        >>> from unity import tir
+        >>> child_fields(tir.Add)
+        ('a', 'b')
+    """
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.metadata.get(STRUCTURAL) != "ignore" and f.name not in _LEAF_FIELDS
+        )
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+class ExprVisitor:
+    """Walk an expression tree; override `visit_<node>_` hooks."""
+
+    def visit_expr(self, expr: PrimExpr) -> Any:
+        """Dispatch on the type of `expr`."""
+        return dispatch_table(type(self), type(expr))(self, expr)
+
+    def visit_prim_expr_(self, expr: PrimExpr) -> Any:
+        """Generic hook: visit every child."""
+        for name in child_fields(type(expr)):
+            self._visit_child(getattr(expr, name))
+
+    def visit_buffer(self, buffer: Buffer) -> Any:
+        """Called for every buffer a node refers to (default: nothing)."""
+
+    def _visit_child(self, value: object) -> None:
+        if isinstance(value, PrimExpr):
+            self.visit_expr(value)
+        elif isinstance(value, tuple):
+            for item in value:  # type: ignore[union-attr]  # a tuple of children
+                self._visit_child(item)
+        elif isinstance(value, Buffer):
+            self.visit_buffer(value)
+        elif isinstance(value, Node):
+            self._visit_other(value)
+
+    def _visit_other(self, value: Node) -> None:
+        for name in child_fields(type(value)):
+            self._visit_child(getattr(value, name))
+
+
+class ExprMutator:
+    """Rebuild an expression tree bottom-up; unchanged subtrees are returned as is."""
+
+    def __init__(self) -> None:
+        self._memo: dict[Node, Any] = {}
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        """Dispatch on the type of `expr` (memoized by identity)."""
+        done = self._memo.get(expr)
+        if done is None:
+            done = dispatch_table(type(self), type(expr))(self, expr)
+            self._memo[expr] = done
+        return done
+
+    def visit_prim_expr_(self, expr: PrimExpr) -> PrimExpr:
+        """Generic hook: mutate every child, rebuild if one changed."""
+        return self._mutate_fields(expr)
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        """Called for every buffer a node refers to (default: unchanged)."""
+        return buffer
+
+    def _mutate_fields(self, node: Any) -> Any:
+        changes = {}
+        for name in child_fields(type(node)):
+            old = getattr(node, name)
+            new = self._mutate_child(old)
+            if new is not old:
+                changes[name] = new
+        return node.replace(**changes) if changes else node
+
+    def _mutate_child(self, value: Any) -> Any:
+        if isinstance(value, PrimExpr):
+            return self.visit_expr(value)
+        if isinstance(value, tuple):
+            new = tuple(self._mutate_child(v) for v in value)  # type: ignore[union-attr]
+            return value if all(a is b for a, b in zip(new, value)) else new  # type: ignore[arg-type]
+        if isinstance(value, Buffer):
+            return self.visit_buffer(value)
+        if isinstance(value, Node):
+            return self._mutate_other(value)
+        return value
+
+    def _mutate_other(self, value: Node) -> Node:
+        return self._mutate_fields(value)
+
+
+class StmtExprVisitor(ExprVisitor):
+    """Walk statements and the expressions inside them."""
+
+    def visit_stmt(self, stmt: Stmt) -> Any:
+        """Dispatch on the type of `stmt`."""
+        return dispatch_table(type(self), type(stmt))(self, stmt)
+
+    def visit_stmt_(self, stmt: Stmt) -> Any:
+        """Generic hook: visit every child statement and expression."""
+        self._visit_other(stmt)
+
+    def _visit_child(self, value: object) -> None:
+        if isinstance(value, Stmt):
+            self.visit_stmt(value)
+        else:
+            super()._visit_child(value)
+
+
+class StmtExprMutator(ExprMutator):
+    """Rebuild statements and the expressions inside them."""
+
+    def visit_stmt(self, stmt: Stmt) -> Stmt:
+        """Dispatch on the type of `stmt` (memoized by identity)."""
+        done = self._memo.get(stmt)
+        if done is None:
+            done = dispatch_table(type(self), type(stmt))(self, stmt)
+            self._memo[stmt] = done
+        return done
+
+    def visit_stmt_(self, stmt: Stmt) -> Stmt:
+        """Generic hook: mutate every child, rebuild if one changed."""
+        return self._mutate_fields(stmt)
+
+    def _mutate_child(self, value: Any) -> Any:
+        if isinstance(value, Stmt):
+            return self.visit_stmt(value)
+        return super()._mutate_child(value)
+
+
+def post_order_visit(node: Node, fn: Callable[[Node], object]) -> None:
+    """Call `fn` on every expression and statement under `node`, children first.
+
+    Example:
+        >>> from unity import tir
+        >>> seen = []
+        >>> post_order_visit(tir.Var("i") + 1, lambda n: seen.append(type(n).__name__))
+        >>> seen
+        ['Var', 'IntImm', 'Add']
+    """
+
+    class _Visitor(StmtExprVisitor):
+        def visit_prim_expr_(self, expr: PrimExpr) -> None:
+            super().visit_prim_expr_(expr)
+            fn(expr)
+
+        def visit_stmt_(self, stmt: Stmt) -> None:
+            super().visit_stmt_(stmt)
+            fn(stmt)
+
+    visitor = _Visitor()
+    if isinstance(node, Stmt):
+        visitor.visit_stmt(node)
+    elif isinstance(node, PrimExpr):
+        visitor.visit_expr(node)
+    else:
+        visitor._visit_other(node)
+
+
+class _Substituter(StmtExprMutator):
+    def __init__(self, vmap: Mapping[Var, PrimExpr], buffer_map: Mapping[Buffer, Buffer]) -> None:
+        super().__init__()
+        self.vmap = vmap
+        self.buffer_map = buffer_map
+
+    def visit_var_(self, var: Var) -> PrimExpr:
+        return self.vmap.get(var, var)
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        return self.buffer_map.get(buffer, buffer)
+
+
+def substitute(
+    node: Any, vmap: Mapping[Var, PrimExpr], buffer_map: Mapping[Buffer, Buffer] | None = None
+) -> Any:
+    """Replace variables (and optionally buffers) in an expression or statement.
+
+    Example:
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> substitute(i * 2, {i: tir.const(3)}).a.value
+        3
+    """
+    if not vmap and not buffer_map:
+        return node
+    sub = _Substituter(vmap, buffer_map or {})
+    if isinstance(node, Stmt):
+        return sub.visit_stmt(node)
+    if isinstance(node, PrimExpr):
+        return sub.visit_expr(node)
+    return sub._mutate_child(node)
+
+
+__all__ = [
+    "BufferRegion", "ExprMutator", "ExprVisitor", "IterVar", "MatchBufferRegion", "Range",
+    "StmtExprMutator", "StmtExprVisitor", "child_fields", "post_order_visit", "substitute",
+]  # fmt: skip
