@@ -455,11 +455,9 @@ def _promote(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     """Give two operands one dtype: Python numbers take the other side's dtype,
     integers widen, and an integer meeting a float becomes that float."""
     if not isinstance(a, PrimExpr):
-        if not isinstance(b, PrimExpr):
-            return const(a), const(b) if type(a) is type(b) else _promote(const(a), b)
-        return _const_like(a, b), b
+        a = const(a) if not isinstance(b, PrimExpr) else _const_like(a, b)
     if not isinstance(b, PrimExpr):
-        return a, _const_like(b, a)
+        b = _const_like(b, a)
     if a.dtype == b.dtype:
         return a, b
     return _unify(a, b)
