@@ -7,5 +7,21 @@ Example:
 """
 
 from unity.ir import IRModule
+from unity import instrument, transform
 
 __version__ = "0.1.0"
+from unity import runtime
+from unity.runtime import cpu, cuda
+
+
+def __getattr__(name: str) -> object:
+    """Import the compiler lazily: `unity.runtime.load_module` must not pull it in."""
+    if name == "build":
+        from unity.codegen import build
+
+        return build
+    if name in ("target", "codegen"):
+        import importlib
+
+        return importlib.import_module(f"unity.{name}")
+    raise AttributeError(f"module 'unity' has no attribute {name!r}")

@@ -1,7 +1,13 @@
 """Printer core: `script(obj, underline=...)` dispatches to the printer of each IR family.
 
 Each layer registers how to print its nodes (`register_printer(tir.PrimFunc, fn)`);
-this module only dispatches, so `unity.ir` never imports the layers above it.
+this module only dispatches, so `unity.ir` never imports the layers above it.  It also
+holds what every family's printer shares: `Text` (a string that remembers where the
+underlined nodes are), `Line`, `render` (draws `^^^` beneath marked spans), `NameTable`
+(unique names by identity) and the `IRModule` printer (`@I.ir_module class Module:`).
+
+Underlining: an expression is marked over its exact printed span; a statement that
+prints on several lines (a loop, a block, an `if`) is marked on its first line only.
 
 Example:
     >>> from unity import tir
@@ -11,8 +17,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import keyword
+import re
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
 from typing import Any
+
+from unity.ir.module import IRModule
 
 Printer = Callable[..., str]
 """`printer(obj, *, underline: Collection[object], **options) -> str`."""
@@ -40,3 +51,134 @@ def script(obj: object, *, underline: Collection[object] = (), **options: Any) -
         if printer is not None:
             return printer(obj, underline=underline, **options)
     raise TypeError(f"no printer registered for {type(obj).__name__}")
+
+
+# -- text with marks ----------------------------------------------------------------------
+@dataclass(slots=True)
+class Text:
+    """A piece of one printed line plus the `[start, end)` spans to underline in it.
+
+    Example:
+        >>> t = Text("x") + " + " + Text("y", [(0, 1)])
+        >>> t.text, t.marks
+        ('x + y', [(4, 5)])
+    """
+
+    text: str
+    marks: list[tuple[int, int]] = field(default_factory=list)
+
+    def __add__(self, other: Text | str) -> Text:
+        if isinstance(other, str):
+            return Text(self.text + other, self.marks)
+        shift = len(self.text)
+        return Text(self.text + other.text, self.marks + [(a + shift, b + shift) for a, b in other.marks])
+
+    def __radd__(self, other: str) -> Text:
+        return Text(other + self.text, [(a + len(other), b + len(other)) for a, b in self.marks])
+
+    def marked(self, on: bool = True) -> Text:
+        """This text with its whole span marked when `on`."""
+        return Text(self.text, self.marks + [(0, len(self.text))]) if on else self
+
+    @staticmethod
+    def join(sep: str, parts: Iterable[Text | str]) -> Text:
+        """Join `parts` with `sep`, keeping their marks.
+
+        Example:
+            >>> Text.join(", ", ["a", Text("b")]).text
+            'a, b'
+        """
+        out = Text("")
+        for i, part in enumerate(parts):
+            out = out + sep + part if i else out + part
+        return out
+
+
+@dataclass(slots=True)
+class Line:
+    """One output line: indentation level and its `Text`."""
+
+    indent: int
+    text: Text
+
+
+def render(lines: Iterable[Line], indent_width: int = 4) -> str:
+    """Join lines; under each line with marks, draw `^` beneath the marked columns.
+
+    Example:
+        >>> print(render([Line(0, Text("a = b", [(4, 5)]))]))
+        a = b
+            ^
+    """
+    out: list[str] = []
+    for line in lines:
+        pad = " " * (line.indent * indent_width)
+        out.append(pad + line.text.text)
+        if line.text.marks:
+            width = max(end for _, end in line.text.marks)
+            carets = [" "] * width
+            for start, end in line.text.marks:
+                carets[start:end] = "^" * (end - start)
+            out.append(pad + "".join(carets).rstrip())
+    return "\n".join(out)
+
+
+# -- unique names -------------------------------------------------------------------------
+RESERVED = frozenset(keyword.kwlist) | {"T", "I", "R", "True", "False", "None"}
+"""Names the printer never gives to a variable (namespaces and Python keywords)."""
+
+_NOT_IDENT = re.compile(r"[^0-9a-zA-Z_]")
+
+
+class NameTable:
+    """Give each object (by identity) a unique, valid Python name derived from its hint.
+
+    Example:
+        >>> names = NameTable()
+        >>> a, b = object(), object()
+        >>> names.name(a, "i"), names.name(b, "i"), names.name(a, "x")
+        ('i', 'i_1', 'i')
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, str] = {}
+        self._keep: list[object] = []  # keep the objects alive so ids stay unique
+        self._used: set[str] = set(RESERVED)
+
+    def name(self, obj: object, hint: str) -> str:
+        """The name of `obj`, choosing one from `hint` the first time."""
+        found = self._by_id.get(id(obj))
+        if found is not None:
+            return found
+        base = _NOT_IDENT.sub("_", hint) or "v"
+        if base[0].isdigit():
+            base = "v_" + base
+        unique, i = base, 0
+        while unique in self._used:
+            i += 1
+            unique = f"{base}_{i}"
+        self._used.add(unique)
+        self._by_id[id(obj)] = unique
+        self._keep.append(obj)
+        return unique
+
+    def has(self, obj: object) -> bool:
+        """Whether `obj` already has a name."""
+        return id(obj) in self._by_id
+
+
+# -- IRModule -----------------------------------------------------------------------------
+def _print_module(mod: IRModule, *, underline: Collection[object] = (), **options: Any) -> str:
+    """Print a module as `@I.ir_module class Module:` with each function as a method."""
+    parts = ["@I.ir_module", "class Module:"]
+    for i, (gv, func) in enumerate(mod.items()):
+        text = script(func, underline=underline, name=gv.name_hint, **options)
+        if i:
+            parts.append("")
+        parts.extend(("    " + line) if line else line for line in text.split("\n"))
+    if not mod.functions:
+        parts.append("    pass")
+    return "\n".join(parts)
+
+
+register_printer(IRModule, _print_module)

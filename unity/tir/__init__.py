@@ -33,3 +33,12 @@ from unity.tir.stmt import (
 )  # fmt: skip
 
 pow = power  # noqa: A001 - TVM's name
+from unity.tir.interpreter import InterpretError, interpret  # noqa: E402 - the reference interpreter
+from unity.tir import printer as _printer  # noqa: F401 - registers the TIR printer
+
+
+def lower(mod_or_func):  # noqa: ANN001, ANN201 - forwards to unity.tir.transform.lower (lazy: no cycle)
+    """Lower TensorIR to the lowered form (see `unity.tir.transform.pipeline.lower`)."""
+    from unity.tir.transform.pipeline import lower as _lower
+
+    return _lower(mod_or_func)

@@ -10,6 +10,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from unity.ir import dtype as dt
 from unity.ir.node import Node, hint, ignored, node
 from unity.tir.expr import BufferLoad, ExprLike, PrimExpr, Range, Var, as_exprs, const
@@ -34,6 +36,9 @@ class Buffer(Node):
     elem_offset: PrimExpr | None = None
     scope: str = "global"
     axis_separators: tuple[int, ...] = ignored((), kw_only=False)
+
+    structural_kind: ClassVar[str] = "var"
+    """Structural equality matches buffers by definition, like variables."""
 
     def __post_init__(self) -> None:
         dt.check(self.dtype)

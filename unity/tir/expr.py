@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, ClassVar, Union
 
 from unity.ir import dtype as dt
 from unity.ir.node import Node, binds, hint, node
@@ -135,6 +135,9 @@ class Var(PrimExpr):
 
     name: str = hint()
     dtype: str = "int32"
+
+    structural_kind: ClassVar[str] = "var"
+    """Structural equality matches variables by definition (alpha-equivalence)."""
 
     def __post_init__(self) -> None:
         dt.check(self.dtype)
@@ -430,6 +433,8 @@ def const(value: ExprLike, dtype: str | None = None) -> PrimExpr:
         >>> const(3).dtype, const(1.5).dtype, const(2, "int64").dtype
         ('int32', 'float32', 'int64')
     """
+    if isinstance(value, IterVar):  # as in TVM, an IterVar stands for its variable
+        value = value.var
     if isinstance(value, PrimExpr):
         return value if dtype is None else value.astype(dtype)
     if dtype is None:

@@ -1,0 +1,261 @@
+"""Build hand-written lowered-form PrimFuncs with `unity.build` and run them against numpy."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import unity
+from unity import tir
+from unity.tir import ForKind
+
+RNG = np.random.default_rng(0)
+
+
+def _loop(var: tir.Var, extent: object, body: tir.Stmt, kind: ForKind = ForKind.SERIAL) -> tir.For:
+    return tir.For(var, tir.const(0, var.dtype), tir.const(extent, var.dtype), kind, body)
+
+
+def _elementwise(dtype: str, n: int, combine) -> tir.PrimFunc:
+    A, B, C = (tir.decl_buffer((n,), dtype, name) for name in "ABC")
+    i = tir.Var("i")
+    return tir.PrimFunc((A, B, C), _loop(i, n, tir.BufferStore(C, combine(A[i], B[i]), (i,))))
+
+
+def _random(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    if dtype == "bool":
+        return RNG.random(shape) < 0.5
+    if dtype.startswith("int"):
+        return RNG.integers(-50, 50, size=shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float16", "float64", "int8", "int32", "int64", "uint8"]
+)
+def test_elementwise_add_matches_numpy(dtype: str):
+    lib = unity.build(_elementwise(dtype, 37, lambda a, b: a + b))
+    a, b = _random((37,), dtype), _random((37,), dtype)
+    c = np.zeros(37, dtype)
+    lib["main"](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_bool_buffers_are_bytes():
+    lib = unity.build(_elementwise("bool", 33, lambda a, b: (a | b) & ~(a & b)))
+    a, b = _random((33,), "bool"), _random((33,), "bool")
+    c = np.zeros(33, "bool")
+    lib["main"](a, b, c)
+    np.testing.assert_array_equal(c, a ^ b)
+
+
+def test_symbolic_shape_runs_at_several_shapes():
+    n, m = tir.SizeVar("n"), tir.SizeVar("m")
+    A = tir.decl_buffer((n, m), "float32", "A")
+    B = tir.decl_buffer((n,), "float32", "B")
+    i, j = tir.Var("i"), tir.Var("j")
+    flat = tir.decl_buffer((n * m,), "float32", "A_flat", data=A.data)
+    row_sum = tir.seq(
+        tir.BufferStore(B, tir.const(0.0), (i,)),
+        tir.For(
+            j, tir.const(0), m, ForKind.SERIAL, tir.BufferStore(B, B[i] + flat[i * m + j], (i,))
+        ),
+    )
+    lib = unity.build(tir.PrimFunc((A, B), tir.For(i, tir.const(0), n, ForKind.SERIAL, row_sum)))
+    for rows, cols in [(1, 1), (3, 7), (16, 130)]:
+        a = _random((rows, cols), "float32")
+        b = np.zeros(rows, "float32")
+        lib["main"](a, b)
+        np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def _parallel_vector_add(n: int, lanes: int) -> tir.PrimFunc:
+    """`C = A + B` as lowering writes it: a parallel outer loop, vector body, scalar tail."""
+    A, B, C = (tir.decl_buffer((n,), "float32", name) for name in "ABC")
+    io, t = tir.Var("io"), tir.Var("t")
+    idx = tir.Ramp(io * lanes, tir.const(1), lanes)
+    vector = tir.BufferStore(C, A[idx] + B[idx], (idx,))
+    main = _loop(io, n // lanes, vector, ForKind.PARALLEL)
+    tail_i = t + (n // lanes) * lanes
+    tail = _loop(t, n % lanes, tir.BufferStore(C, A[tail_i] + B[tail_i], (tail_i,)))
+    return tir.PrimFunc((A, B, C), tir.seq(main, tail))
+
+
+def test_parallel_vectorized_loop_with_tail():
+    lib = unity.build(_parallel_vector_add(1000, 16))
+    a, b = _random((1000,), "float32"), _random((1000,), "float32")
+    c = np.zeros(1000, "float32")
+    lib["main"](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    source = lib.get_source("ll")
+    assert "noalias" in source and "<16 x float>" in source and "@GOMP_parallel" in source
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_parallel_loop_covers_every_iteration(threads: int):
+    n = 101
+    A = tir.decl_buffer((n,), "int32", "A")
+    i = tir.Var("i")
+    lib = unity.build(
+        tir.PrimFunc((A,), _loop(i, n, tir.BufferStore(A, i * 2, (i,)), ForKind.PARALLEL))
+    )
+    unity.runtime.set_num_threads(threads)
+    try:
+        a = np.full(n, -1, "int32")
+        lib["main"](a)
+    finally:
+        unity.runtime.set_num_threads(0)
+    np.testing.assert_array_equal(a, np.arange(n) * 2)
+
+
+def test_vector_gather_select_and_broadcast():
+    A, B = tir.decl_buffer((64,), "float32", "A"), tir.decl_buffer((32,), "float32", "B")
+    i = tir.Var("i")
+    strided = tir.Ramp(i * 16, tir.const(2), 8)  # A[16i], A[16i+2], ...: a gather
+    dense = tir.Ramp(i * 8, tir.const(1), 8)
+    value = A[strided]
+    zero = tir.Broadcast(tir.const(0.0), 8)
+    body = tir.BufferStore(B, tir.Select(tir.gt(value, zero), value, zero), (dense,))
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 4, body)))
+    a, b = _random((64,), "float32"), np.zeros(32, "float32")
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, np.maximum(a.reshape(4, 16)[:, ::2].ravel(), 0))
+
+
+@pytest.mark.parametrize("size", [16, 1 << 16])  # stack, then heap
+def test_allocate_intermediate_buffer(size: int):
+    A, B = tir.decl_buffer((size,), "float32", "A"), tir.decl_buffer((size,), "float32", "B")
+    T = tir.decl_buffer((size,), "float32", "T")
+    i, j = tir.Var("i"), tir.Var("j")
+    body = tir.seq(
+        _loop(i, size, tir.BufferStore(T, A[i] * tir.const(2.0), (i,))),
+        _loop(j, size, tir.BufferStore(B, T[size - 1 - j] + tir.const(1.0), (j,))),
+    )
+    lib = unity.build(tir.PrimFunc((A, B), tir.Allocate(T, body)))
+    a, b = _random((size,), "float32"), np.zeros(size, "float32")
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, a[::-1] * 2 + 1)
+
+
+def test_allocate_inside_parallel_loop_with_symbolic_size():
+    n = tir.SizeVar("n")
+    A, B = tir.decl_buffer((4, n), "float32", "A"), tir.decl_buffer((4, n), "float32", "B")
+    T = tir.decl_buffer((n,), "float32", "T")
+    i, j, k = tir.Var("i"), tir.Var("j"), tir.Var("k")
+    body = tir.Allocate(
+        T,
+        tir.seq(
+            tir.For(
+                j,
+                tir.const(0),
+                n,
+                ForKind.SERIAL,
+                tir.BufferStore(T, A[i, j] + tir.const(1.0), (j,)),
+            ),
+            tir.For(k, tir.const(0), n, ForKind.SERIAL, tir.BufferStore(B, T[k] * T[k], (i, k))),
+        ),
+    )
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 4, body, ForKind.PARALLEL)))
+    a = _random((4, 300), "float32")
+    b = np.zeros_like(a)
+    lib["main"](a, b)
+    np.testing.assert_allclose(b, (a + 1) ** 2, rtol=1e-6)
+
+
+def test_failed_assert_raises_its_message():
+    n = tir.SizeVar("n")
+    A = tir.decl_buffer((n,), "int32", "A")
+    i = tir.Var("i")
+    store = tir.AssertStmt(
+        tir.ge(A[i], 0), "A must be non-negative", tir.BufferStore(A, A[i] + 1, (i,))
+    )
+    lib = unity.build(tir.PrimFunc((A,), tir.For(i, tir.const(0), n, ForKind.SERIAL, store)))
+    ok = np.arange(5, dtype="int32")
+    lib["main"](ok)
+    np.testing.assert_array_equal(ok, np.arange(1, 6))
+    with pytest.raises(RuntimeError, match="A must be non-negative"):
+        lib["main"](np.array([1, -1], "int32"))
+
+
+def test_failed_assert_inside_parallel_loop():
+    A = tir.decl_buffer((64,), "int32", "A")
+    i = tir.Var("i")
+    body = tir.AssertStmt(tir.lt(A[i], 100), "too big", tir.BufferStore(A, A[i] * 2, (i,)))
+    lib = unity.build(tir.PrimFunc((A,), _loop(i, 64, body, ForKind.PARALLEL)))
+    a = np.arange(64, dtype="int32")
+    a[50] = 1000
+    with pytest.raises(RuntimeError, match="too big"):
+        lib["main"](a)
+
+
+def test_floor_division_and_modulo_of_negative_ints():
+    A, Q, R = (tir.decl_buffer((16,), "int32", name) for name in "AQR")
+    i = tir.Var("i")
+    b = tir.const(-3) + i % 7 * 0 + tir.const(0)
+    body = tir.seq(tir.BufferStore(Q, A[i] // 5, (i,)), tir.BufferStore(R, A[i] % b, (i,)))
+    lib = unity.build(tir.PrimFunc((A, Q, R), _loop(i, 16, body)))
+    a = np.arange(-8, 8, dtype="int32")
+    q, r = np.zeros(16, "int32"), np.zeros(16, "int32")
+    lib["main"](a, q, r)
+    np.testing.assert_array_equal(q, a // 5)
+    np.testing.assert_array_equal(r, a % -3)
+
+
+def test_casts_and_scalar_params():
+    A = tir.decl_buffer((8,), "float32", "A")
+    B = tir.decl_buffer((8,), "int8", "B")
+    H = tir.decl_buffer((8,), "bfloat16", "H")
+    scale, flag = tir.Var("scale", "float32"), tir.Var("flag", "bool")
+    i = tir.Var("i")
+    value = tir.Select(flag, A[i] * scale, A[i])
+    body = tir.seq(
+        tir.BufferStore(B, value.astype("int8"), (i,)),
+        tir.BufferStore(H, value.astype("bfloat16"), (i,)),
+    )
+    lib = unity.build(tir.PrimFunc((A, B, H, scale, flag), _loop(i, 8, body)))
+    a = np.array([0.5, -1.5, 2.25, 3.0, -7.9, 10.1, 0.0, 1.0], "float32")
+    b, h = np.zeros(8, "int8"), np.zeros(8, ml_dtypes.bfloat16)
+    lib["main"](a, b, h, 2.0, True)
+    np.testing.assert_array_equal(b, (a * 2).astype("int8"))
+    np.testing.assert_array_equal(h.astype("float32"), (a * 2).astype(h.dtype).astype("float32"))
+
+
+@pytest.mark.parametrize("lanes", [1, 16])
+def test_math_intrinsics(lanes: int):
+    A, B = tir.decl_buffer((64,), "float32", "A"), tir.decl_buffer((64,), "float32", "B")
+    i = tir.Var("i")
+    idx = tir.Ramp(i * lanes, tir.const(1), lanes) if lanes > 1 else i
+    x = A[idx]
+    value = tir.exp(x) + tir.sqrt(tir.fabs(x)) + tir.tanh(x) + tir.sigmoid(x) + tir.erf(x)
+    lib = unity.build(
+        tir.PrimFunc((A, B), _loop(i, 64 // lanes, tir.BufferStore(B, value, (idx,))))
+    )
+    a, b = _random((64,), "float32"), np.zeros(64, "float32")
+    lib["main"](a, b)
+    from math import erf
+
+    expected = (
+        np.exp(a) + np.sqrt(np.abs(a)) + np.tanh(a) + 1 / (1 + np.exp(-a)) + np.vectorize(erf)(a)
+    )
+    np.testing.assert_allclose(b, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_module_with_two_functions_and_tensors():
+    mod = unity.IRModule(
+        {
+            "add": _elementwise("float32", 8, lambda a, b: a + b),
+            "mul": _elementwise("float32", 8, lambda a, b: a * b),
+        }
+    )
+    lib = unity.build(mod, target="llvm -num-cores=2")
+    dev = unity.cpu()
+    a, b = (
+        unity.runtime.tensor(_random((8,), "float32"), dev),
+        unity.runtime.tensor(_random((8,), "float32"), dev),
+    )
+    c = unity.runtime.empty((8,), "float32", dev)
+    lib["mul"](a, b, c)
+    np.testing.assert_array_equal(c.numpy(), a.numpy() * b.numpy())
+    assert sorted(lib.function_names) == ["add", "mul"]
+    assert "vfmadd" in lib.get_source("asm") or "vmulps" in lib.get_source("asm")

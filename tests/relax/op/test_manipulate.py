@@ -1,0 +1,91 @@
+"""Struct-info inference of the shape-manipulation ops, static and symbolic."""
+
+import pytest
+
+from unity.ir.diagnostics import DiagnosticError
+from unity.relax import TupleStructInfo, op
+
+from .helpers import infer, shape_of, tensor
+
+
+def test_reshape_infers_minus_one_symbolically():
+    assert shape_of(op.reshape(tensor("x", ("n", 4)), (-1,))) == ("4*n",)
+    assert shape_of(op.reshape(tensor("x", ("n", 4, 6)), ("n", -1, 3))) == ("n", "8", "3")
+    assert shape_of(op.reshape(tensor("x", (2, 3, 4)), (6, -1))) == ("6", "4")
+
+
+def test_reshape_errors_name_both_shapes():
+    with pytest.raises(DiagnosticError, match=r"reshape cannot reshape \(2, 3\) \(6 elements\) to \(4, 2\) \(8 elements\)"):
+        infer(op.reshape(tensor("x", (2, 3)), (4, 2)))
+    with pytest.raises(DiagnosticError, match="at most one -1"):
+        infer(op.reshape(tensor("x", (2, 3)), (-1, -1)))
+    with pytest.raises(DiagnosticError, match="7 elements do not divide by 2"):
+        infer(op.reshape(tensor("x", (7,)), (2, -1)))
+
+
+def test_permute_dims():
+    x = tensor("x", ("n", 3, 4))
+    assert shape_of(op.permute_dims(x, [2, 0, 1])) == ("4", "n", "3")
+    assert shape_of(op.permute_dims(x)) == ("4", "3", "n")
+    with pytest.raises(DiagnosticError, match="permutation of 3 axes"):
+        infer(op.permute_dims(x, [0, 0, 1]))
+
+
+def test_concat_adds_the_axis_dims():
+    a, b = tensor("a", ("n", 3)), tensor("b", ("m", 3))
+    assert shape_of(op.concat([a, b], axis=0)) == ("m + n", "3")
+    assert shape_of(op.concat([tensor("a", (2, 3)), tensor("b", (2, 5))], axis=-1)) == ("2", "8")
+    with pytest.raises(DiagnosticError, match=r"concat expects equal dims off axis 1, got \(2, 3\) and \(4, 5\)"):
+        infer(op.concat([tensor("a", (2, 3)), tensor("b", (4, 5))], axis=1))
+
+
+def test_split_sections_and_indices():
+    sinfo = infer(op.split(tensor("x", ("n", 6)), 3, axis=1))
+    assert isinstance(sinfo, TupleStructInfo) and len(sinfo.fields) == 3
+    assert all(tuple(map(str, f.shape)) == ("n", "2") for f in sinfo.fields)
+    parts = infer(op.split(tensor("x", (10,)), [2, 5])).fields
+    assert [int(f.shape[0]) for f in parts] == [2, 3, 5]
+    with pytest.raises(DiagnosticError, match="cannot split axis 0 of size 7 into 2 equal parts"):
+        infer(op.split(tensor("x", (7,)), 2))
+
+
+def test_squeeze_expand_dims_flatten():
+    x = tensor("x", ("n", 1, 4))
+    assert shape_of(op.squeeze(x, 1)) == ("n", "4")
+    assert shape_of(op.squeeze(x)) == ("n", "4")
+    with pytest.raises(DiagnosticError, match="cannot squeeze axis 2 of size 4"):
+        infer(op.squeeze(x, 2))
+    assert shape_of(op.expand_dims(tensor("y", ("n", 4)), [0, -1])) == ("1", "n", "4", "1")
+    assert shape_of(op.flatten(x)) == ("4*n",)
+
+
+def test_broadcast_to():
+    assert shape_of(op.broadcast_to(tensor("x", (1, 4)), ("n", 4))) == ("n", "4")
+    with pytest.raises(DiagnosticError, match=r"broadcast_to cannot broadcast shapes \(3,\) and \(2, 4\)"):
+        infer(op.broadcast_to(tensor("x", (3,)), (2, 4)))
+
+
+def test_strided_slice_static_and_symbolic():
+    x = tensor("x", (10, "n"))
+    assert shape_of(op.strided_slice(x, [0], [1], [9], [2])) == ("4", "n")
+    assert shape_of(op.strided_slice(x, [0], [-3], [100])) == ("3", "n")
+    sinfo = infer(op.strided_slice(x, [1], [0], [2 ** 31]))
+    assert str(sinfo.shape[1]) == "n"
+    with pytest.raises(DiagnosticError, match="nonzero strides"):
+        infer(op.strided_slice(x, [0], [0], [4], [0]))
+
+
+def test_take_gather_scatter():
+    x, idx = tensor("x", ("n", 8)), tensor("i", (3, 2), "int64")
+    assert shape_of(op.take(x, idx, axis=1)) == ("n", "3", "2")
+    assert shape_of(op.take(x, tensor("j", ("m",), "int32"), axis=0)) == ("m", "8")
+    with pytest.raises(DiagnosticError, match="take expects integer indices, got dtype float32"):
+        infer(op.take(x, tensor("f", (2,)), axis=0))
+    g = op.gather_elements(x, tensor("i", ("n", 2), "int64"), axis=1)
+    assert shape_of(g) == ("n", "2") and infer(g).dtype == "float32"
+    with pytest.raises(DiagnosticError, match="indices of the input's rank 2, got rank 1"):
+        infer(op.gather_elements(x, tensor("i", (2,), "int64")))
+    s = op.scatter_elements(x, tensor("i", (2, 2), "int64"), tensor("u", (2, 2)), axis=0)
+    assert shape_of(s) == ("n", "8")
+    with pytest.raises(DiagnosticError, match="indices and updates of one shape"):
+        infer(op.scatter_elements(x, tensor("i", (2, 2), "int64"), tensor("u", (2, 3))))

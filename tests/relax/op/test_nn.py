@@ -1,0 +1,96 @@
+"""Struct-info inference of the nn ops (convolution, pooling, activations, norms, pad)."""
+
+import pytest
+
+from unity.ir.diagnostics import DiagnosticError
+from unity.relax import TupleStructInfo, op, sym
+
+from .helpers import infer, shape_of, tensor
+
+nn = op.nn
+
+
+def test_conv2d_symbolic_batch_with_stride_padding_dilation():
+    x, w = tensor("x", ("n", 3, 32, 32)), tensor("w", (16, 3, 3, 3))
+    assert shape_of(nn.conv2d(x, w)) == ("n", "16", "30", "30")
+    assert shape_of(nn.conv2d(x, w, strides=2, padding=1)) == ("n", "16", "16", "16")
+    assert shape_of(nn.conv2d(x, w, padding=2, dilation=2)) == ("n", "16", "32", "32")
+    assert shape_of(nn.conv2d(x, w, strides=(2, 1), padding=(1, 0, 0, 0))) == ("n", "16", "16", "30")
+
+
+def test_conv2d_symbolic_spatial_dims():
+    x, w = tensor("x", (1, 3, "h", "w"), ), tensor("k", (8, 3, 3, 3))
+    assert shape_of(nn.conv2d(x, w, padding=1)) == ("1", "8", "h", "w")
+    out_h = infer(nn.conv2d(x, w, strides=2, padding=1)).shape[2]
+    for h in range(1, 12):  # (h + 2 - 3) // 2 + 1
+        assert out_h.subs(sym("h"), h) == (h - 1) // 2 + 1
+
+
+def test_conv2d_nhwc_hwio_and_groups():
+    x, w = tensor("x", ("n", 32, 32, 8)), tensor("w", (3, 3, 2, 16))
+    call = nn.conv2d(x, w, padding=1, groups=4, data_layout="NHWC", kernel_layout="HWIO")
+    assert shape_of(call) == ("n", "32", "32", "16")
+    depthwise = nn.conv2d(tensor("x", ("n", 8, 10, 10)), tensor("w", (8, 1, 3, 3)), groups=8)
+    assert shape_of(depthwise) == ("n", "8", "8", "8")
+
+
+def test_conv2d_errors():
+    x = tensor("x", ("n", 3, 32, 32))
+    with pytest.raises(DiagnosticError, match="data channels 3 = weight in-channels 4 \\* groups 1"):
+        infer(nn.conv2d(x, tensor("w", (16, 4, 3, 3))))
+    with pytest.raises(DiagnosticError, match="conv2d expects a 4-D weight, got rank 3"):
+        infer(nn.conv2d(x, tensor("w", (16, 3, 3))))
+    with pytest.raises(DiagnosticError, match="empty output height"):
+        infer(nn.conv2d(tensor("x", (1, 3, 2, 2)), tensor("w", (1, 3, 5, 5))))
+    with pytest.raises(DiagnosticError, match="matching dtypes"):
+        infer(nn.conv2d(x, tensor("w", (16, 3, 3, 3), "float16")))
+
+
+def test_conv2d_transpose():
+    x, w = tensor("x", ("n", 16, 8, 8)), tensor("w", (16, 4, 4, 4))
+    assert shape_of(nn.conv2d_transpose(x, w, strides=2, padding=1)) == ("n", "4", "16", "16")
+    assert shape_of(nn.conv2d_transpose(x, w, strides=2, padding=1, output_padding=1)) == ("n", "4", "17", "17")
+
+
+def test_pooling():
+    x = tensor("x", ("n", 3, 32, 32))
+    assert shape_of(nn.max_pool2d(x, 2)) == ("n", "3", "16", "16")
+    assert shape_of(nn.avg_pool2d(x, 3, strides=2, padding=1)) == ("n", "3", "16", "16")
+    assert shape_of(nn.max_pool2d(tensor("y", (1, 1, 5, 5)), 2, ceil_mode=True)) == ("1", "1", "3", "3")
+    assert shape_of(nn.max_pool2d(tensor("y", ("n", 7, 7, 3)), 3, 2, layout="NHWC")) == ("n", "3", "3", "3")
+    assert shape_of(nn.adaptive_avg_pool2d(x, 1)) == ("n", "3", "1", "1")
+    with pytest.raises(DiagnosticError, match="max_pool2d expects a 4-D input, got rank 2"):
+        infer(nn.max_pool2d(tensor("z", (2, 2)), 2))
+
+
+def test_activations_and_softmax():
+    x = tensor("x", ("n", 10))
+    for fn in (nn.relu, nn.gelu, nn.silu):
+        assert shape_of(fn(x)) == ("n", "10")
+    assert shape_of(nn.softmax(x, axis=1)) == ("n", "10")
+    assert shape_of(nn.log_softmax(x)) == ("n", "10")
+    with pytest.raises(DiagnosticError, match="softmax axis 2 is out of range for a tensor of rank 2"):
+        infer(nn.softmax(x, axis=2))
+    drop = infer(nn.dropout(x, 0.1))
+    assert isinstance(drop, TupleStructInfo) and len(drop.fields) == 2
+
+
+def test_batch_norm_layer_norm_group_norm():
+    x, c = tensor("x", ("n", 8, 4, 4)), tensor("c", (8,))
+    bn = infer(nn.batch_norm(x, c, c, c, c))
+    assert isinstance(bn, TupleStructInfo) and tuple(map(str, bn.fields[0].shape)) == ("n", "8", "4", "4")
+    with pytest.raises(DiagnosticError, match=r"batch_norm expects gamma of shape \(8,\), got \(3,\)"):
+        infer(nn.batch_norm(x, tensor("g", (3,)), c, c, c))
+    assert shape_of(nn.layer_norm(x, tensor("g", (4, 4)), tensor("b", (4, 4)), axes=[-2, -1])) == ("n", "8", "4", "4")
+    with pytest.raises(DiagnosticError, match="layer_norm expects gamma of shape"):
+        infer(nn.layer_norm(x, c, c, axes=-1))
+    assert shape_of(nn.group_norm(x, c, c, num_groups=4)) == ("n", "8", "4", "4")
+    with pytest.raises(DiagnosticError, match="divisible by num_groups=3"):
+        infer(nn.group_norm(x, c, c, num_groups=3))
+
+
+def test_pad():
+    x = tensor("x", ("n", 3, 8, 8))
+    assert shape_of(nn.pad(x, [0, 0, 0, 0, 1, 1, 2, 0])) == ("n", "3", "10", "10")
+    with pytest.raises(DiagnosticError, match="pad expects 8 pad widths for rank 4, got 2"):
+        infer(nn.pad(x, [1, 1]))

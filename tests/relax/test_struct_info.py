@@ -1,0 +1,56 @@
+"""Struct info: sympy dims, equality decided by sympy, unknown shapes."""
+
+import pytest
+import sympy
+
+from unity.relax import (
+    FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo,
+    TupleStructInfo, prove_equal, shapes_equal, struct_info_equal, sym,
+)  # fmt: skip
+from unity.relax.struct_info import as_dim, prove_not_equal
+
+
+def test_string_dims_become_positive_integer_symbols():
+    sinfo = TensorStructInfo(("n", 4), "float32")
+    n = sinfo.shape[0]
+    assert isinstance(n, sympy.Symbol) and n.is_integer and n.is_positive
+    assert n == sym("n")
+    assert sinfo.shape[1] == 4 and sinfo.ndim == 2
+
+
+def test_shape_equality_is_decided_by_sympy():
+    n = sym("n")
+    assert prove_equal(2 * n, n + n)
+    assert shapes_equal((n * 4, sympy.Integer(3)), (4 * n, sympy.Integer(3)))
+    assert not prove_equal(n, n + 1)
+    assert prove_not_equal(n, n + 1)
+    assert not prove_not_equal(n, 4)  # undecidable: not provably different
+
+
+def test_unknown_shape_with_known_rank():
+    sinfo = TensorStructInfo(None, "float32", ndim=3)
+    assert sinfo.shape is None and sinfo.ndim == 3
+    assert TensorStructInfo().dtype == "void" and TensorStructInfo().ndim == -1
+
+
+def test_ndim_disagreeing_with_shape_is_rejected():
+    with pytest.raises(ValueError, match="ndim=3 disagrees with a shape of 2 dims"):
+        TensorStructInfo((1, 2), "float32", ndim=3)
+
+
+def test_bad_dim_is_rejected():
+    with pytest.raises(TypeError, match="int, a str or a sympy expr"):
+        as_dim(1.5)
+
+
+def test_struct_info_equal_compares_symbolically():
+    n = sym("n")
+    a = TensorStructInfo((2 * n, 4), "float32")
+    b = TensorStructInfo((n + n, 4), "float32")
+    assert struct_info_equal(a, b)
+    assert not struct_info_equal(a, TensorStructInfo((2 * n, 4), "float16"))
+    assert struct_info_equal(TupleStructInfo((a, ObjectStructInfo())), TupleStructInfo((b, ObjectStructInfo())))
+    assert struct_info_equal(ShapeStructInfo(("n",)), ShapeStructInfo((n,)))
+    assert struct_info_equal(PrimStructInfo("int64", n), PrimStructInfo("int64", n))
+    assert struct_info_equal(FuncStructInfo((a,), b), FuncStructInfo((b,), a))
+    assert not struct_info_equal(a, ObjectStructInfo())

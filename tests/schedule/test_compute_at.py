@@ -1,0 +1,125 @@
+"""`compute_at` / `reverse_compute_at`: IR after, numbers unchanged, errors."""
+
+import pytest
+from schedule_workloads import assert_ir, check_same_result, conv2d, elementwise, matmul_relu, softmax
+
+from unity import te
+from unity.schedule import Schedule, ScheduleError
+
+
+def test_compute_at_a_split_loop_computes_one_tile():
+    func = elementwise(8, 6)
+    sch = Schedule(func)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    io, _ = sch.split(i, factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), io)
+    assert_ir(sch.mod, '''
+        @T.prim_func
+        def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+            T.func_attr({"tir.noalias": True})
+            B = T.alloc_buffer((8, 6), "float32")
+            for i_0 in T.serial(2):
+                for ax0, ax1 in T.grid(4, 6):
+                    with T.block("B"):
+                        v_i = T.axis.spatial(8, i_0 * 4 + ax0)
+                        v_j = T.axis.spatial(6, ax1)
+                        T.reads(A[v_i, v_j])
+                        T.writes(B[v_i, v_j])
+                        B[v_i, v_j] = A[v_i, v_j] * T.float32(2.0)
+                for i_1, j in T.grid(4, 6):
+                    with T.block("C"):
+                        v_i_1 = T.axis.spatial(8, i_0 * 4 + i_1)
+                        v_j_1 = T.axis.spatial(6, j)
+                        T.reads(B[v_i_1, v_j_1])
+                        T.writes(C[v_i_1, v_j_1])
+                        C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
+    ''')
+    check_same_result(func, sch.mod)
+
+
+def test_compute_at_with_a_sliding_window():
+    a = te.placeholder((10,), name="A")
+    b = te.compute((10,), lambda i: a[i] * 2.0, name="B")
+    c = te.compute((8,), lambda i: b[i] + b[i + 2], name="C")
+    func = te.create_prim_func([a, c])
+    sch = Schedule(func)
+    (i,) = sch.get_loops(sch.get_block("C"))
+    io, _ = sch.split(i, factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), io)
+    (_, ax0) = sch.get_loops(sch.get_block("B"))
+    assert sch.get(ax0).extent.value == 6  # 4 outputs need 6 inputs
+    check_same_result(func, sch.mod)
+
+
+def test_compute_at_a_reduction_producer_and_a_softmax_stage():
+    func = softmax()
+    sch = Schedule(func)
+    i, _ = sch.get_loops(sch.get_block("E"))
+    sch.compute_at(sch.get_block("M"), i)
+    check_same_result(func, sch.mod)
+
+
+def test_reverse_compute_at_an_epilogue():
+    func = matmul_relu()
+    sch = Schedule(func)
+    _, j, _ = sch.get_loops(sch.get_block("C"))
+    sch.reverse_compute_at(sch.get_block("D"), j)
+    assert_ir(sch.mod, '''
+        @T.prim_func
+        def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((4, 8), "float32"), D: T.Buffer((8, 8), "float32")):
+            T.func_attr({"tir.noalias": True})
+            C = T.alloc_buffer((8, 8), "float32")
+            for i, j in T.grid(8, 8):
+                for k in T.serial(4):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        with T.init():
+                            C[v_i, v_j] = T.float32(0.0)
+                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
+                with T.block("D"):
+                    v_i_1, v_j_1 = T.axis.remap("SS", [i, j])
+                    T.reads(C[v_i_1, v_j_1])
+                    T.writes(D[v_i_1, v_j_1])
+                    D[v_i_1, v_j_1] = T.max(C[v_i_1, v_j_1], T.float32(0.0))
+    ''')
+    check_same_result(func, sch.mod)
+
+
+def test_compute_at_a_conv_input_cache_takes_the_window():
+    func = conv2d()
+    sch = Schedule(func)
+    cache = sch.cache_read(sch.get_block("Y"), 0, "local")
+    _, _, h, _, _, _, _ = sch.get_loops(sch.get_block("Y"))
+    sch.compute_at(cache, h)
+    extents = [sch.get(lp).extent.value for lp in sch.get_loops(cache)[3:]]
+    assert extents == [2, 3, 6]  # channels, the 3 rows of the window, the full width
+    check_same_result(func, sch.mod)
+
+
+def test_compute_at_errors_leave_the_schedule_unchanged():
+    sch = Schedule(softmax())
+    before = sch.mod
+    i, _ = sch.get_loops(sch.get_block("S"))
+    msg = "compute_at: consumer O of block E is not under loop i\n"
+    with pytest.raises(ScheduleError, match=msg):
+        sch.compute_at(sch.get_block("E"), i)
+    sch = Schedule(matmul_relu())
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    msg = r"reverse_compute_at: loop k \(or a loop above it\) is a reduction loop of producer C"
+    with pytest.raises(ScheduleError, match=msg):
+        sch.reverse_compute_at(sch.get_block("D"), k)
+    i_c, _, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match="compute_at: block D has no consumer"):
+        sch.compute_at(sch.get_block("D"), i_c)
+    assert sch.mod is not before
+
+
+def test_compute_at_a_reduction_into_its_epilogue_row_loop():
+    func = matmul_relu()
+    sch = Schedule(func)
+    i_d, _ = sch.get_loops(sch.get_block("D"))
+    sch.compute_at(sch.get_block("C"), i_d)
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("C"))] == [8, 8, 4]
+    check_same_result(func, sch.mod)

@@ -1,0 +1,73 @@
+"""`compute_inline` / `reverse_compute_inline`: IR after, numbers unchanged, errors."""
+
+import pytest
+from schedule_workloads import assert_ir, check_same_result, elementwise, matmul, matmul_relu, softmax
+
+from unity.schedule import Schedule, ScheduleError
+
+INLINED = '''
+    @T.prim_func
+    def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+        T.func_attr({"tir.noalias": True})
+        with T.block("root"):
+            T.reads()
+            T.writes()
+            for i, j in T.grid(8, 6):
+                with T.block("NAME"):
+                    v_i, v_j = T.axis.remap("SS", [i, j])
+                    T.reads(A[v_i, v_j])
+                    T.writes(C[v_i, v_j])
+                    C[v_i, v_j] = A[v_i, v_j] * T.float32(2.0) + T.float32(1.0)
+'''
+
+
+def test_compute_inline_folds_the_producer_into_its_consumer():
+    func = elementwise(8, 6)
+    sch = Schedule(func)
+    sch.compute_inline(sch.get_block("B"))
+    assert_ir(sch.mod, INLINED.replace("NAME", "C"))
+    check_same_result(func, sch.mod)
+
+
+def test_reverse_compute_inline_folds_the_consumer_into_its_producer():
+    func = elementwise(8, 6)
+    sch = Schedule(func)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert_ir(sch.mod, INLINED.replace("NAME", "B"))
+    check_same_result(func, sch.mod)
+
+
+def test_inline_into_a_reduction_and_epilogue_into_one():
+    func = softmax()
+    sch = Schedule(func)
+    sch.compute_inline(sch.get_block("E"))  # exp moves into the sum and the divide
+    check_same_result(func, sch.mod)
+    func = matmul_relu()
+    sch = Schedule(func)
+    with pytest.raises(ScheduleError, match="reverse_compute_inline: block C is a reduction"):
+        sch.reverse_compute_inline(sch.get_block("D"))
+
+
+def test_compute_inline_errors():
+    sch = Schedule(matmul(4, 4, 4))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match=r"compute_inline: block C is a reduction \(it has an init\)"):
+        sch.compute_inline(sch.get_block("C"))
+    sch = Schedule(elementwise())
+    with pytest.raises(ScheduleError, match="compute_inline: block C writes C, an output of the function"):
+        sch.compute_inline(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match="reverse_compute_inline: block B must have exactly one producer, found 0"):
+        sch.reverse_compute_inline(sch.get_block("B"))
+    assert Schedule(matmul(4, 4, 4)).mod is not before
+
+
+def test_error_text_underlines_the_block():
+    sch = Schedule(matmul(2, 2, 2))
+    with pytest.raises(ScheduleError) as info:
+        sch.compute_inline(sch.get_block("C"))
+    text = str(info.value)
+    assert text.startswith("ScheduleError in compute_inline: block C is a reduction (it has an init)")
+    lines = text.splitlines()
+    at = next(n for n, line in enumerate(lines) if 'with T.block("C"):' in line)
+    col = lines[at].index("with")
+    assert lines[at + 1] == " " * col + "^" * len('with T.block("C"):')

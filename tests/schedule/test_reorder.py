@@ -1,0 +1,54 @@
+"""`reorder`: IR after, numbers unchanged, errors."""
+
+import pytest
+from schedule_workloads import assert_ir, check_same_result, elementwise, matmul
+
+from unity.schedule import Schedule, ScheduleError
+
+
+def test_reorder_reduction_loop_outermost():
+    func = matmul(4, 4, 4)
+    sch = Schedule(func)
+    i, _, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(k, i)
+    assert_ir(sch.mod, '''
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            T.func_attr({"tir.noalias": True})
+            with T.block("root"):
+                T.reads()
+                T.writes()
+                for k, j, i in T.grid(4, 4, 4):
+                    with T.block("C"):
+                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i, v_k], B[v_k, v_j])
+                        T.writes(C[v_i, v_j])
+                        with T.init():
+                            C[v_i, v_j] = T.float32(0.0)
+                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
+    ''')
+    check_same_result(func, sch.mod)
+
+
+def test_reorder_after_split_tiles_the_loops():
+    func = matmul(8, 8, 4)
+    sch = Schedule(func)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    io, ii = sch.split(i, factors=[None, 4])
+    jo, ji = sch.split(j, factors=[None, 2])
+    sch.reorder(io, jo, k, ii, ji)
+    names = [sch.get(lp).loop_var.name for lp in sch.get_loops(sch.get_block("C"))]
+    assert names == ["i_0", "j_0", "k", "i_1", "j_1"]
+    check_same_result(func, sch.mod)
+
+
+def test_reorder_rejects_loops_of_different_nests():
+    sch = Schedule(elementwise())
+    i, _ = sch.get_loops(sch.get_block("B"))
+    i2, _ = sch.get_loops(sch.get_block("C"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="reorder: loop i is not on the same loop nest as the others"):
+        sch.reorder(i2, i)
+    with pytest.raises(ScheduleError, match="more than once"):
+        sch.reorder(i, i)
+    assert sch.mod is before

@@ -1,0 +1,107 @@
+import numpy as np
+import pytest
+from _workloads import loop, module
+
+from unity import tir
+from unity.ir.structural import assert_structural_equal
+from unity.tir import Call, ForKind
+from unity.tir import op as top
+from unity.tir.transform import LowerIntrinsics, VectorizeLoop
+
+N = 512
+
+
+def _unary(fn, dtype: str = "float32", kind: ForKind = ForKind.SERIAL) -> tir.PrimFunc:  # noqa: ANN001
+    A = tir.decl_buffer((N,), dtype, "A")
+    B = tir.decl_buffer((N,), "float32" if fn in (tir.isnan, tir.isinf) else dtype, "B")
+    i = tir.Var("i")
+    value = fn(A[i])
+    if value.dtype.startswith("bool"):
+        value = tir.select(value, tir.const(1.0), tir.const(0.0))
+    return tir.PrimFunc((A, B), loop(i, N, tir.BufferStore(B, value, (i,)), kind))
+
+
+def test_sigmoid_becomes_exp_and_arithmetic():
+    before = _unary(tir.sigmoid)
+    A, B = before.params
+    i = before.body.loop_var
+    one, zero = tir.const(1.0), tir.const(0.0)
+    expected_value = one / (one + tir.exp(zero - A[i]))
+    expected = tir.PrimFunc((A, B), loop(i, N, tir.BufferStore(B, expected_value, (i,))))
+    assert_structural_equal(LowerIntrinsics()(module(before))["main"], expected)
+
+
+_CASES = [
+    (tir.sigmoid, lambda x: 1 / (1 + np.exp(-x)), (-30, 30)),
+    (tir.tanh, np.tanh, (-12, 12)),
+    (tir.erf, None, (-5, 5)),
+    (tir.rsqrt, lambda x: 1 / np.sqrt(x), (1e-3, 100)),
+    (tir.atan, np.arctan, (-50, 50)),
+    (tir.asin, np.arcsin, (-1, 1)),
+    (tir.acos, np.arccos, (-1, 1)),
+    (tir.sinh, np.sinh, (-10, 10)),
+    (tir.cosh, np.cosh, (-10, 10)),
+    (tir.tan, np.tan, (-1.4, 1.4)),
+]
+
+
+@pytest.mark.parametrize("fn,ref,bounds", _CASES, ids=[c[0].__name__ for c in _CASES])
+def test_lowered_math_matches_numpy(fn, ref, bounds):  # noqa: ANN001
+    if ref is None:
+        import math
+
+        ref = np.vectorize(math.erf)
+    x = np.linspace(*bounds, N).astype("float32")
+    x[N // 2] = 0.0 if bounds[0] < 0 else x[N // 2]
+    x[1] = 1e-4 if bounds[0] < 0 else x[1]
+    lowered = LowerIntrinsics()(module(_unary(fn)))
+    assert _remaining_ops(lowered) <= {"tir.exp", "tir.sqrt", "tir.fabs", "tir.sin", "tir.cos"}
+    out = np.zeros(N, "float32")
+    tir.interpret(lowered, x, out)
+    expected = ref(x.astype("float64"))
+    np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-6 * np.abs(expected).max())
+
+
+def test_isnan_isinf_atan2_fmod():
+    x = np.array([0.0, np.nan, np.inf, -np.inf, 1.5, -2.0] * (N // 6) + [0.0] * (N % 6), "float32")
+    for fn, ref in ((tir.isnan, np.isnan), (tir.isinf, np.isinf)):
+        out = np.zeros(N, "float32")
+        tir.interpret(LowerIntrinsics()(module(_unary(fn))), x, out)
+        np.testing.assert_array_equal(out, ref(x).astype("float32"))
+    rng = np.random.default_rng(0)
+    y, z = rng.standard_normal(N).astype("float32"), rng.standard_normal(N).astype("float32")
+    z[:4] = [0.0, 0.0, -1.0, -1.0]
+    y[:4] = [1.0, -1.0, 0.0, -0.5]
+    for fn, ref in ((tir.atan2, np.arctan2), (tir.fmod, np.fmod)):
+        Y, Z, O = (tir.decl_buffer((N,), "float32", n) for n in "YZO")
+        i = tir.Var("i")
+        func = tir.PrimFunc((Y, Z, O), loop(i, N, tir.BufferStore(O, fn(Y[i], Z[i]), (i,))))
+        out = np.zeros(N, "float32")
+        with np.errstate(all="ignore"):
+            tir.interpret(LowerIntrinsics()(module(func)), y, z, out)
+            expected = ref(y, z)
+        np.testing.assert_allclose(out, expected, rtol=3e-6, atol=3e-6)
+
+
+def test_vector_calls_are_lowered_lane_wise():
+    vectorized = VectorizeLoop()(module(_unary(tir.tanh, kind=ForKind.VECTORIZED)))
+    lowered = LowerIntrinsics()(vectorized)
+    assert _remaining_ops(lowered) == {"tir.exp", "tir.fabs"}
+    x = np.linspace(-4, 4, N).astype("float32")
+    out = np.zeros(N, "float32")
+    tir.interpret(lowered, x, out)
+    np.testing.assert_allclose(out, np.tanh(x), rtol=2e-6, atol=1e-7)
+
+
+def test_nothing_to_do_returns_same_module():
+    mod = module(_unary(tir.exp))
+    assert LowerIntrinsics()(mod) is mod
+
+
+def _remaining_ops(mod) -> set[str]:  # noqa: ANN001
+    names: set[str] = set()
+    tir.post_order_visit(mod["main"].body, lambda n: names.add(n.op.name) if isinstance(n, Call) else None)
+    for name in names:
+        assert top.UNARY_MATH.get(name.removeprefix("tir."), None) is None or \
+            top.UNARY_MATH[name.removeprefix("tir.")].attrs["llvm"] is not None
+    return names

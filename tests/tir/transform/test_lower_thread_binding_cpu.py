@@ -1,0 +1,27 @@
+from _workloads import loop, module
+
+from unity import tir
+from unity.ir.structural import assert_structural_equal
+from unity.tir import For, ForKind
+from unity.tir.transform import LowerThreadBindingCPU
+
+
+def _nest(kinds: tuple[ForKind, ForKind, ForKind]) -> tir.PrimFunc:
+    A = tir.decl_buffer((4, 8, 2), "float32", "A")
+    i, j, t = tir.Var("i"), tir.Var("j"), tir.Var("t")
+    store = tir.BufferStore(A, tir.const(1.0), (i, j, t))
+    bound = "threadIdx.x" if kinds[2] is ForKind.THREAD_BINDING else None
+    inner = For(t, tir.const(0), tir.const(2), kinds[2], store, thread_binding=bound)
+    return tir.PrimFunc((A,), loop(i, 4, loop(j, 8, inner, kinds[1]), kinds[0]))
+
+
+def test_keeps_only_outermost_parallel_and_serializes_thread_bindings():
+    P, S, TB = ForKind.PARALLEL, ForKind.SERIAL, ForKind.THREAD_BINDING
+    after = LowerThreadBindingCPU()(module(_nest((P, P, TB))))
+    assert_structural_equal(after["main"], _nest((P, S, S)))
+    assert after["main"].body.body.body.thread_binding is None
+
+
+def test_nothing_to_do_returns_same_module():
+    mod = module(_nest((ForKind.SERIAL, ForKind.PARALLEL, ForKind.SERIAL)))
+    assert LowerThreadBindingCPU()(mod) is mod

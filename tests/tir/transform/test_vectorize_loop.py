@@ -1,0 +1,93 @@
+from _workloads import assert_same_results, loop, module
+
+from unity import tir
+from unity.ir.structural import assert_structural_equal
+from unity.tir import Broadcast, For, ForKind, IfThenElse, Ramp, SeqStmt
+from unity.tir.transform import VectorizeLoop
+
+V = ForKind.VECTORIZED
+
+
+def _scale(extent: int | tir.PrimExpr, kind: ForKind = V) -> tir.PrimFunc:
+    n = extent if isinstance(extent, int) else 64
+    A = tir.decl_buffer((n,), "float32", "A")
+    B = tir.decl_buffer((n,), "float32", "B")
+    i = tir.Var("i")
+    return tir.PrimFunc((A, B), loop(i, extent, tir.BufferStore(B, A[i] * 2.0, (i,)), kind))
+
+
+def test_turns_loop_into_ramp_and_broadcast():
+    before = module(_scale(8))
+    A, B = before["main"].params
+    ramp = Ramp(tir.const(0), tir.const(1), 8)
+    two = Broadcast(tir.const(2.0), 8)
+    expected = tir.PrimFunc((A, B), tir.BufferStore(B, A[ramp] * two, (ramp,)))
+    after = VectorizeLoop()(before)
+    assert_structural_equal(after["main"], expected)
+    assert after["main"].body.value.dtype == "float32x8"
+    assert_same_results(before, after)
+
+
+def test_extent_above_vector_width_gets_chunks_and_scalar_tail():
+    before = module(_scale(40))
+    after = VectorizeLoop()(before)  # float32 in 512 bits: 16 lanes, 2 chunks, tail of 8
+    main, tail = after["main"].body.seq
+    assert isinstance(main, For) and main.kind is ForKind.SERIAL and main.extent.value == 2
+    assert main.body.value.dtype == "float32x16"
+    assert isinstance(tail, For) and (tail.min.value, tail.extent.value) == (32, 8)
+    assert tail.kind is ForKind.SERIAL and tail.body.value.dtype == "float32"
+    assert_same_results(before, after)
+
+
+def test_single_chunk_needs_no_outer_loop():
+    after = VectorizeLoop(vector_bits=256)(module(_scale(12)))  # 8 lanes + tail of 4
+    main, tail = after["main"].body.seq
+    assert main.value.dtype == "float32x8" and tail.extent.value == 4
+
+
+def test_inner_loop_of_2d_nest_uses_contiguous_ramp():
+    A = tir.decl_buffer((64,), "float32", "A")
+    b = tir.decl_buffer((16,), "float32", "b")
+    i, j = tir.Var("i"), tir.Var("j")
+    store = tir.BufferStore(A, A[i * 16 + j] + b[j], (i * 16 + j,))
+    before = module(tir.PrimFunc((A, b), loop(i, 4, loop(j, 16, store, V))))
+    after = VectorizeLoop()(before)
+    vstore = after["main"].body.body
+    assert_structural_equal(vstore.indices[0], Ramp(i * 16, tir.const(1), 16))
+    assert_same_results(before, after)
+
+
+def test_scalar_condition_select_cast_and_call_vectorize():
+    A = tir.decl_buffer((16,), "float32", "A")
+    B = tir.decl_buffer((16,), "float32", "B")
+    n = tir.Var("n")
+    i = tir.Var("i")
+    value = tir.select(A[i] > 0.0, tir.exp(A[i]), tir.cast("float32", i))
+    body = IfThenElse(n > 3, tir.BufferStore(B, value, (i,)))
+    before = module(tir.PrimFunc((A, B, n), loop(i, 16, body, V)))
+    after = VectorizeLoop()(before)
+    vif = after["main"].body
+    assert isinstance(vif, IfThenElse) and vif.then_case.value.dtype == "float32x16"
+
+
+def test_reduction_into_one_element_stays_serial():
+    A = tir.decl_buffer((16,), "float32", "A")
+    s = tir.decl_buffer((1,), "float32", "s")
+    k = tir.Var("k")
+    body = tir.BufferStore(s, s[0] + A[k], (tir.const(0),))
+    before = module(tir.PrimFunc((A, s), loop(k, 16, body, V)))
+    after = VectorizeLoop()(before)
+    assert isinstance(after["main"].body, For) and after["main"].body.kind is ForKind.SERIAL
+    assert_same_results(before, after)
+
+
+def test_symbolic_extent_becomes_serial():
+    n = tir.Var("n")
+    after = VectorizeLoop()(module(_scale(n)))
+    assert after["main"].body.kind is ForKind.SERIAL
+
+
+def test_nothing_to_do_returns_same_module():
+    mod = module(_scale(8, ForKind.SERIAL))
+    assert VectorizeLoop()(mod) is mod
+    assert not isinstance(mod["main"].body, SeqStmt)

@@ -1,0 +1,517 @@
+"""TIR (lowered form) -> LLVM IR with `llvmlite.ir.IRBuilder`.
+
+Calling convention: each `PrimFunc` becomes::
+
+    i32 name(ptr noalias p0, ..., ptr noalias pk, <scalar params>, <i64 shape vars>)
+
+buffer data pointers first (parameter order), then scalar parameters (bool as i8,
+float16/bfloat16/float32 as float, float64 as double, integers as themselves), then
+one i64 per symbolic shape variable in `func.shape_vars()` order.  It returns 0, or
+`k + 1` when the k-th `AssertStmt` (in emission order; messages go to the metadata)
+fails.  Heap allocations live at that point are freed before returning.  The caller
+(`unity.runtime`) checks shapes, dtypes and contiguity, so `noalias` holds unless the
+same array is passed twice.
+
+Parallel loops (`ForKind.PARALLEL`, outermost only) are outlined: the body becomes
+`void name_parN(ptr closure)` that reads the captured values from a struct, takes its
+static share `[ext * t / T, ext * (t + 1) / T)` of the iterations with libgomp's
+`omp_get_thread_num`/`omp_get_num_threads`, and runs them; the caller launches it with
+`GOMP_parallel(body, closure, @__unity_num_threads, 0)`.  Why libgomp: see
+`unity.runtime.thread_pool`.
+
+Example:
+    >>> cg = CodeGenLLVM(Target("llvm"))            # doctest: +SKIP
+    >>> meta = cg.add_function("main", prim_func)   # doctest: +SKIP
+    >>> print(cg.finish({"functions": {"main": meta}}))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from llvmlite import ir
+
+from unity.codegen.llvm_expr import I8, I32, I64, PTR, ExprCodegen, llvm_type
+from unity.ir import dtype as dt
+from unity.ir.node import dispatch_table
+from unity.runtime.module import METADATA_SYMBOL
+from unity.runtime.thread_pool import NUM_THREADS_SYMBOL
+from unity.target import Target
+from unity.tir import expr as E
+from unity.tir import stmt as S
+from unity.tir.buffer import Buffer
+from unity.tir.expr import PrimExpr, Var
+from unity.tir.function import PrimFunc
+from unity.tir.functor import post_order_visit
+
+STACK_LIMIT_BYTES = 64 * 1024
+"""Constant-size "global" allocations up to this size go on the stack, larger on the heap."""
+
+_DIM_OPS = {
+    E.Add: "+",
+    E.Sub: "-",
+    E.Mul: "*",
+    E.FloorDiv: "//",
+    E.FloorMod: "%",
+    E.Min: "min",
+    E.Max: "max",
+}
+
+
+@dataclass
+class _FunctionState:
+    """Per LLVM function: where allocas go, live heap blocks, how a failed assert exits."""
+
+    function: ir.Function
+    entry: ir.IRBuilder
+    status_ptr: ir.Value | None = None
+    """None: return the status; else store it there and return void (outlined bodies)."""
+    heap: list[ir.Value] = field(default_factory=list)
+
+
+class CodeGenLLVM(ExprCodegen):
+    """Compile lowered `PrimFunc`s into one LLVM module.
+
+    Example:
+        >>> cg = CodeGenLLVM(Target("llvm"))  # doctest: +SKIP
+    """
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.module = ir.Module(name="unity")
+        self.module.triple = target.triple
+        self.env: dict[Var, ir.Value] = {}
+        self.where = "<module>"
+        self.asserts: list[str] = []
+        self.state: _FunctionState
+        self.builder: ir.IRBuilder
+        self._parallel_count = 0
+        self._num_threads = ir.GlobalVariable(self.module, I32, NUM_THREADS_SYMBOL)
+        self._num_threads.initializer = ir.Constant(I32, 0)
+
+    # -- functions ------------------------------------------------------------------------
+    def add_function(self, name: str, func: PrimFunc) -> dict[str, Any]:
+        """Emit `func` as the symbol `name`; return its runtime metadata (JSON-able)."""
+        self.where, self.asserts, self.env = f"@{name}", [], {}
+        buffers = func.buffer_params()
+        scalars = [p for p in func.params if isinstance(p, Var)]
+        shape_vars = func.shape_vars()
+        arg_types = (
+            [PTR] * len(buffers) + [_abi_type(v.dtype) for v in scalars] + [I64] * len(shape_vars)
+        )
+        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name)
+        args = list(fn.args)
+        for arg, buf in zip(args, buffers):
+            arg.name = buf.name
+            arg.add_attribute("noalias")
+        self._enter(fn, None)
+        for buf, arg in zip(buffers, args):
+            self.env[buf.data] = arg
+        for var, arg in zip(scalars, args[len(buffers) :]):
+            arg.name = var.name
+            self.env[var] = self._from_abi(arg, var.dtype)
+        for var, arg in zip(shape_vars, args[len(buffers) + len(scalars) :]):
+            arg.name = var.name
+            self.env.setdefault(var, self.cast(arg, "int64", var.dtype))
+        self.visit_stmt(func.body)
+        if not self.builder.block.is_terminated:
+            self.builder.ret(ir.Constant(I32, 0))
+        return _metadata(name, func, shape_vars, self.asserts)
+
+    def finish(self, metadata: dict[str, Any]) -> ir.Module:
+        """Embed `metadata` (as `__unity_metadata`) and return the finished module."""
+        data = bytearray(json.dumps(metadata).encode()) + b"\0"
+        blob = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(data)), METADATA_SYMBOL)
+        blob.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        blob.global_constant = True
+        return self.module
+
+    def _enter(self, fn: ir.Function, status_ptr: ir.Value | None) -> None:
+        """Start `fn`: an entry block holding only allocas, then a "start" block."""
+        entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
+        ir.IRBuilder(entry).branch(start)
+        self.builder = ir.IRBuilder(start)
+        self.state = _FunctionState(fn, ir.IRBuilder(entry), status_ptr)
+
+    def _from_abi(self, value: ir.Value, dtype: str) -> ir.Value:
+        if dtype == "bool":
+            return self.builder.icmp_unsigned("!=", value, ir.Constant(I8, 0))
+        if dtype == "float16":
+            return self.builder.fptrunc(value, llvm_type(dtype))
+        return value
+
+    # -- statements -----------------------------------------------------------------------
+    def visit_stmt(self, stmt: S.Stmt) -> None:
+        """Emit `stmt` at the builder's position."""
+        dispatch_table(type(self), type(stmt))(self, stmt)
+
+    def visit_stmt_(self, stmt: S.Stmt) -> None:
+        raise self.error(f"cannot compile a {type(stmt).__name__} statement", stmt)
+
+    def visit_block_(self, stmt: S.Stmt) -> None:
+        raise self.error("blocks remain: run unity.tir.lower before codegen", stmt)
+
+    visit_block_realize_ = visit_block_
+
+    def visit_seq_stmt_(self, stmt: S.SeqStmt) -> None:
+        for s in stmt.seq:
+            self.visit_stmt(s)
+
+    def visit_evaluate_(self, stmt: S.Evaluate) -> None:
+        if not isinstance(stmt.value, (E.IntImm, E.FloatImm, E.StringImm)):
+            self.emit(stmt.value)
+
+    def visit_let_stmt_(self, stmt: S.LetStmt) -> None:
+        self.env[stmt.var] = self.emit(stmt.value)
+        self.visit_stmt(stmt.body)
+        del self.env[stmt.var]
+
+    def visit_buffer_store_(self, stmt: S.BufferStore) -> None:
+        buffer, value = stmt.buffer, self.emit(stmt.value)
+        index = self.flat_index(buffer, stmt.indices, stmt)
+        elem = llvm_type(dt.element(buffer.dtype), memory=True)
+        align = max(1, dt.bits(buffer.dtype) // 8)
+        stored = self.to_memory(value, stmt.value.dtype)
+        if dt.lanes(index.dtype) == 1:
+            self.builder.store(
+                stored, self.address(buffer, self.emit(index), index.dtype, elem), align=align
+            )
+        elif (
+            isinstance(index, E.Ramp)
+            and isinstance(index.stride, E.IntImm)
+            and index.stride.value == 1
+        ):
+            ptr = self.address(buffer, self.emit(index.base), index.base.dtype, elem)
+            self.builder.store(stored, ptr, align=align)
+        else:
+            offsets = self.emit(index)
+            for lane in range(dt.lanes(index.dtype)):
+                at = ir.Constant(I32, lane)
+                ptr = self.address(
+                    buffer, self.builder.extract_element(offsets, at), dt.element(index.dtype), elem
+                )
+                self.builder.store(self.builder.extract_element(stored, at), ptr, align=align)
+
+    def visit_if_then_else_(self, stmt: S.IfThenElse) -> None:
+        cond = self.emit(stmt.condition)
+        then_bb = self.builder.append_basic_block("if.then")
+        else_bb = self.builder.append_basic_block("if.else") if stmt.else_case is not None else None
+        end_bb = self.builder.append_basic_block("if.end")
+        self.builder.cbranch(cond, then_bb, else_bb or end_bb)
+        for bb, body in ((then_bb, stmt.then_case), (else_bb, stmt.else_case)):
+            if bb is None or body is None:
+                continue
+            self.builder.position_at_end(bb)
+            self.visit_stmt(body)
+            if not self.builder.block.is_terminated:
+                self.builder.branch(end_bb)
+        self.builder.position_at_end(end_bb)
+
+    def visit_while_(self, stmt: S.While) -> None:
+        head, body, end = (
+            self.builder.append_basic_block(n) for n in ("while.head", "while.body", "while.end")
+        )
+        self.builder.branch(head)
+        self.builder.position_at_end(head)
+        self.builder.cbranch(self.emit(stmt.condition), body, end)
+        self.builder.position_at_end(body)
+        self.visit_stmt(stmt.body)
+        if not self.builder.block.is_terminated:
+            self.builder.branch(head)
+        self.builder.position_at_end(end)
+
+    def visit_for_(self, stmt: S.For) -> None:
+        if stmt.kind is S.ForKind.PARALLEL and self.state.status_ptr is None:
+            self._parallel_for(stmt)
+            return
+        lo = self.emit(stmt.min)
+        self._loop(stmt, lo, self.builder.add(lo, self.emit(stmt.extent)))
+
+    def _loop(self, stmt: S.For, begin: ir.Value, end: ir.Value) -> None:
+        """`for var in [begin, end): body` with a phi-node counter."""
+        pre = self.builder.block
+        name = stmt.loop_var.name
+        head, body, exit_bb = (
+            self.builder.append_basic_block(f"for.{part}.{name}")
+            for part in ("head", "body", "end")
+        )
+        self.builder.branch(head)
+        self.builder.position_at_end(head)
+        counter = self.builder.phi(begin.type, name=name)
+        counter.add_incoming(begin, pre)
+        self.builder.cbranch(self.compare("<", counter, end, stmt.loop_var.dtype), body, exit_bb)
+        self.builder.position_at_end(body)
+        self.env[stmt.loop_var] = counter
+        self.visit_stmt(stmt.body)
+        del self.env[stmt.loop_var]
+        if not self.builder.block.is_terminated:
+            step = self.builder.add(counter, ir.Constant(begin.type, 1), flags=("nsw",))
+            counter.add_incoming(step, self.builder.block)
+            self.builder.branch(head)
+        self.builder.position_at_end(exit_bb)
+
+    def visit_assert_stmt_(self, stmt: S.AssertStmt) -> None:
+        self.asserts.append(stmt.message)
+        ok = self.builder.append_basic_block("assert.ok")
+        fail = self.builder.append_basic_block("assert.fail")
+        self.builder.cbranch(self.emit(stmt.condition), ok, fail)
+        self.builder.position_at_end(fail)
+        self._fail(ir.Constant(I32, len(self.asserts)))
+        self.builder.position_at_end(ok)
+        self.visit_stmt(stmt.body)
+
+    def _fail(self, status: ir.Value) -> None:
+        """Free live heap blocks and leave the function with `status`."""
+        for block in reversed(self.state.heap):
+            self.builder.call(self._libc("free", ir.VoidType(), [PTR]), [block])
+        if self.state.status_ptr is None:
+            self.builder.ret(status)
+        else:
+            self.builder.store(status, self.state.status_ptr)
+            self.builder.ret_void()
+
+    def visit_allocate_(self, stmt: S.Allocate) -> None:
+        buffer = stmt.buffer
+        elem = llvm_type(dt.element(buffer.dtype), memory=True)
+        count = _const_elements(buffer)
+        nbytes = None if count is None else count * max(1, dt.bits(buffer.dtype) // 8)
+        on_stack = nbytes is not None and (buffer.scope == "local" or nbytes <= STACK_LIMIT_BYTES)
+        if on_stack:
+            assert count is not None
+            self.env[buffer.data] = _alloca(
+                self.state.entry, ir.ArrayType(elem, max(count, 1)), buffer.name
+            )
+            self.visit_stmt(stmt.body)
+        else:
+            self._heap_allocate(stmt, elem)
+        del self.env[buffer.data]
+
+    def _heap_allocate(self, stmt: S.Allocate, elem: ir.Type) -> None:
+        buffer = stmt.buffer
+        count = ir.Constant(I64, 1)
+        for dim in buffer.shape:
+            count = self.builder.mul(count, self.cast(self.emit(dim), dim.dtype, "int64"))
+        nbytes = self.builder.mul(count, ir.Constant(I64, max(1, dt.bits(buffer.dtype) // 8)))
+        rounded = self.builder.and_(
+            self.builder.add(nbytes, ir.Constant(I64, 64)), ir.Constant(I64, -64)
+        )
+        aligned_alloc = self._libc("aligned_alloc", PTR, [I64, I64])
+        block = self.builder.call(aligned_alloc, [ir.Constant(I64, 64), rounded], name=buffer.name)
+        self.asserts.append(f"out of memory allocating buffer {buffer.name}")
+        status = ir.Constant(I32, len(self.asserts))
+        ok, fail = (
+            self.builder.append_basic_block("alloc.ok"),
+            self.builder.append_basic_block("alloc.fail"),
+        )
+        self.builder.cbranch(
+            self.builder.icmp_unsigned("!=", block, ir.Constant(PTR, None)), ok, fail
+        )
+        self.builder.position_at_end(fail)
+        self._fail(status)
+        self.builder.position_at_end(ok)
+        self.env[buffer.data] = block
+        self.state.heap.append(block)
+        self.visit_stmt(stmt.body)
+        self.state.heap.pop()
+        if not self.builder.block.is_terminated:
+            self.builder.call(self._libc("free", ir.VoidType(), [PTR]), [block])
+
+    def _libc(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
+        return fn
+
+    # -- parallel loops -------------------------------------------------------------------
+    def _parallel_for(self, stmt: S.For) -> None:
+        captured = [v for v in _free_vars(stmt) if v in self.env]
+        values = [self.env[v] for v in captured]
+        lo, extent = self.emit(stmt.min), self.emit(stmt.extent)
+        status = _alloca(self.state.entry, I32, "par.status")
+        closure_type = ir.LiteralStructType([v.type for v in values] + [PTR, lo.type, lo.type])
+        closure = _alloca(self.state.entry, closure_type, "par.closure")
+        for i, value in enumerate([*values, status, lo, extent]):
+            self.builder.store(
+                value,
+                self.builder.gep(
+                    closure, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=closure_type
+                ),
+            )
+        self.builder.store(ir.Constant(I32, 0), status)
+        body = self._outline(stmt, captured, values, closure_type)
+        gomp = self._libc("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
+        threads = self.builder.load(self._num_threads, typ=I32)
+        self.builder.call(gomp, [body, closure, threads, ir.Constant(I32, 0)])
+        code = self.builder.load(status, typ=I32)
+        ok, fail = (
+            self.builder.append_basic_block("par.ok"),
+            self.builder.append_basic_block("par.fail"),
+        )
+        self.builder.cbranch(self.builder.icmp_unsigned("==", code, ir.Constant(I32, 0)), ok, fail)
+        self.builder.position_at_end(fail)
+        self._fail(code)
+        self.builder.position_at_end(ok)
+
+    def _outline(
+        self,
+        stmt: S.For,
+        captured: list[Var],
+        values: list[ir.Value],
+        closure_type: ir.LiteralStructType,
+    ) -> ir.Function:
+        """Emit `void name_parN(ptr closure)` running this thread's share of `stmt`.
+
+        The loop itself goes in `name_parN_body(begin, end, captured..., status)` whose
+        pointer arguments are `noalias` (LLVM keeps that as scoped alias metadata when
+        it inlines the body into the launcher)."""
+        saved = (self.builder, self.state, self.env)
+        self._parallel_count += 1
+        name = f"{self.state.function.name}_par{self._parallel_count}"
+        index_type = closure_type.elements[-1]
+        body_type = ir.FunctionType(
+            ir.VoidType(), [index_type, index_type, *closure_type.elements[:-2]]
+        )
+        body = ir.Function(self.module, body_type, f"{name}_body")
+        body.linkage = "internal"
+        for arg in body.args[2:]:
+            if arg.type == PTR:
+                arg.add_attribute("noalias")
+        self._enter(body, body.args[-1])
+        self.env = dict(zip(captured, body.args[2:-1]))
+        self._loop(stmt, body.args[0], body.args[1])
+        if not self.builder.block.is_terminated:
+            self.builder.ret_void()
+        launcher = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]), name)
+        launcher.linkage = "internal"
+        self.builder = ir.IRBuilder(launcher.append_basic_block("entry"))
+        fields = [
+            self._closure_field(launcher.args[0], closure_type, i)
+            for i in range(len(closure_type.elements))
+        ]
+        begin, end = self._thread_range(fields[-2], fields[-1])
+        self.builder.call(body, [begin, end, *fields[:-2]])
+        self.builder.ret_void()
+        self.builder, self.state, self.env = saved
+        return launcher
+
+    def _closure_field(
+        self, closure: ir.Value, closure_type: ir.LiteralStructType, i: int
+    ) -> ir.Value:
+        index = [ir.Constant(I32, 0), ir.Constant(I32, i)]
+        ptr = self.builder.gep(closure, index, source_etype=closure_type)
+        return self.builder.load(ptr, typ=closure_type.elements[i])
+
+    def _thread_range(self, lo: ir.Value, extent: ir.Value) -> tuple[ir.Value, ir.Value]:
+        b = self.builder
+        tid = b.sext(b.call(self._libc("omp_get_thread_num", I32, []), []), I64)
+        nthreads = b.sext(b.call(self._libc("omp_get_num_threads", I32, []), []), I64)
+        ext64 = b.sext(extent, I64) if extent.type != I64 else extent
+        start = b.sdiv(b.mul(ext64, tid), nthreads)
+        stop = b.sdiv(b.mul(ext64, b.add(tid, ir.Constant(I64, 1))), nthreads)
+        if lo.type != I64:
+            start, stop = b.trunc(start, lo.type), b.trunc(stop, lo.type)
+        return b.add(lo, start), b.add(lo, stop)
+
+
+def _alloca(entry: ir.IRBuilder, ty: ir.Type, name: str) -> ir.Value:
+    """A 64-byte aligned stack slot in the entry block, typed as an opaque `ptr`."""
+    entry.position_before(entry.function.entry_basic_block.terminator)
+    slot = entry.alloca(ty, name=name)
+    slot.align = 64
+    slot.type = PTR  # llvmlite types allocas as typed pointers; LLVM has only `ptr`
+    return slot
+
+
+def _abi_type(dtype: str) -> ir.Type:
+    """The type a scalar parameter is passed as (see the module docstring)."""
+    if dtype == "bool":
+        return I8
+    if dtype in ("float16", "bfloat16"):
+        return ir.FloatType()
+    return llvm_type(dtype)
+
+
+def _const_elements(buffer: Buffer) -> int | None:
+    count = 1
+    for dim in buffer.shape:
+        if not isinstance(dim, E.IntImm):
+            return None
+        count *= dim.value
+    return count
+
+
+def _free_vars(stmt: S.Stmt) -> list[Var]:
+    """Variables and buffer data pointers `stmt` refers to, in first-use order."""
+    seen: dict[Var, None] = {}
+
+    def add_buffer(buffer: Buffer) -> None:
+        seen.setdefault(buffer.data, None)
+        for dim in (
+            *buffer.shape,
+            *buffer.strides,
+            *([buffer.elem_offset] if buffer.elem_offset else []),
+        ):
+            post_order_visit(dim, visit)
+
+    def visit(node: object) -> None:
+        if isinstance(node, Var):
+            seen.setdefault(node, None)
+        elif isinstance(node, (E.BufferLoad, S.BufferStore)):
+            add_buffer(node.buffer)
+        elif isinstance(node, S.Allocate):
+            for dim in node.buffer.shape:
+                post_order_visit(dim, visit)
+
+    post_order_visit(stmt, visit)
+    return list(seen)
+
+
+def _metadata(
+    name: str, func: PrimFunc, shape_vars: tuple[Var, ...], asserts: list[str]
+) -> dict[str, Any]:
+    """The JSON the runtime checks arguments with (format: `unity.runtime.function`)."""
+    keys: dict[Var, str] = {}
+    for var in shape_vars:
+        key, n = var.name, 0
+        while key in keys.values():
+            n += 1
+            key = f"{var.name}_{n}"
+        keys[var] = key
+
+    def dim(expr: PrimExpr) -> Any:
+        if isinstance(expr, E.IntImm):
+            return int(expr.value)
+        if isinstance(expr, Var) and expr in keys:
+            return keys[expr]
+        op = _DIM_OPS.get(type(expr))
+        if op is None:
+            raise ValueError(
+                f"@{name}: parameter shape {expr!r} is not an int, a variable or + - * // % min max"
+            )
+        return [op, dim(expr.a), dim(expr.b)]  # type: ignore[attr-defined]  # a BinaryOp
+
+    params: list[dict[str, Any]] = []
+    for p in func.params:
+        if isinstance(p, Buffer):
+            strides = [dim(s) for s in p.strides] if p.strides else None
+            params.append(
+                {
+                    "name": p.name,
+                    "kind": "buffer",
+                    "dtype": p.dtype,
+                    "shape": [dim(d) for d in p.shape],
+                    "strides": strides,
+                }
+            )
+        else:
+            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype})
+    return {
+        "name": name,
+        "symbol": name,
+        "params": params,
+        "asserts": list(asserts),
+        "shape_vars": [keys[v] for v in shape_vars],
+        "shape_var_names": {k: v.name for v, k in keys.items()},
+    }

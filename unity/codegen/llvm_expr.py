@@ -1,0 +1,473 @@
+"""TIR expressions -> LLVM IR values (the expression half of `CodeGenLLVM`).
+
+Value representation: bool is `i1` in registers and `i8` in memory; float16 is
+`half`; bfloat16 is `float` in registers (rounded to bfloat16 precision by casts)
+and `i16` in memory; vectors `float32x16` are `<16 x float>`.  Float arithmetic
+carries only the `contract` fast-math flag (FMA fusion), never full fast-math.
+
+Example:
+    >>> str(llvm_type("float32x16"))
+    '<16 x float>'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llvmlite import ir
+
+from unity.ir import dtype as dt
+from unity.ir.diagnostics import DiagnosticError
+from unity.ir.node import dispatch_table
+from unity.tir import expr as E
+from unity.tir.buffer import Buffer
+from unity.tir.expr import PrimExpr, Var
+
+I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
+F32 = ir.FloatType()
+PTR = ir.PointerType()
+CONTRACT = ("contract",)
+"""Fast-math flags on float arithmetic: FMA contraction only (results stay IEEE otherwise)."""
+
+_LIBM = {"erf", "tan", "atan", "asin", "acos", "sinh", "cosh", "atan2", "fmod"}
+"""Math ops without an LLVM intrinsic: called in libm, lane by lane."""
+
+
+def llvm_type(dtype: str, memory: bool = False) -> ir.Type:
+    """The LLVM type of a value (or, with `memory=True`, a stored element) of `dtype`.
+
+    Example:
+        >>> str(llvm_type("bool", memory=True))
+        'i8'
+    """
+    elem, lanes = dt.element(dtype), dt.lanes(dtype)
+    if elem == "bool":
+        base: ir.Type = I8 if memory else I1
+    elif elem == "float16":
+        base = ir.HalfType()
+    elif elem == "bfloat16":
+        base = I16 if memory else F32
+    elif elem == "float32":
+        base = F32
+    elif elem == "float64":
+        base = ir.DoubleType()
+    elif elem == "handle":
+        base = PTR
+    else:
+        base = ir.IntType(dt.bits(elem))
+    return base if lanes == 1 else ir.VectorType(base, lanes)
+
+
+def _bf16_bits(value: float) -> float:
+    """`value` rounded to bfloat16 precision (nearest even), as a Python float."""
+    import struct
+
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    if (bits & 0x7F800000) != 0x7F800000:
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+class ExprCodegen:
+    """Emit expressions with `self.builder`; variables are looked up in `self.env`."""
+
+    module: ir.Module
+    builder: ir.IRBuilder
+    env: dict[Var, ir.Value]
+    where: str
+
+    def emit(self, expr: PrimExpr) -> ir.Value:
+        """The LLVM value of `expr` at the builder's position."""
+        return dispatch_table(type(self), type(expr))(self, expr)
+
+    def error(self, msg: str, node: Any) -> DiagnosticError:
+        """A codegen error naming the function being compiled."""
+        return DiagnosticError(f"codegen llvm, in {self.where}: {msg}", node)
+
+    def visit_prim_expr_(self, expr: PrimExpr) -> ir.Value:
+        raise self.error(f"cannot compile a {type(expr).__name__} expression", expr)
+
+    # -- leaves ---------------------------------------------------------------------------
+    def visit_var_(self, var: Var) -> ir.Value:
+        value = self.env.get(var)
+        if value is None:
+            raise self.error(f"variable {var.name} is used but not defined", var)
+        return value
+
+    def visit_int_imm_(self, imm: E.IntImm) -> ir.Value:
+        return ir.Constant(llvm_type(imm.dtype), int(imm.value))
+
+    def visit_float_imm_(self, imm: E.FloatImm) -> ir.Value:
+        value = _bf16_bits(imm.value) if dt.element(imm.dtype) == "bfloat16" else imm.value
+        return ir.Constant(llvm_type(imm.dtype), value)
+
+    def visit_cast_(self, cast: E.Cast) -> ir.Value:
+        return self.cast(self.emit(cast.value), cast.value.dtype, cast.dtype)
+
+    # -- arithmetic -----------------------------------------------------------------------
+    def visit_add_(self, e: E.Add) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        return self.builder.fadd(a, b, flags=CONTRACT) if _is_float(e) else self.builder.add(a, b)
+
+    def visit_sub_(self, e: E.Sub) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        return self.builder.fsub(a, b, flags=CONTRACT) if _is_float(e) else self.builder.sub(a, b)
+
+    def visit_mul_(self, e: E.Mul) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        return self.builder.fmul(a, b, flags=CONTRACT) if _is_float(e) else self.builder.mul(a, b)
+
+    def visit_div_(self, e: E.Div) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        if _is_float(e):
+            return self.builder.fdiv(a, b, flags=CONTRACT)
+        return self.builder.udiv(a, b) if _unsigned(e) else self.builder.sdiv(a, b)
+
+    def visit_mod_(self, e: E.Mod) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        if _is_float(e):
+            return self.builder.frem(a, b)
+        return self.builder.urem(a, b) if _unsigned(e) else self.builder.srem(a, b)
+
+    def visit_floor_div_(self, e: E.FloorDiv) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        if _is_float(e):
+            return self.intrinsic("llvm.floor", [self.builder.fdiv(a, b)])
+        if _unsigned(e):
+            return self.builder.udiv(a, b)
+        quotient = self.builder.sdiv(a, b)
+        return self.builder.sub(quotient, self.builder.zext(self._floor_fix(a, b), a.type))
+
+    def visit_floor_mod_(self, e: E.FloorMod) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        if _is_float(e):
+            floor = self.intrinsic("llvm.floor", [self.builder.fdiv(a, b)])
+            return self.builder.fsub(a, self.builder.fmul(floor, b))
+        if _unsigned(e):
+            return self.builder.urem(a, b)
+        rem = self.builder.srem(a, b)
+        return self.builder.select(self._floor_fix(a, b), self.builder.add(rem, b), rem)
+
+    def _floor_fix(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        """True where truncating division differs from floor division (the remainder
+        is nonzero and its sign differs from the divisor's)."""
+        zero = ir.Constant(a.type, None)
+        rem = self.builder.srem(a, b)
+        nonzero = self.builder.icmp_signed("!=", rem, zero)
+        signs = self.builder.icmp_signed("<", self.builder.xor(rem, b), zero)
+        return self.builder.and_(nonzero, signs)
+
+    def visit_min_(self, e: E.Min) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        return self.builder.select(self.compare("<", a, b, e.a.dtype), a, b)
+
+    def visit_max_(self, e: E.Max) -> ir.Value:
+        a, b = self.emit(e.a), self.emit(e.b)
+        return self.builder.select(self.compare(">", a, b, e.a.dtype), a, b)
+
+    # -- comparisons and logic ------------------------------------------------------------
+    def compare(self, op: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
+        """`a op b` for `op` in `== != < <= > >=`, signed/unsigned/float by `dtype`."""
+        if dt.is_float(dtype):
+            if op == "!=":
+                return self.builder.fcmp_unordered(op, a, b)
+            return self.builder.fcmp_ordered(op, a, b)
+        if dt.is_uint(dtype) or dt.is_bool(dtype):
+            return self.builder.icmp_unsigned(op, a, b)
+        return self.builder.icmp_signed(op, a, b)
+
+    def visit_and_(self, e: E.And) -> ir.Value:
+        return self.builder.and_(self.emit(e.a), self.emit(e.b))
+
+    def visit_or_(self, e: E.Or) -> ir.Value:
+        return self.builder.or_(self.emit(e.a), self.emit(e.b))
+
+    def visit_not_(self, e: E.Not) -> ir.Value:
+        return self.builder.not_(self.emit(e.a))
+
+    def visit_select_(self, e: E.Select) -> ir.Value:
+        cond = self.emit(e.condition)
+        return self.builder.select(cond, self.emit(e.true_value), self.emit(e.false_value))
+
+    # -- vectors --------------------------------------------------------------------------
+    def splat(self, value: ir.Value, lanes: int) -> ir.Value:
+        """The vector of `lanes` copies of the scalar `value`."""
+        vec_type = ir.VectorType(value.type, lanes)
+        one = self.builder.insert_element(
+            ir.Constant(vec_type, ir.Undefined), value, ir.Constant(I32, 0)
+        )
+        mask = ir.Constant(ir.VectorType(I32, lanes), None)
+        return self.builder.shuffle_vector(one, ir.Constant(vec_type, ir.Undefined), mask)
+
+    def visit_broadcast_(self, e: E.Broadcast) -> ir.Value:
+        return self.splat(self.emit(e.value), e.lanes)
+
+    def visit_ramp_(self, e: E.Ramp) -> ir.Value:
+        base, stride = self.emit(e.base), self.emit(e.stride)
+        steps = ir.Constant(ir.VectorType(base.type, e.lanes), list(range(e.lanes)))
+        offsets = self.builder.mul(self.splat(stride, e.lanes), steps)
+        return self.builder.add(self.splat(base, e.lanes), offsets)
+
+    def visit_let_(self, e: E.Let) -> ir.Value:
+        self.env[e.var] = self.emit(e.value)
+        try:
+            return self.emit(e.body)
+        finally:
+            del self.env[e.var]
+
+    # -- calls ----------------------------------------------------------------------------
+    def intrinsic(self, name: str, args: list[ir.Value]) -> ir.Value:
+        """Call the overloaded LLVM intrinsic `name` (e.g. `llvm.exp`) on `args`' type."""
+        ty = args[0].type
+        full = f"{name}.{_suffix(ty)}"
+        fn = self.module.globals.get(full)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ty, [a.type for a in args]), full)
+        return self.builder.call(fn, args)
+
+    def visit_call_(self, call: E.Call) -> ir.Value:
+        args = [self.emit(a) for a in call.args]
+        short = call.op.name.removeprefix("tir.")
+        llvm_name = call.op.get_attr("llvm")
+        if dt.element(call.args[0].dtype) == "float16" and (llvm_name is None):
+            wide = [
+                self.cast(a, x.dtype, dt.with_lanes("float32", dt.lanes(x.dtype)))
+                for a, x in zip(args, call.args)
+            ]
+            out = self._fallback_math(short, wide, call)
+            return out if dt.is_bool(call.dtype) else self.builder.fptrunc(out, args[0].type)
+        if llvm_name is not None:
+            return self.intrinsic(llvm_name, args)
+        return self._fallback_math(short, args, call)
+
+    def _fallback_math(self, short: str, args: list[ir.Value], call: E.Call) -> ir.Value:
+        """Ops lowering normally rewrites (LowerIntrinsics), compiled directly here."""
+        x = args[0]
+        one = self._float_const(x.type, 1.0)
+        if short == "rsqrt":
+            return self.builder.fdiv(one, self.intrinsic("llvm.sqrt", [x]))
+        if short == "sigmoid":
+            exp = self.intrinsic("llvm.exp", [self.builder.fneg(x)])
+            return self.builder.fdiv(one, self.builder.fadd(one, exp))
+        if short == "tanh":  # 1 - 2 / (exp(2x) + 1): exact at +-inf, no inf/inf
+            exp = self.intrinsic("llvm.exp", [self.builder.fadd(x, x)])
+            two = self._float_const(x.type, 2.0)
+            return self.builder.fsub(one, self.builder.fdiv(two, self.builder.fadd(exp, one)))
+        if short == "isnan":
+            return self.builder.fcmp_unordered("uno", x, x)
+        if short == "isinf":
+            inf = self._float_const(x.type, float("inf"))
+            return self.builder.fcmp_ordered("==", self.intrinsic("llvm.fabs", [x]), inf)
+        if short in _LIBM:
+            return self._libm(short, args)
+        raise self.error(f"no LLVM lowering for intrinsic {call.op.name}", call)
+
+    def _float_const(self, ty: ir.Type, value: float) -> ir.Value:
+        if isinstance(ty, ir.VectorType):
+            return ir.Constant(ty, [value] * ty.count)
+        return ir.Constant(ty, value)
+
+    def _libm(self, short: str, args: list[ir.Value]) -> ir.Value:
+        ty = args[0].type
+        scalar = ty.element if isinstance(ty, ir.VectorType) else ty
+        name = short + ("f" if scalar == F32 else "")
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(scalar, [scalar] * len(args)), name)
+        if not isinstance(ty, ir.VectorType):
+            return self.builder.call(fn, args)
+        out: ir.Value = ir.Constant(ty, ir.Undefined)
+        for lane in range(ty.count):
+            idx = ir.Constant(I32, lane)
+            lane_args = [self.builder.extract_element(a, idx) for a in args]
+            out = self.builder.insert_element(out, self.builder.call(fn, lane_args), idx)
+        return out
+
+    # -- casts ----------------------------------------------------------------------------
+    def cast(self, value: ir.Value, src: str, dst: str) -> ir.Value:
+        """Convert `value` of dtype `src` to dtype `dst` (C semantics; to bool is `!= 0`)."""
+        fs, fd = dt.element(src), dt.element(dst)
+        if fs == fd:
+            return value
+        to = llvm_type(dst)
+        if fd == "bool":
+            zero = ir.Constant(value.type, None)
+            if dt.is_float(src):
+                return self.builder.fcmp_unordered("!=", value, zero)
+            return self.builder.icmp_unsigned("!=", value, zero)
+        if fd == "bfloat16":
+            wide = self.cast(value, src, dt.with_lanes("float32", dt.lanes(src)))
+            return self.round_bf16(wide)
+        if fs == "bfloat16":
+            return self.cast(value, dt.with_lanes("float32", dt.lanes(src)), dst)
+        if fs == "bool":
+            return (
+                self.builder.uitofp(value, to) if dt.is_float(dst) else self.builder.zext(value, to)
+            )
+        return self._numeric_cast(value, src, dst, to)
+
+    def _numeric_cast(self, value: ir.Value, src: str, dst: str, to: ir.Type) -> ir.Value:
+        b = self.builder
+        if dt.is_float(src) and dt.is_float(dst):
+            return b.fpext(value, to) if dt.bits(dst) > dt.bits(src) else b.fptrunc(value, to)
+        if dt.is_float(src):
+            return b.fptoui(value, to) if dt.is_uint(dst) else b.fptosi(value, to)
+        if dt.is_float(dst):
+            return b.uitofp(value, to) if dt.is_uint(src) else b.sitofp(value, to)
+        if dt.bits(dst) < dt.bits(src):
+            return b.trunc(value, to)
+        if dt.bits(dst) == dt.bits(src):
+            return value
+        return b.zext(value, to) if dt.is_uint(src) else b.sext(value, to)
+
+    def round_bf16(self, value: ir.Value) -> ir.Value:
+        """A float (or float vector) rounded to bfloat16 precision, still as float."""
+        bits = self.builder.and_(self._bf16_round_bits(value), self._int_like(value, 0xFFFF0000))
+        return self.builder.bitcast(bits, value.type)
+
+    def _bf16_round_bits(self, value: ir.Value) -> ir.Value:
+        b = self.builder
+        bits = b.bitcast(value, self._int_type_like(value))
+        lsb = b.and_(b.lshr(bits, self._int_like(value, 16)), self._int_like(value, 1))
+        return b.add(b.add(bits, self._int_like(value, 0x7FFF)), lsb)
+
+    def _int_type_like(self, value: ir.Value) -> ir.Type:
+        ty = value.type
+        return ir.VectorType(I32, ty.count) if isinstance(ty, ir.VectorType) else I32
+
+    def _int_like(self, value: ir.Value, number: int) -> ir.Value:
+        ty = self._int_type_like(value)
+        return ir.Constant(ty, [number] * ty.count if isinstance(ty, ir.VectorType) else number)
+
+    # -- memory ---------------------------------------------------------------------------
+    def from_memory(self, value: ir.Value, dtype: str) -> ir.Value:
+        """A loaded element (or vector) in its register form."""
+        elem = dt.element(dtype)
+        if elem == "bool":
+            return self.builder.icmp_unsigned("!=", value, ir.Constant(value.type, None))
+        if elem == "bfloat16":
+            lanes = dt.lanes(dtype)
+            wide_type = llvm_type(dt.with_lanes("int32", lanes))
+            sixteen = ir.Constant(wide_type, [16] * lanes if lanes > 1 else 16)
+            shifted = self.builder.shl(self.builder.zext(value, wide_type), sixteen)
+            return self.builder.bitcast(shifted, llvm_type(dtype))
+        return value
+
+    def to_memory(self, value: ir.Value, dtype: str) -> ir.Value:
+        """A register value in the form stored to memory."""
+        elem = dt.element(dtype)
+        if elem == "bool":
+            return self.builder.zext(value, llvm_type(dtype, memory=True))
+        if elem == "bfloat16":
+            top = self.builder.lshr(self._bf16_round_bits(value), self._int_like(value, 16))
+            return self.builder.trunc(top, llvm_type(dtype, memory=True))
+        return value
+
+    def flat_index(self, buffer: Buffer, indices: tuple[PrimExpr, ...], node: Any) -> PrimExpr:
+        """One index into the memory of `buffer` (row-major, or by its strides)."""
+        if len(indices) != len(buffer.shape) and not (len(indices) == 1 and not buffer.strides):
+            raise self.error(
+                f"buffer {buffer.name} has rank {len(buffer.shape)}, indexed with "
+                f"{len(indices)} indices",
+                node,
+            )
+        if len(indices) == 1 and not buffer.strides:
+            flat = indices[0]
+        elif buffer.strides:
+            flat = _sum(idx * stride for idx, stride in zip(indices, buffer.strides))
+        else:
+            flat = indices[0]
+            for idx, extent in zip(indices[1:], buffer.shape[1:]):
+                flat = flat * extent + idx
+        return flat if buffer.elem_offset is None else flat + buffer.elem_offset
+
+    def address(self, buffer: Buffer, index: ir.Value, index_dtype: str, elem: ir.Type) -> ir.Value:
+        """Pointer to element `index` (a scalar integer) of `buffer`."""
+        base = self.visit_var_(buffer.data)
+        if index.type != I64:
+            index = (
+                self.builder.zext(index, I64)
+                if dt.is_uint(index_dtype)
+                else self.builder.sext(index, I64)
+            )
+        return self.builder.gep(base, [index], inbounds=True, source_etype=elem)
+
+    def visit_buffer_load_(self, load: E.BufferLoad) -> ir.Value:
+        buffer = load.buffer
+        index = self.flat_index(buffer, load.indices, load)
+        elem = llvm_type(dt.element(buffer.dtype), memory=True)
+        align = max(1, dt.bits(buffer.dtype) // 8)
+        lanes = dt.lanes(index.dtype)
+        if lanes == 1:
+            ptr = self.address(buffer, self.emit(index), index.dtype, elem)
+            return self.from_memory(self.builder.load(ptr, typ=elem, align=align), load.dtype)
+        if _is_dense(index):
+            assert isinstance(index, E.Ramp)
+            ptr = self.address(buffer, self.emit(index.base), index.base.dtype, elem)
+            vec = self.builder.load(ptr, typ=ir.VectorType(elem, lanes), align=align)
+            return self.from_memory(vec, load.dtype)
+        return self._gather(buffer, index, elem, align, load.dtype)
+
+    def _gather(
+        self, buffer: Buffer, index: PrimExpr, elem: ir.Type, align: int, dtype: str
+    ) -> ir.Value:
+        lanes = dt.lanes(index.dtype)
+        offsets = self.emit(index)
+        out: ir.Value = ir.Constant(ir.VectorType(elem, lanes), ir.Undefined)
+        for lane in range(lanes):
+            at = ir.Constant(I32, lane)
+            ptr = self.address(
+                buffer, self.builder.extract_element(offsets, at), dt.element(index.dtype), elem
+            )
+            out = self.builder.insert_element(
+                out, self.builder.load(ptr, typ=elem, align=align), at
+            )
+        return self.from_memory(out, dtype)
+
+
+def _is_float(e: PrimExpr) -> bool:
+    return dt.is_float(e.dtype)
+
+
+def _unsigned(e: PrimExpr) -> bool:
+    return dt.is_uint(e.dtype)
+
+
+def _is_dense(index: PrimExpr) -> bool:
+    """True for `Ramp(base, 1, n)`: a contiguous vector access."""
+    return (
+        isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value == 1
+    )
+
+
+def _sum(terms: Any) -> PrimExpr:
+    total: PrimExpr | None = None
+    for term in terms:
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def _suffix(ty: ir.Type) -> str:
+    """Intrinsic overload suffix: `f32`, `v16f32`, `f16`, `f64`."""
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{_suffix(ty.element)}"
+    if isinstance(ty, ir.HalfType):
+        return "f16"
+    if isinstance(ty, ir.DoubleType):
+        return "f64"
+    if isinstance(ty, ir.FloatType):
+        return "f32"
+    return f"i{ty.width}"
+
+
+def _make_cmp(op: str) -> Callable[[ExprCodegen, Any], ir.Value]:
+    def hook(self: ExprCodegen, e: E.CmpOp) -> ir.Value:
+        return self.compare(op, self.emit(e.a), self.emit(e.b), e.a.dtype)
+
+    return hook
+
+
+for _cls, _op in ((E.EQ, "=="), (E.NE, "!="), (E.LT, "<"), (E.LE, "<="), (E.GT, ">"), (E.GE, ">=")):
+    setattr(ExprCodegen, f"visit_{_cls.__name__.lower()}_", _make_cmp(_op))

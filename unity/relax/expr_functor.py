@@ -1,0 +1,185 @@
+"""Visitors and mutators over relax functions (TVM's `PyExprVisitor`/`PyExprMutator` hooks).
+
+Hooks are found by the node's MRO (`visit_dataflow_var_` falls back to
+`visit_var_`).  `ExprMutator` memoizes by identity, returns the input node when
+nothing changed, and renames uses of a var when its definition is replaced
+(`self.var_remap`).
+
+Example:
+    >>> from unity.relax.expr import Var, Tuple
+    >>> from unity.relax.struct_info import ObjectStructInfo
+    >>> x = Var("x", ObjectStructInfo())
+    >>> seen = []
+    >>> class Names(ExprVisitor):
+    ...     def visit_var_(self, var):
+    ...         seen.append(var.name_hint)
+    >>> Names().visit_expr(Tuple((x, x)))
+    >>> seen
+    ['x', 'x']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unity.ir.node import dispatch_table
+from unity.relax.expr import (
+    Binding, BindingBlock, Call, Expr, Function, If, MatchCast, SeqExpr, Tuple, TupleGetItem,
+    Var, VarBinding,
+)  # fmt: skip
+
+
+class ExprVisitor:
+    """Walk every expression, binding and block; override `visit_<node>_` hooks."""
+
+    def visit_expr(self, expr: Expr | Function) -> None:
+        """Visit `expr` through its hook (default: visit the children)."""
+        hook = dispatch_table(type(self), type(expr))
+        if hook is None:
+            return None
+        return hook(self, expr)
+
+    def visit_expr_node_(self, expr: Expr) -> None:
+        """Default for leaf expressions: nothing to walk."""
+
+    def visit_tuple_(self, expr: Tuple) -> None:
+        """Visit the fields."""
+        for f in expr.fields:
+            self.visit_expr(f)
+
+    def visit_tuple_get_item_(self, expr: TupleGetItem) -> None:
+        """Visit the tuple."""
+        self.visit_expr(expr.tuple_value)
+
+    def visit_call_(self, expr: Call) -> None:
+        """Visit the callee (when an expression) and the arguments."""
+        if isinstance(expr.op, Expr):
+            self.visit_expr(expr.op)
+        for a in expr.args:
+            self.visit_expr(a)
+
+    def visit_if_(self, expr: If) -> None:
+        """Visit the condition and both branches."""
+        self.visit_expr(expr.cond)
+        self.visit_expr(expr.true_branch)
+        self.visit_expr(expr.false_branch)
+
+    def visit_seq_expr_(self, expr: SeqExpr) -> None:
+        """Visit the blocks, then the body."""
+        for block in expr.blocks:
+            self.visit_binding_block(block)
+        self.visit_expr(expr.body)
+
+    def visit_function_(self, func: Function) -> None:
+        """Visit the parameter definitions, then the body."""
+        for p in func.params:
+            self.visit_var_def(p)
+        self.visit_expr(func.body)
+
+    def visit_binding_block(self, block: BindingBlock) -> None:
+        """Visit each binding."""
+        for b in block.bindings:
+            self.visit_binding(b)
+
+    def visit_binding(self, binding: Binding) -> None:
+        """Visit the value, then the defined var."""
+        value = binding.value  # type: ignore[attr-defined]  # both binding kinds have it
+        self.visit_expr(value)
+        self.visit_var_def(binding.var)
+
+    def visit_var_def(self, var: Var) -> None:
+        """Called where `var` is defined (parameters, bindings)."""
+
+
+ExprVisitor.visit_expr_ = ExprVisitor.visit_expr_node_  # type: ignore[attr-defined]  # fallback
+
+
+class ExprMutator:
+    """Rebuild expressions bottom-up; return the same node when nothing changed."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, Any] = {}
+        self.var_remap: dict[Var, Expr] = {}
+
+    def visit_expr(self, expr: Any) -> Any:
+        """Mutate `expr` through its hook (memoized by identity)."""
+        key = id(expr)
+        if key in self.memo:
+            return self.memo[key][1]
+        hook = dispatch_table(type(self), type(expr))
+        out = expr if hook is None else hook(self, expr)
+        self.memo[key] = (expr, out)  # keep `expr` alive so its id is not reused
+        return out
+
+    def visit_var_(self, var: Var) -> Expr:
+        """Uses of a var follow `var_remap`."""
+        return self.var_remap.get(var, var)
+
+    def visit_tuple_(self, expr: Tuple) -> Expr:
+        """Mutate the fields."""
+        fields = tuple(self.visit_expr(f) for f in expr.fields)
+        if all(a is b for a, b in zip(fields, expr.fields, strict=True)):
+            return expr
+        return Tuple(fields, span=expr.span)
+
+    def visit_tuple_get_item_(self, expr: TupleGetItem) -> Expr:
+        """Mutate the tuple."""
+        return expr.replace(tuple_value=self.visit_expr(expr.tuple_value))
+
+    def visit_call_(self, expr: Call) -> Expr:
+        """Mutate the callee (when an expression) and the arguments."""
+        op = self.visit_expr(expr.op) if isinstance(expr.op, Expr) else expr.op
+        args = tuple(self.visit_expr(a) for a in expr.args)
+        if op is expr.op and all(a is b for a, b in zip(args, expr.args, strict=True)):
+            return expr
+        return expr.replace(op=op, args=args)
+
+    def visit_if_(self, expr: If) -> Expr:
+        """Mutate the condition and both branches."""
+        cond = self.visit_expr(expr.cond)
+        t, f = self.visit_expr(expr.true_branch), self.visit_expr(expr.false_branch)
+        return expr.replace(cond=cond, true_branch=t, false_branch=f)
+
+    def visit_seq_expr_(self, expr: SeqExpr) -> Expr:
+        """Mutate the blocks, then the body."""
+        blocks = tuple(self.visit_binding_block(b) for b in expr.blocks)
+        body = self.visit_expr(expr.body)
+        if body is expr.body and all(a is b for a, b in zip(blocks, expr.blocks, strict=True)):
+            return expr
+        return SeqExpr(blocks, body, span=expr.span)
+
+    def visit_function_(self, func: Function) -> Function:
+        """Mutate the parameters and the body."""
+        params = tuple(self.visit_var_def(p) for p in func.params)
+        if all(a is b for a, b in zip(params, func.params, strict=True)):
+            params = func.params
+        return func.replace(params=params, body=self.visit_expr(func.body))
+
+    def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
+        """Mutate each binding (a binding may expand to several or to none)."""
+        out: list[Binding] = []
+        for b in block.bindings:
+            out.extend(self.visit_binding(b))
+        if len(out) == len(block.bindings) and all(
+            a is b for a, b in zip(out, block.bindings, strict=True)
+        ):
+            return block
+        return block.replace(bindings=tuple(out))
+
+    def visit_binding(self, binding: Binding) -> list[Binding]:
+        """Mutate the value, then the defined var; return the new bindings."""
+        assert isinstance(binding, VarBinding | MatchCast)
+        value = self.visit_expr(binding.value)
+        var = self.visit_var_def(binding.var)
+        return [binding.replace(var=var, value=value)]
+
+    def visit_var_def(self, var: Var) -> Var:
+        """Mutate a var where it is defined; record the renaming for its uses."""
+        new = self.rewrite_var_def(var)
+        if new is not var:
+            self.var_remap[var] = new
+        return new
+
+    def rewrite_var_def(self, var: Var) -> Var:
+        """Override to replace defined vars (default: keep)."""
+        return var

@@ -1,0 +1,70 @@
+"""`matmul`: numpy matmul semantics (1-D promotion, batched, broadcasting batch dims).
+
+Example:
+    >>> from unity.relax.expr import Var
+    >>> from unity.relax.struct_info import TensorStructInfo
+    >>> a = Var("a", TensorStructInfo(("n", 4), "float32"))
+    >>> b = Var("b", TensorStructInfo((4, 8), "float32"))
+    >>> matmul(a, b).op is matmul
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.relax.expr import Attrs, Call, Expr
+from unity.relax.op.base import (
+    RelaxOp, broadcast_shapes, fail, register_op, tensor_arg, unify_dtype,
+)  # fmt: skip
+from unity.relax.struct_info import StructInfo, TensorStructInfo, format_shape, prove_not_equal
+
+
+@dataclass(frozen=True, slots=True)
+class MatmulAttrs(Attrs):
+    """The result dtype (`None`: the inputs' dtype)."""
+
+    out_dtype: str | None = None
+
+
+def infer_matmul(call: Call) -> StructInfo:
+    """Batch dims broadcast; the reduction dims must agree.
+
+    Example:
+        >>> infer_matmul(matmul(a, b)).shape  # doctest: +SKIP
+        (n, 8)
+    """
+    a, b = tensor_arg(call, 0, "left operand"), tensor_arg(call, 1, "right operand")
+    attrs = call.attrs
+    assert isinstance(attrs, MatmulAttrs)
+    dtype = attrs.out_dtype or unify_dtype(call, [a.dtype, b.dtype])
+    if a.ndim == 0 or b.ndim == 0:
+        raise fail(call, "expects operands of rank at least 1, got a scalar")
+    if a.shape is None or b.shape is None:
+        ndim = -1 if a.ndim < 0 or b.ndim < 0 else max(a.ndim, b.ndim) - (a.ndim == 1) - (b.ndim == 1)
+        return TensorStructInfo(None, dtype, max(ndim, -1))
+    sa = a.shape if a.ndim > 1 else (1, *a.shape)
+    sb = b.shape if b.ndim > 1 else (*b.shape, 1)
+    if prove_not_equal(sa[-1], sb[-2]):
+        msg = f"reduces over mismatched dims: {sa[-1]} vs {sb[-2]}"
+        raise fail(call, f"{msg} (shapes {format_shape(a.shape)} and {format_shape(b.shape)})")
+    batch = broadcast_shapes(call, [tuple(sa[:-2]), tuple(sb[:-2])])  # type: ignore[arg-type]
+    if batch is None:
+        return TensorStructInfo(None, dtype, max(len(sa), len(sb)) - (a.ndim == 1) - (b.ndim == 1))
+    out = [*batch]
+    if a.ndim > 1:
+        out.append(sa[-2])
+    if b.ndim > 1:
+        out.append(sb[-1])
+    return TensorStructInfo(tuple(out), dtype)
+
+
+@register_op("matmul", infer=infer_matmul)
+def matmul(op: RelaxOp, x1: Expr, x2: Expr, out_dtype: str | None = None) -> Call:
+    """Matrix product of `x1` and `x2` (numpy `matmul`).
+
+    Example:
+        >>> matmul(a, b).attrs.out_dtype is None  # doctest: +SKIP
+        True
+    """
+    return Call(op, (x1, x2), MatmulAttrs(out_dtype))

@@ -1,0 +1,144 @@
+"""`nn.conv2d` and `nn.conv2d_transpose` (NCHW/NHWC data, groups, dilation, padding).
+
+Example:
+    >>> from unity.relax.expr import Var
+    >>> from unity.relax.struct_info import TensorStructInfo
+    >>> x = Var("x", TensorStructInfo(("n", 3, 32, 32), "float32"))
+    >>> w = Var("w", TensorStructInfo((16, 3, 3, 3), "float32"))
+    >>> conv2d(x, w, padding=1).attrs.padding
+    (1, 1, 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy
+
+from unity.relax.expr import Attrs, Call, Expr
+from unity.relax.op.base import RelaxOp, fail, register_op, tensor_arg, unify_dtype
+from unity.relax.op.nn.layout import axis_of, conv_out_dim, padding4, pair
+from unity.relax.struct_info import StructInfo, TensorStructInfo, format_shape, prove_not_equal
+
+
+@dataclass(frozen=True, slots=True)
+class Conv2DAttrs(Attrs):
+    """Strides, padding (top, left, bottom, right), dilation, groups and layouts."""
+
+    strides: tuple[int, int] = (1, 1)
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_dtype: str | None = None
+    output_padding: tuple[int, int] = (0, 0)
+
+
+def _dims(call: Call, sinfo: TensorStructInfo, layout: str, letters: str, what: str) -> list[sympy.Expr]:
+    if sinfo.ndim != 4:
+        raise fail(call, f"expects a 4-D {what}, got rank {sinfo.ndim}")
+    assert sinfo.shape is not None
+    try:
+        return [sinfo.shape[axis_of(layout, c)] for c in letters]
+    except ValueError as err:
+        raise fail(call, str(err)) from None
+
+
+def _check_divides(call: Call, dim: sympy.Expr, groups: int, what: str) -> None:
+    if dim.is_number and int(dim) % groups:
+        raise fail(call, f"expects {what} ({dim}) divisible by groups={groups}")
+
+
+def _conv_common(call: Call) -> tuple[TensorStructInfo, TensorStructInfo, Conv2DAttrs, str]:
+    x, w = tensor_arg(call, 0, "data"), tensor_arg(call, 1, "weight")
+    attrs = call.attrs
+    assert isinstance(attrs, Conv2DAttrs)
+    dtype = attrs.out_dtype or unify_dtype(call, [x.dtype, w.dtype])
+    return x, w, attrs, dtype
+
+
+def _result(attrs: Conv2DAttrs, n: sympy.Expr, c: sympy.Expr, h: sympy.Expr, w: sympy.Expr,
+            dtype: str) -> TensorStructInfo:  # fmt: skip
+    by_letter = {"N": n, "C": c, "H": h, "W": w}
+    return TensorStructInfo(tuple(by_letter[ch] for ch in attrs.data_layout), dtype)
+
+
+def _infer_conv2d(call: Call) -> StructInfo:
+    x, w, attrs, dtype = _conv_common(call)
+    if x.shape is None or w.shape is None:
+        return TensorStructInfo(None, dtype, 4)
+    n, c, h, wd = _dims(call, x, attrs.data_layout, "NCHW", "data")
+    o, i, kh, kw = _dims(call, w, attrs.kernel_layout, "OIHW", "weight")
+    if prove_not_equal(c, i * attrs.groups):
+        msg = f"expects data channels {c} = weight in-channels {i} * groups {attrs.groups}"
+        raise fail(call, f"{msg} (data {format_shape(x.shape)}, weight {format_shape(w.shape)})")
+    _check_divides(call, o, attrs.groups, "output channels")
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = attrs.strides, attrs.dilation, attrs.padding
+    oh = conv_out_dim(h, kh, pt, pb, sh, dh)
+    ow = conv_out_dim(wd, kw, pl, pr, sw, dw)
+    for dim, name in ((oh, "height"), (ow, "width")):
+        if dim.is_number and dim < 1:
+            raise fail(call, f"gives an empty output {name} ({dim}): the kernel exceeds the input")
+    return _result(attrs, n, o, oh, ow, dtype)
+
+
+def _make_attrs(strides: int | Sequence[int], padding: int | Sequence[int],
+                dilation: int | Sequence[int], groups: int, data_layout: str,
+                kernel_layout: str, out_dtype: str | None,
+                output_padding: int | Sequence[int] = 0) -> Conv2DAttrs:  # fmt: skip
+    return Conv2DAttrs(
+        pair(strides, "strides"), padding4(padding), pair(dilation, "dilation"), groups,
+        data_layout, kernel_layout, out_dtype, pair(output_padding, "output_padding"),
+    )
+
+
+@register_op("nn.conv2d", infer=_infer_conv2d)
+def conv2d(
+    op: RelaxOp, data: Expr, weight: Expr, strides: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1,
+    data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_dtype: str | None = None,
+) -> Call:  # fmt: skip
+    """2-D convolution; `kernel_layout` "OIHW" or "HWIO" etc. (weight in-channels = C / groups).
+
+    Example:
+        >>> conv2d(x, w, strides=2).attrs.strides  # doctest: +SKIP
+        (2, 2)
+    """
+    attrs = _make_attrs(strides, padding, dilation, groups, data_layout, kernel_layout, out_dtype)
+    return Call(op, (data, weight), attrs)
+
+
+def _infer_conv2d_transpose(call: Call) -> StructInfo:
+    x, w, attrs, dtype = _conv_common(call)
+    if x.shape is None or w.shape is None:
+        return TensorStructInfo(None, dtype, 4)
+    n, c, h, wd = _dims(call, x, attrs.data_layout, "NCHW", "data")
+    i, o, kh, kw = _dims(call, w, attrs.kernel_layout, "IOHW", "weight")
+    if prove_not_equal(c, i):
+        raise fail(call, f"expects data channels {c} = weight in-channels {i}")
+    _check_divides(call, c, attrs.groups, "input channels")
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = attrs.strides, attrs.dilation, attrs.padding
+    oph, opw = attrs.output_padding
+    oh = (h - 1) * sh - pt - pb + dh * (kh - 1) + oph + 1
+    ow = (wd - 1) * sw - pl - pr + dw * (kw - 1) + opw + 1
+    return _result(attrs, n, o * attrs.groups, sympy.expand(oh), sympy.expand(ow), dtype)
+
+
+@register_op("nn.conv2d_transpose", infer=_infer_conv2d_transpose)
+def conv2d_transpose(
+    op: RelaxOp, data: Expr, weight: Expr, strides: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1, groups: int = 1, data_layout: str = "NCHW",
+    kernel_layout: str = "IOHW", out_dtype: str | None = None,
+) -> Call:  # fmt: skip
+    """Transposed 2-D convolution (the gradient of conv2d); weight is (C, O / groups, KH, KW).
+
+    Example:
+        >>> conv2d_transpose(x, w, strides=2).attrs.strides  # doctest: +SKIP
+        (2, 2)
+    """
+    attrs = _make_attrs(strides, padding, dilation, groups, data_layout, kernel_layout,
+                        out_dtype, output_padding)  # fmt: skip
+    return Call(op, (data, weight), attrs)

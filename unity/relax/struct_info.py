@@ -1,0 +1,232 @@
+"""Struct info: what relax knows statically about a value (kind, dtype, symbolic shape).
+
+Symbolic dimensions are sympy integer symbols; a string ``"n"`` becomes
+``sympy.Symbol("n", integer=True, positive=True)``.  Two shapes are equal when sympy
+proves every pair of dims equal (``2*n`` equals ``n + n``).
+
+Example:
+    >>> sinfo = TensorStructInfo(("n", 4), "float32")
+    >>> sinfo.ndim, str(sinfo.shape[0])
+    (2, 'n')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import field
+
+import sympy
+
+from unity.ir.node import Node, node
+
+Dim = sympy.Expr
+"""A dimension: a sympy integer expression (constant or symbolic)."""
+
+DimLike = int | str | sympy.Expr
+"""What users may write for a dimension."""
+
+UNKNOWN_DTYPE = "void"
+"""The dtype of a tensor whose element type is not known statically."""
+
+
+def sym(name: str) -> sympy.Symbol:
+    """Return the relax shape symbol called `name` (integer, positive).
+
+    Example:
+        >>> sym("n") == sym("n")
+        True
+    """
+    return sympy.Symbol(name, integer=True, positive=True)
+
+
+def as_dim(value: object) -> Dim:
+    """Convert an int, a name or a sympy expression (or a tir int expr) to a dim.
+
+    Example:
+        >>> as_dim("n") + as_dim(2)
+        n + 2
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"a shape dimension must be an integer or a symbol, not {value!r}")
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if isinstance(value, str):
+        return sym(value)
+    if isinstance(value, sympy.Expr):
+        return value
+    if hasattr(value, "dtype") and hasattr(value, "span"):  # a tir PrimExpr
+        from unity.relax.utils import tir_to_sympy
+
+        return tir_to_sympy(value)
+    if hasattr(value, "__index__"):  # numpy integers
+        return sympy.Integer(int(value))  # type: ignore[arg-type]  # has __index__
+    raise TypeError(f"a shape dimension must be an int, a str or a sympy expr, not {value!r}")
+
+
+def as_shape(values: Iterable[object]) -> tuple[Dim, ...]:
+    """Convert each dim with `as_dim`.
+
+    Example:
+        >>> as_shape((1, "n"))
+        (1, n)
+    """
+    return tuple(as_dim(v) for v in values)
+
+
+def prove_equal(a: DimLike, b: DimLike) -> bool:
+    """True when sympy proves `a == b` for every value of the symbols.
+
+    Example:
+        >>> prove_equal("n", sympy.Integer(2) * sym("n") - sym("n"))
+        True
+    """
+    diff = as_dim(a) - as_dim(b)
+    if diff == 0 or sympy.expand(diff) == 0:
+        return True
+    return sympy.simplify(diff) == 0
+
+
+def prove_not_equal(a: DimLike, b: DimLike) -> bool:
+    """True when `a` and `b` provably differ (constants, or a nonzero constant difference).
+
+    Example:
+        >>> prove_not_equal("n", sym("n") + 1), prove_not_equal("n", 4)
+        (True, False)
+    """
+    diff = sympy.expand(as_dim(a) - as_dim(b))
+    return bool(diff.is_number and diff != 0)
+
+
+def shapes_equal(a: tuple[Dim, ...] | None, b: tuple[Dim, ...] | None) -> bool:
+    """True when both shapes are known, of equal rank and provably equal dim by dim.
+
+    Example:
+        >>> shapes_equal(as_shape(("n", 4)), as_shape(("n", 4)))
+        True
+    """
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(prove_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def format_shape(shape: tuple[Dim, ...] | None) -> str:
+    """Render a shape as script: ``(n, 4)``.
+
+    Example:
+        >>> format_shape(as_shape(("n", 4)))
+        '(n, 4)'
+    """
+    if shape is None:
+        return "None"
+    inner = ", ".join(str(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+@node
+class StructInfo(Node):
+    """Base of struct info nodes."""
+
+
+@node
+class ObjectStructInfo(StructInfo):
+    """Any value; nothing known statically.
+
+    Example:
+        >>> isinstance(ObjectStructInfo(), StructInfo)
+        True
+    """
+
+
+@node
+class PrimStructInfo(StructInfo):
+    """A scalar of `dtype`, with its value when known (a sympy expression).
+
+    Example:
+        >>> PrimStructInfo("int64", sym("n")).value
+        n
+    """
+
+    dtype: str
+    value: Dim | None = None
+
+
+@node
+class ShapeStructInfo(StructInfo):
+    """A shape value: its dims when known, else its rank (`ndim=-1`: unknown).
+
+    Example:
+        >>> ShapeStructInfo((2, "n")).ndim
+        2
+    """
+
+    values: tuple[Dim, ...] | None = None
+    ndim: int = -1
+
+    def __post_init__(self) -> None:
+        if self.values is not None:
+            values = as_shape(self.values)
+            object.__setattr__(self, "values", values)
+            _check_ndim(self.ndim, len(values), "ShapeStructInfo")
+            object.__setattr__(self, "ndim", len(values))
+
+
+@node
+class TensorStructInfo(StructInfo):
+    """A tensor: its shape (None: unknown), dtype (`"void"`: unknown) and rank (-1: unknown).
+
+    Example:
+        >>> TensorStructInfo(("n", 4), "float32").shape[1]
+        4
+        >>> TensorStructInfo(None, "float32", ndim=3).ndim
+        3
+    """
+
+    shape: tuple[Dim, ...] | None = None
+    dtype: str = UNKNOWN_DTYPE
+    ndim: int = -1
+
+    def __post_init__(self) -> None:
+        if self.shape is not None:
+            shape = as_shape(self.shape)
+            object.__setattr__(self, "shape", shape)
+            _check_ndim(self.ndim, len(shape), "TensorStructInfo")
+            object.__setattr__(self, "ndim", len(shape))
+
+    @property
+    def is_static(self) -> bool:
+        """True when every dim is a constant."""
+        return self.shape is not None and all(d.is_number for d in self.shape)
+
+
+@node
+class TupleStructInfo(StructInfo):
+    """A tuple whose fields have the given struct infos.
+
+    Example:
+        >>> len(TupleStructInfo((ObjectStructInfo(), ObjectStructInfo())).fields)
+        2
+    """
+
+    fields: tuple[StructInfo, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", tuple(self.fields))
+
+
+@node
+class FuncStructInfo(StructInfo):
+    """A function taking `params` (None: unknown) and returning `ret`.
+
+    Example:
+        >>> FuncStructInfo((), ObjectStructInfo()).purity
+        True
+    """
+
+    params: tuple[StructInfo, ...] | None
+    ret: StructInfo
+    purity: bool = field(default=True)
+
+
+def _check_ndim(ndim: int, length: int, what: str) -> None:
+    if ndim not in (-1, length):
+        raise ValueError(f"{what}: ndim={ndim} disagrees with a shape of {length} dims")

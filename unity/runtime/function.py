@@ -1,0 +1,278 @@
+"""`PackedFunc`: one compiled kernel, called with numpy arrays or `Tensor`s.
+
+Calling convention of the machine code (written by `unity.codegen.llvm`)::
+
+    i32 name(ptr p0, ..., ptr pk, <scalar params>, <i64 shape vars>)
+
+Buffer parameters come first as data pointers (in parameter order), then scalar
+parameters (bool as i8, float16/bfloat16/float32 as float, float64 as double, integers
+as themselves), then one i64 per symbolic shape variable in `PrimFunc.shape_vars()`
+order.  The result is 0, or `k + 1` when the k-th `AssertStmt` message failed.
+
+The metadata a function is built from is plain JSON (so a loaded library needs no
+compiler)::
+
+    {"name": "f", "symbol": "f", "shape_vars": ["n"], "asserts": ["..."],
+     "params": [{"name": "A", "kind": "buffer", "dtype": "float32",
+                 "shape": [4, "n", ["*", "n", 2]], "strides": null},
+                {"name": "alpha", "kind": "scalar", "dtype": "float32"}]}
+
+A dim is an int, a shape variable's key, or an expression tree `[op, a, b]`.
+
+Example:
+    >>> meta = {"name": "f", "symbol": "f", "shape_vars": [], "asserts": [], "params": []}
+    >>> PackedFunc(meta, 0).param_names
+    ()
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from unity.runtime.tensor import Tensor, numpy_dtype
+
+Dim = int | str | list[Any]
+
+_SCALAR_CTYPES = {
+    "bool": ctypes.c_int8,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32,
+    "uint64": ctypes.c_uint64,
+    "float16": ctypes.c_float,
+    "bfloat16": ctypes.c_float,
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+    "handle": ctypes.c_void_p,
+}
+"""The C type each scalar parameter dtype is passed as."""
+
+_DIM_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "min": min,
+    "max": max,
+}
+
+
+def scalar_ctype(dtype: str) -> type:
+    """The ctypes type a scalar parameter of `dtype` is passed as.
+
+    Example:
+        >>> scalar_ctype("float16").__name__
+        'c_float'
+    """
+    try:
+        return _SCALAR_CTYPES[dtype]
+    except KeyError:
+        raise ValueError(f"scalar parameters of dtype {dtype} are not supported") from None
+
+
+def eval_dim(dim: Dim, env: dict[str, int]) -> int | None:
+    """Value of a shape dim under the bindings `env` (None when a variable is unbound).
+
+    Example:
+        >>> eval_dim(["*", "n", 2], {"n": 3})
+        6
+    """
+    if isinstance(dim, int):
+        return dim
+    if isinstance(dim, str):
+        return env.get(dim)
+    a, b = eval_dim(dim[1], env), eval_dim(dim[2], env)
+    return None if a is None or b is None else _DIM_OPS[dim[0]](a, b)
+
+
+def dim_str(dim: Dim, names: dict[str, str]) -> str:
+    """Script spelling of a dim (`n * 2`), with variable keys shown by their names."""
+    if isinstance(dim, int):
+        return str(dim)
+    if isinstance(dim, str):
+        return names.get(dim, dim)
+    op = dim[0]
+    a, b = dim_str(dim[1], names), dim_str(dim[2], names)
+    return f"{op}({a}, {b})" if op in ("min", "max") else f"({a} {op} {b})"
+
+
+class _BufferArg:
+    """Checks one buffer argument and returns its data pointer."""
+
+    def __init__(self, fn: str, index: int, spec: dict[str, Any], names: dict[str, str]) -> None:
+        self.spec = spec
+        self.where = f"{fn}: parameter {index} '{spec['name']}'"
+        self.dtype = numpy_dtype(spec["dtype"])
+        self.shape: list[Dim] = list(spec["shape"])
+        self.strides: list[Dim] | None = spec.get("strides")
+        self.ndim = len(self.shape)
+        self.names = names
+        self.const_dims = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, int)]
+        self.var_dims = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, str)]
+        self.expr_dims = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, list)]
+
+    def expected(self) -> str:
+        dims = ", ".join(dim_str(d, self.names) for d in self.shape)
+        return f"a {self.spec['dtype']} array of shape ({dims}{',' if self.ndim == 1 else ''})"
+
+    def convert(self, arg: object, env: dict[str, int]) -> int:
+        arr = arg._array if type(arg) is Tensor else arg
+        if type(arr) is not np.ndarray:
+            raise ValueError(f"{self.where}: expected {self.expected()}, got {type(arg).__name__}")
+        if arr.dtype != self.dtype:
+            raise ValueError(
+                f"{self.where}: expected dtype {self.spec['dtype']}, got {arr.dtype.name}"
+            )
+        shape = arr.shape
+        if len(shape) != self.ndim:
+            raise ValueError(
+                f"{self.where}: expected rank {self.ndim} ({self.expected()}), "
+                f"got rank {len(shape)} with shape {shape}"
+            )
+        for axis, dim in self.const_dims:
+            if shape[axis] != dim:
+                self._shape_error(shape, env)
+        for axis, key in self.var_dims:
+            bound = env.setdefault(key, shape[axis])
+            if bound != shape[axis]:
+                self._shape_error(shape, env)
+        if self.strides is None and not arr.flags.c_contiguous:
+            raise ValueError(
+                f"{self.where}: expected a C-contiguous array, got strides "
+                f"{arr.strides} for shape {shape}; use np.ascontiguousarray"
+            )
+        if self.strides is not None:
+            self._bind_strides(arr, env)
+        return arr.ctypes.data
+
+    def check_exprs(self, arr_shape: tuple[int, ...], env: dict[str, int]) -> None:
+        for axis, dim in self.expr_dims:
+            value = eval_dim(dim, env)
+            if value is None:
+                raise ValueError(
+                    f"{self.where}: cannot bind the shape {dim_str(dim, self.names)} "
+                    "(a symbolic variable appears only inside an expression)"
+                )
+            if value != arr_shape[axis]:
+                self._shape_error(arr_shape, env)
+
+    def _bind_strides(self, arr: np.ndarray, env: dict[str, int]) -> None:
+        assert self.strides is not None
+        actual = tuple(s // arr.itemsize for s in arr.strides)
+        for axis, dim in enumerate(self.strides):
+            if isinstance(dim, str):
+                env.setdefault(dim, actual[axis])
+            if eval_dim(dim, env) not in (actual[axis], None) or arr.strides[axis] % arr.itemsize:
+                raise ValueError(
+                    f"{self.where}: expected element strides "
+                    f"({', '.join(dim_str(d, self.names) for d in self.strides)}), "
+                    f"got {actual}"
+                )
+
+    def _shape_error(self, shape: tuple[int, ...], env: dict[str, int]) -> None:
+        bound = [
+            f"{self.names.get(k, k)} = {v}"
+            for k, v in env.items()
+            if any(d == k for _, d in self.var_dims)
+        ]
+        note = f" (bound by earlier arguments: {', '.join(bound)})" if bound else ""
+        raise ValueError(f"{self.where}: expected {self.expected()}{note}, got shape {shape}")
+
+
+class _ScalarArg:
+    """Converts one scalar argument to its C type."""
+
+    def __init__(self, fn: str, index: int, spec: dict[str, Any]) -> None:
+        self.where = f"{fn}: parameter {index} '{spec['name']}'"
+        self.dtype: str = spec["dtype"]
+        self.ctype = scalar_ctype(self.dtype)
+        self.is_float = self.dtype.startswith(("float", "bfloat"))
+
+    def convert(self, arg: object, env: dict[str, int]) -> object:
+        ok = isinstance(arg, (int, float, np.number, np.bool_)) and not isinstance(arg, complex)
+        if not ok or (not self.is_float and isinstance(arg, (float, np.floating))):
+            raise ValueError(
+                f"{self.where}: expected a {self.dtype} scalar, got {type(arg).__name__}"
+            )
+        return float(arg) if self.is_float else int(arg)  # type: ignore[arg-type]  # checked
+
+
+class PackedFunc:
+    """A compiled function at `address`; `__call__` checks arguments, then runs it.
+
+    Example:
+        >>> lib["main"](a, b, c)  # doctest: +SKIP
+    """
+
+    def __init__(self, meta: dict[str, Any], address: int) -> None:
+        self.meta = meta
+        self.name: str = meta["name"]
+        self.shape_var_keys: tuple[str, ...] = tuple(meta["shape_vars"])
+        names: dict[str, str] = meta.get("shape_var_names", {})
+        params: list[dict[str, Any]] = meta["params"]
+        self.param_names = tuple(p["name"] for p in params)
+        buffers = [(i, p) for i, p in enumerate(params) if p["kind"] == "buffer"]
+        scalars = [(i, p) for i, p in enumerate(params) if p["kind"] == "scalar"]
+        self._converters = [
+            _BufferArg(self.name, i, p, names)
+            if p["kind"] == "buffer"
+            else _ScalarArg(self.name, i, p)
+            for i, p in enumerate(params)
+        ]
+        # C argument order: buffers, then scalars, then shape vars
+        self._c_order = [i for i, _ in buffers] + [i for i, _ in scalars]
+        self._has_exprs = any(getattr(c, "expr_dims", None) for c in self._converters)
+        argtypes = [ctypes.c_void_p] * len(buffers) + [scalar_ctype(p["dtype"]) for _, p in scalars]
+        argtypes += [ctypes.c_int64] * len(self.shape_var_keys)
+        self.c_function = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address) if address else None
+        self._nparams = len(params)
+
+    def convert_args(self, args: Sequence[object]) -> list[object]:
+        """Check `args` and return the C arguments (raises ValueError naming the bad one)."""
+        if len(args) != self._nparams:
+            raise ValueError(
+                f"{self.name}: expected {self._nparams} arguments "
+                f"({', '.join(self.param_names)}), got {len(args)}"
+            )
+        env: dict[str, int] = {}
+        converted = [conv.convert(arg, env) for conv, arg in zip(self._converters, args)]
+        if self._has_exprs:
+            for conv, arg in zip(self._converters, args):
+                if isinstance(conv, _BufferArg) and conv.expr_dims:
+                    conv.check_exprs(np.shape(arg._array if type(arg) is Tensor else arg), env)
+        c_args = [converted[i] for i in self._c_order]
+        try:
+            c_args += [env[key] for key in self.shape_var_keys]
+        except KeyError as err:
+            raise ValueError(
+                f"{self.name}: symbolic shape {err.args[0]} is not bound by any argument"
+            ) from None
+        return c_args
+
+    def call_converted(self, c_args: Sequence[object]) -> None:
+        """Run the machine code on already-checked arguments; raise on a failed assert."""
+        assert self.c_function is not None
+        status = self.c_function(*c_args)
+        if status:
+            self._raise_status(status)
+
+    def _raise_status(self, status: int) -> None:
+        messages: list[str] = self.meta["asserts"]
+        if 0 < status <= len(messages):
+            raise RuntimeError(f"{self.name}: {messages[status - 1]}")
+        raise RuntimeError(f"{self.name}: failed with status {status}")
+
+    def __call__(self, *args: object) -> None:
+        assert self.c_function is not None
+        status = self.c_function(*self.convert_args(args))
+        if status:
+            self._raise_status(status)

@@ -1,0 +1,114 @@
+"""The thread pool that runs parallel loops, and its size.
+
+Mechanism (chosen by measured launch overhead, see `bench/elementwise.py`): compiled code
+calls libgomp's `GOMP_parallel(body, closure, num_threads, 0)`. libgomp keeps a pool of
+worker threads for the whole process, so one launch costs about 1-3 us on this 2-core
+machine (the ctypes call included), against about 40-80 us to fan the same work out
+from Python threads calling ctypes. A pthread pool of our own written in LLVM IR would
+save nothing over libgomp's (both are a futex wake plus a barrier) and is far more code.
+
+Each compiled module holds an `i32 __unity_num_threads` global read at every launch
+(0 = libgomp's default: one thread per core). `set_num_threads` writes every registered
+global, so the setting is process-wide and works from any Python thread (libgomp's own
+`omp_set_num_threads` is per calling thread).
+
+Example:
+    >>> from unity.runtime import thread_pool
+    >>> thread_pool.set_num_threads(1); thread_pool.get_num_threads()
+    1
+    >>> thread_pool.set_num_threads(0); thread_pool.get_num_threads() == thread_pool.num_cores()
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+NUM_THREADS_SYMBOL = "__unity_num_threads"
+"""Name of the `i32` global each compiled module reads the thread count from."""
+
+_lock = threading.Lock()
+_num_threads = 0
+_slots: dict[int, ctypes.c_int32] = {}
+_gomp: ctypes.CDLL | None = None
+
+
+def num_cores() -> int:
+    """The number of cores this process may run on.
+
+    Example:
+        >>> num_cores() >= 1
+        True
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def set_num_threads(n: int) -> None:
+    """Run parallel loops on `n` threads from now on (0 = one per core).
+
+    Example:
+        >>> set_num_threads(2)
+    """
+    global _num_threads
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"set_num_threads: expected an int >= 0, got {n!r}")
+    with _lock:
+        _num_threads = n
+        for slot in _slots.values():
+            slot.value = n
+
+
+def get_num_threads() -> int:
+    """The number of threads parallel loops run on.
+
+    Example:
+        >>> get_num_threads() >= 1
+        True
+    """
+    return _num_threads or num_cores()
+
+
+def register_slot(address: int) -> None:
+    """Track the `__unity_num_threads` global at `address` (of a module just loaded).
+
+    Example:
+        >>> cell = ctypes.c_int32(0)
+        >>> register_slot(ctypes.addressof(cell)); cell.value == _num_threads
+        True
+    """
+    slot = ctypes.c_int32.from_address(address)
+    with _lock:
+        slot.value = _num_threads
+        _slots[address] = slot
+
+
+def unregister_slot(address: int) -> None:
+    """Stop tracking the global at `address` (its module is being freed).
+
+    Example:
+        >>> unregister_slot(0)
+    """
+    with _lock:
+        _slots.pop(address, None)
+
+
+def gomp_library() -> str:
+    """Load libgomp into the process with global symbols and return its path.
+
+    Example:
+        >>> gomp_library().startswith("libgomp")  # doctest: +SKIP
+        True
+    """
+    global _gomp
+    path = ctypes.util.find_library("gomp")
+    if path is None:
+        raise RuntimeError("libgomp was not found (needed for parallel loops); install libgomp1")
+    if _gomp is None:
+        _gomp = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    return path

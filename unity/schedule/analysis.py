@@ -1,0 +1,321 @@
+"""Block and loop analysis for schedule primitives: scopes, bindings, regions, bounds.
+
+Example:
+    >>> from unity import tir
+    >>> i, j = tir.Var("i"), tir.Var("j")
+    >>> linear(i * 8 + j + 3)[1]
+    3
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from unity.tir.buffer import Buffer, BufferRegion
+from unity.tir.expr import (
+    Add, BufferLoad, IntImm, IterType, Mul, PrimExpr, Range, Sub, Var, const, max_value_of,
+    min_value_of,
+)  # fmt: skip
+from unity.tir.functor import StmtExprVisitor, post_order_visit
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, Stmt
+
+from unity.schedule.tree import children, walk
+
+
+def simplify(expr: PrimExpr, doms: Mapping[Var, Range] | None = None) -> PrimExpr:
+    """Simplify with `unity.tir.arith.Analyzer` when it is available (else return `expr`).
+
+    Example:
+        >>> simplify(tir.const(3)).value  # doctest: +SKIP
+        3
+    """
+    try:
+        from unity.tir.arith import Analyzer
+    except ImportError:
+        return expr
+    ana = Analyzer()
+    for var, dom in (doms or {}).items():
+        ana.bind(var, dom)
+    return ana.simplify(expr)
+
+
+def as_int(expr: PrimExpr) -> int | None:
+    """The value of a constant integer expression, else None.
+
+    Example:
+        >>> as_int(tir.const(4))
+        4
+    """
+    if isinstance(expr, IntImm):
+        return expr.value
+    lin = linear(expr)
+    if lin is not None and not lin[0]:
+        return lin[1]
+    return None
+
+
+def linear(expr: PrimExpr) -> tuple[dict[Var, int], int] | None:
+    """Write `expr` as `sum(c * v) + c0` with integer constants, or None if it is not.
+
+    Example:
+        >>> coeffs, c0 = linear(tir.Var("i") * 2 - 1)
+        >>> list(coeffs.values()), c0
+        ([2], -1)
+    """
+    if isinstance(expr, IntImm):
+        return {}, expr.value
+    if isinstance(expr, Var):
+        return {expr: 1}, 0
+    if isinstance(expr, Add | Sub):
+        a, b = linear(expr.a), linear(expr.b)
+        if a is None or b is None:
+            return None
+        sign = 1 if isinstance(expr, Add) else -1
+        coeffs = dict(a[0])
+        for v, c in b[0].items():
+            coeffs[v] = coeffs.get(v, 0) + sign * c
+        return {v: c for v, c in coeffs.items() if c}, a[1] + sign * b[1]
+    if isinstance(expr, Mul):
+        a, b = linear(expr.a), linear(expr.b)
+        if a is None or b is None or (a[0] and b[0]):
+            return None
+        (coeffs, c0), k = (a, b[1]) if not b[0] else (b, a[1])
+        return {v: c * k for v, c in coeffs.items() if c * k}, c0 * k
+    return None
+
+
+def used_vars(node: object) -> set[Var]:
+    """Every `Var` used in an expression or statement.
+
+    Example:
+        >>> sorted(v.name for v in used_vars(tir.Var("i") + tir.Var("j")))
+        ['i', 'j']
+    """
+    out: set[Var] = set()
+    post_order_visit(node, lambda n: out.add(n) if isinstance(n, Var) else None)  # type: ignore[arg-type]
+    return out
+
+
+def child_realizes(stmt: Stmt) -> list[BlockRealize]:
+    """The block realizes under `stmt` that are not nested inside another block.
+
+    Example:
+        >>> [r.block.name_hint for r in child_realizes(root_block.body)]  # doctest: +SKIP
+        ['B', 'C']
+    """
+    out: list[BlockRealize] = []
+    stack = list(reversed(children(stmt)))
+    while stack:
+        s = stack.pop()
+        if isinstance(s, BlockRealize):
+            out.append(s)
+        else:
+            stack.extend(reversed(children(s)))
+    return out
+
+
+def bound(expr: PrimExpr, doms: Mapping[Var, Range]) -> tuple[PrimExpr, PrimExpr] | None:
+    """`(min, max)` of `expr` as the vars in `doms` range over their domains.
+
+    Works on linear expressions whose other terms are kept symbolic; None otherwise.
+
+    Example:
+        >>> i = tir.Var("i")
+        >>> [as_int(e) for e in bound(i * 2 + 1, {i: tir.Range.from_min_extent(0, 4)})]
+        [1, 7]
+    """
+    lin = linear(expr)
+    if lin is None:
+        if not used_vars(expr) & set(doms):
+            return expr, expr
+        return None
+    coeffs, c0 = lin
+    lo: PrimExpr = const(c0, expr.dtype)
+    hi: PrimExpr = const(c0, expr.dtype)
+    for v, c in coeffs.items():
+        dom = doms.get(v)
+        if dom is None:
+            term = v * c if c != 1 else v
+            lo, hi = _add(lo, term), _add(hi, term)
+            continue
+        dmin, dmax = dom.min, dom.min + dom.extent - 1
+        a, b = (dmin, dmax) if c > 0 else (dmax, dmin)
+        lo, hi = _add(lo, _scale(a, c)), _add(hi, _scale(b, c))
+    return simplify(lo), simplify(hi)
+
+
+def _scale(e: PrimExpr, c: int) -> PrimExpr:
+    k = as_int(e)
+    return const(k * c, e.dtype) if k is not None else (e if c == 1 else e * c)
+
+
+def _add(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    ka, kb = as_int(a), as_int(b)
+    if ka is not None and kb is not None:
+        return const(ka + kb, a.dtype)
+    if ka == 0:
+        return b
+    if kb == 0:
+        return a
+    return a + b
+
+
+def region_of_accesses(
+    buffer: Buffer, accesses: list[tuple[PrimExpr, ...]], doms: Mapping[Var, Range]
+) -> BufferRegion | None:
+    """The hull of `buffer[idx]` for each index tuple, as the vars in `doms` vary.
+
+    Example:
+        >>> region_of_accesses(A, [(i,)], {i: tir.Range.from_min_extent(0, 4)})  # doctest: +SKIP
+    """
+    ranges: list[Range] = []
+    for dim in range(buffer.ndim):
+        los, his = [], []
+        for idx in accesses:
+            b = bound(idx[dim], doms)
+            if b is None:
+                return None
+            los.append(b[0])
+            his.append(b[1])
+        lo = _fold(los, min_value_of)
+        hi = _fold(his, max_value_of)
+        ranges.append(Range(lo, simplify(_add(_add(hi, _neg(lo)), const(1, lo.dtype)))))
+    return BufferRegion(buffer, tuple(ranges))
+
+
+def _neg(e: PrimExpr) -> PrimExpr:
+    k = as_int(e)
+    return const(-k, e.dtype) if k is not None else e * -1
+
+
+def _fold(items: list[PrimExpr], fn) -> PrimExpr:  # noqa: ANN001 - tir.min / tir.max
+    unique: list[PrimExpr] = []
+    for e in items:
+        if not any(_same_expr(e, u) for u in unique):
+            unique.append(e)
+    consts = [as_int(e) for e in unique]
+    if all(c is not None for c in consts):
+        pick = min if fn is min_value_of else max
+        return const(pick(consts), unique[0].dtype)  # type: ignore[type-var]
+    out = unique[0]
+    for e in unique[1:]:
+        out = fn(out, e)
+    return out
+
+
+def _same_expr(a: PrimExpr, b: PrimExpr) -> bool:
+    la, lb = linear(a), linear(b)
+    if la is not None and lb is not None:
+        return la == lb
+    return a is b
+
+
+class _Accesses(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.reads: dict[Buffer, list[tuple[PrimExpr, ...]]] = {}
+        self.writes: dict[Buffer, list[tuple[PrimExpr, ...]]] = {}
+        self.opaque: set[Buffer] = set()
+
+    def visit_buffer_load_(self, load: BufferLoad) -> None:
+        self.reads.setdefault(load.buffer, []).append(load.indices)
+        self.visit_prim_expr_(load)
+
+    def visit_buffer_store_(self, store: BufferStore) -> None:
+        self.writes.setdefault(store.buffer, []).append(store.indices)
+        self.visit_stmt_(store)
+
+    def visit_block_realize_(self, realize: BlockRealize) -> None:
+        for r in realize.block.reads:
+            self.opaque.add(r.buffer)
+        for r in realize.block.writes:
+            self.opaque.add(r.buffer)
+        self.visit_stmt_(realize)
+
+
+def infer_regions(block: Block) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+    """Recompute a block's read and write regions from the accesses in its body and init.
+
+    Buffers the block allocates are left out; a reduction block (one with an init)
+    does not list its own output among its reads, as `te.create_prim_func` does.
+
+    Example:
+        >>> reads, writes = infer_regions(block)  # doctest: +SKIP
+    """
+    acc = _Accesses()
+    if block.init is not None:
+        acc.visit_stmt(block.init)
+    acc.visit_stmt(block.body)
+    local = set(block.alloc_buffers)
+    doms = _inner_loop_doms(block)
+
+    def regions(table: dict[Buffer, list[tuple[PrimExpr, ...]]]) -> tuple[BufferRegion, ...]:
+        out = []
+        for buf, accesses in table.items():
+            if buf in local:
+                continue
+            region = region_of_accesses(buf, accesses, doms)
+            out.append(region if region is not None else BufferRegion.full(buf))
+        return tuple(out)
+
+    writes = regions(acc.writes)
+    if block.init is not None:  # a reduction's self-read of its output is implied (as in TE)
+        for buf in acc.writes:
+            acc.reads.pop(buf, None)
+    reads = regions(acc.reads)
+    return reads, writes
+
+
+def _inner_loop_doms(block: Block) -> dict[Var, Range]:
+    return {s.loop_var: Range(s.min, s.extent) for s in walk(block.body) if isinstance(s, For)}
+
+
+def with_regions(block: Block) -> Block:
+    """`block` with its reads/writes recomputed by `infer_regions`.
+
+    Example:
+        >>> with_regions(block).reads  # doctest: +SKIP
+    """
+    reads, writes = infer_regions(block)
+    return block.replace(reads=reads, writes=writes)
+
+
+def binding_map(realize: BlockRealize) -> dict[Var, PrimExpr]:
+    """Map each block iteration var to the value it is bound to.
+
+    Example:
+        >>> binding_map(realize)[vi]  # doctest: +SKIP
+        i
+    """
+    return {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+
+
+def reduction_loop_vars(realize: BlockRealize) -> set[Var]:
+    """Loop vars used in the bindings of the reduction (or opaque) iter vars of a block.
+
+    Example:
+        >>> reduction_loop_vars(matmul_realize)  # doctest: +SKIP
+        {k}
+    """
+    out: set[Var] = set()
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.iter_type is not IterType.SPATIAL:
+            out |= used_vars(value)
+    return out
+
+
+def buffers_written(realizes: Iterable[BlockRealize]) -> set[Buffer]:
+    """Buffers written by any of the blocks.
+
+    Example:
+        >>> buffers_written([realize])  # doctest: +SKIP
+    """
+    return {r.buffer for br in realizes for r in br.block.writes}
+
+
+def buffers_read(realizes: Iterable[BlockRealize]) -> set[Buffer]:
+    """Buffers read by any of the blocks.
+
+    Example:
+        >>> buffers_read([realize])  # doctest: +SKIP
+    """
+    return {r.buffer for br in realizes for r in br.block.reads}

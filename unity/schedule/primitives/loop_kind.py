@@ -1,0 +1,89 @@
+"""`parallel`, `vectorize`, `unroll`, `bind`: change how a loop's iterations run.
+
+Before::
+
+    for i, j in T.grid(4, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+
+After ``sch.parallel(i); sch.vectorize(j)``::
+
+    for i in T.parallel(4):
+        for j in T.vectorized(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+"""
+
+from __future__ import annotations
+
+from unity.tir.stmt import For, ForKind
+
+from unity.schedule.analysis import child_realizes, reduction_loop_vars
+from unity.schedule.error import ScheduleError
+from unity.schedule.state import LoopRV, ScheduleState
+from unity.schedule.tree import replace_stmts
+
+THREAD_TAGS = tuple(
+    f"{kind}.{axis}" for kind in ("blockIdx", "threadIdx", "vthread") for axis in "xyz"
+) + ("vthread",)
+"""Thread axes `bind` accepts."""
+
+
+def _set_kind(
+    state: ScheduleState, loop: LoopRV, kind: ForKind, primitive: str, tag: str | None = None
+) -> None:
+    func_name, func, path = state.resolve_loop(loop, primitive)
+    node: For = path[-1]
+    if node.kind is not ForKind.SERIAL and node.kind is not kind:
+        msg = f"loop {node.loop_var.name} is already {node.kind.value}"
+        raise ScheduleError(primitive, msg, func, node)
+    if kind is not ForKind.UNROLLED:
+        for realize in child_realizes(node):
+            if node.loop_var in reduction_loop_vars(realize):
+                msg = (
+                    f"loop {node.loop_var.name} is bound to a reduction iteration variable "
+                    f"of block {realize.block.name_hint}; only data-parallel loops can be {kind.value}"
+                )
+                raise ScheduleError(primitive, msg, func, node)
+    new = node.replace(kind=kind, thread_binding=tag)
+    state.commit(func_name, func.replace(body=replace_stmts(func.body, {node: new})))
+
+
+def parallel(state: ScheduleState, loop: LoopRV) -> None:
+    """Run the iterations of `loop` in parallel (it must be data parallel).
+
+    Example:
+        >>> sch.parallel(io)  # doctest: +SKIP
+    """
+    _set_kind(state, loop, ForKind.PARALLEL, "parallel")
+
+
+def vectorize(state: ScheduleState, loop: LoopRV) -> None:
+    """Vectorize `loop` (it must be data parallel).
+
+    Example:
+        >>> sch.vectorize(ji)  # doctest: +SKIP
+    """
+    _set_kind(state, loop, ForKind.VECTORIZED, "vectorize")
+
+
+def unroll(state: ScheduleState, loop: LoopRV) -> None:
+    """Unroll `loop`.
+
+    Example:
+        >>> sch.unroll(ki)  # doctest: +SKIP
+    """
+    _set_kind(state, loop, ForKind.UNROLLED, "unroll")
+
+
+def bind(state: ScheduleState, loop: LoopRV, thread_axis: str) -> None:
+    """Bind `loop` to a GPU thread axis such as `"threadIdx.x"` or `"blockIdx.y"`.
+
+    Example:
+        >>> sch.bind(io, "blockIdx.x")  # doctest: +SKIP
+    """
+    if thread_axis not in THREAD_TAGS:
+        raise ScheduleError("bind", f"unknown thread axis {thread_axis!r}; use one of {THREAD_TAGS}")
+    _set_kind(state, loop, ForKind.THREAD_BINDING, "bind", thread_axis)

@@ -1,0 +1,121 @@
+"""Helpers about a block's scope: its enclosing block, top-level statement, allocations.
+
+Example:
+    >>> blk, stmt = scope_and_top(func, path)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from unity.tir.buffer import Buffer
+from unity.tir.expr import PrimExpr, Var, const
+from unity.tir.function import PrimFunc
+from unity.tir.stmt import Block, BlockRealize, SeqStmt, Stmt
+
+from unity.schedule.analysis import child_realizes
+
+
+def scope_index(path: list[Stmt]) -> int:
+    """Index in `path` of the innermost `Block` above `path[-1]` (-1: none, the func body)."""
+    for k in range(len(path) - 2, -1, -1):
+        if isinstance(path[k], Block):
+            return k
+    return -1
+
+
+def scope_body(func: PrimFunc, path: list[Stmt]) -> Stmt:
+    """The statement that holds the scope's children (a block body or the func body)."""
+    k = scope_index(path)
+    return path[k].body if k >= 0 else func.body
+
+
+def top_level(path: list[Stmt]) -> Stmt:
+    """The child of the scope body (or the body itself) that contains `path[-1]`."""
+    k = scope_index(path)
+    rest = path[k + 1 :] if k >= 0 else path
+    if isinstance(rest[0], SeqStmt) and len(rest) > 1:
+        return rest[1]
+    return rest[0]
+
+
+def scope_realizes(func: PrimFunc, path: list[Stmt]) -> list[BlockRealize]:
+    """Every block of the scope of `path[-1]`, in program order."""
+    return child_realizes(scope_body(func, path)) if scope_index(path) >= 0 else _root_list(func)
+
+
+def _root_list(func: PrimFunc) -> list[BlockRealize]:
+    body = func.body
+    if isinstance(body, BlockRealize):
+        return [body]
+    return child_realizes(body)
+
+
+def with_root_block(func: PrimFunc) -> PrimFunc:
+    """`func` whose body is a `root` block (wrapping the body in one if needed).
+
+    Example:
+        >>> with_root_block(func).body.block.name_hint  # doctest: +SKIP
+        'root'
+    """
+    if isinstance(func.body, BlockRealize):
+        return func
+    root = Block((), (), (), "root", func.body)
+    return func.replace(body=BlockRealize((), const(True), root))
+
+
+def alloc_in_root(func: PrimFunc, buffers: list[Buffer], remove: Buffer | None = None) -> PrimFunc:
+    """Add `buffers` to (and drop `remove` from) the allocations of the block allocating them.
+
+    New buffers go to the root block; `remove` is dropped wherever it is allocated.
+    """
+    func = with_root_block(func)
+    realize: BlockRealize = func.body  # type: ignore[assignment]
+    root = realize.block
+    allocs = [b for b in root.alloc_buffers if b is not remove] + list(buffers)
+    root = root.replace(alloc_buffers=tuple(allocs))
+    body = realize.replace(block=root)
+    if remove is not None and remove not in root.alloc_buffers:
+        body = _drop_alloc(body, remove)
+    return func.replace(body=body)
+
+
+def _drop_alloc(stmt: Stmt, buf: Buffer) -> Stmt:
+    from unity.schedule.tree import replace_stmts, walk
+
+    for s in walk(stmt):
+        if isinstance(s, Block) and buf in s.alloc_buffers:
+            new = s.replace(alloc_buffers=tuple(b for b in s.alloc_buffers if b is not buf))
+            return replace_stmts(stmt, {s: new})
+    return stmt
+
+
+def is_param(func: PrimFunc, buf: Buffer) -> bool:
+    """Whether `buf` is (or shares memory with) a parameter buffer of `func`."""
+    return any(p is buf or p.data is buf.data for p in func.buffer_params())
+
+
+def fresh_like(var: Var, name: str | None = None) -> Var:
+    """A new variable with the dtype of `var`."""
+    return Var(name or var.name, var.dtype)
+
+
+def conjuncts(pred: PrimExpr) -> list[PrimExpr]:
+    """Split `a && b && ...` into its parts (dropping a literal true)."""
+    from unity.tir.expr import And, IntImm
+
+    if isinstance(pred, And):
+        return conjuncts(pred.a) + conjuncts(pred.b)
+    if isinstance(pred, IntImm) and pred.value == 1:
+        return []
+    return [pred]
+
+
+def conjoin(parts: list[PrimExpr]) -> PrimExpr:
+    """`parts[0] && parts[1] && ...` (true when empty)."""
+    from unity.tir.expr import logical_and
+
+    if not parts:
+        return const(True)
+    out = parts[0]
+    for p in parts[1:]:
+        out = logical_and(out, p)
+    return out

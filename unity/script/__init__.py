@@ -1,0 +1,16 @@
+"""Script: write IR as decorated Python (`@T.prim_func`, `@I.ir_module`) and read it back.
+
+`from_source(text)` parses what `func.script()` / `mod.script()` print.
+
+Example:
+    >>> from unity.script import from_source, tir as T
+    >>> f = from_source('@T.prim_func\\ndef main(A: T.Buffer((4,), "float32")):\\n    A[0] = T.float32(2)\\n')
+    >>> from_source(f.script()).script() == f.script()
+    True
+"""
+
+from unity.script import ir, tir
+from unity.script.parser import ParseError, ScriptDecorator, Source, from_source, register_namespace
+
+register_namespace("T", tir)
+register_namespace("I", ir)

@@ -1,0 +1,20 @@
+"""The `I` namespace of script: `@I.ir_module` on a class of decorated functions.
+
+Example:
+    >>> from unity.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Module:
+    ...     @T.prim_func
+    ...     def main(A: T.Buffer((4,), "float32")):
+    ...         A[0] = T.float32(1)
+    >>> Module["main"].params[0].name
+    'A'
+"""
+
+from __future__ import annotations
+
+from unity.script.parser.core import ScriptDecorator
+from unity.script.parser.module import parse_ir_module
+
+ir_module = ScriptDecorator("I.ir_module", parse_ir_module)
+"""Decorator: parse a class whose methods are script functions into an `IRModule`."""

@@ -1,0 +1,182 @@
+"""Evaluate the expressions of a script from its `ast`, with scoped names.
+
+Names resolve first in the parser's scopes (variables and buffers the script
+defines), then in the captured environment (namespaces, constants).  Calls run the
+namespace builders (`T.exp(x)`); an exception they raise becomes a `ParseError` at
+the call.  Family parsers subclass `Evaluator` to give meaning to operators.
+
+Example:
+    >>> import ast
+    >>> from unity.script.parser.errors import Source
+    >>> ev = Evaluator(Source("x + 1"), {"x": 41})
+    >>> ev.eval(ast.parse("x + 1", mode="eval").body)
+    42
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from unity.script.parser.errors import ParseError, Source
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+}  # fmt: skip
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+            ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|"}  # fmt: skip
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}  # fmt: skip
+
+
+class Evaluator:
+    """Evaluate `ast` expressions; `self.scopes` holds the names the script defines."""
+
+    def __init__(self, source: Source, env: Mapping[str, Any]) -> None:
+        self.source = source
+        self.env = env
+        self.scopes: list[dict[str, Any]] = [{}]
+
+    def error(self, node: ast.AST | None, message: str) -> ParseError:
+        """A `ParseError` at `node`."""
+        return self.source.error(node, message)
+
+    @contextmanager
+    def scope(self) -> Iterator[dict[str, Any]]:
+        """A nested scope for the names a loop, block or let defines."""
+        self.scopes.append({})
+        try:
+            yield self.scopes[-1]
+        finally:
+            self.scopes.pop()
+
+    def define(self, name: str, value: Any) -> None:
+        """Bind `name` in the innermost scope."""
+        self.scopes[-1][name] = value
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        """The value of `name`, or a `ParseError` naming it."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.env:
+            return self.env[name]
+        raise self.error(node, f"unknown name {name!r}")
+
+    # -- dispatch ---------------------------------------------------------------------
+    def eval(self, node: ast.expr) -> Any:
+        """Evaluate one expression node."""
+        method = getattr(self, f"eval_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(node, f"unsupported syntax in a script: {type(node).__name__}")
+        return method(node)
+
+    def eval_Name(self, node: ast.Name) -> Any:  # noqa: N802 - ast class names
+        return self.lookup(node.id, node)
+
+    def eval_Constant(self, node: ast.Constant) -> Any:  # noqa: N802
+        return node.value
+
+    def eval_Tuple(self, node: ast.Tuple) -> Any:  # noqa: N802
+        return tuple(self.eval(e) for e in node.elts)
+
+    def eval_List(self, node: ast.List) -> Any:  # noqa: N802
+        return [self.eval(e) for e in node.elts]
+
+    def eval_Dict(self, node: ast.Dict) -> Any:  # noqa: N802
+        if any(k is None for k in node.keys):
+            raise self.error(node, "`**` in a dict is not supported in a script")
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+
+    def eval_Attribute(self, node: ast.Attribute) -> Any:  # noqa: N802
+        base = self.eval(node.value)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise self.error(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}") from None
+
+    def eval_Call(self, node: ast.Call) -> Any:  # noqa: N802
+        fn = self.eval(node.func)
+        args = [self.eval(a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
+        return self.call(node, fn, args, kwargs)
+
+    def call(self, node: ast.AST, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Call `fn`; errors become `ParseError`s at `node`."""
+        if not callable(fn):
+            raise self.error(node, f"{ast.unparse(getattr(node, 'func', node))} is not callable")
+        try:
+            return fn(*args, **kwargs)
+        except ParseError:
+            raise
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
+            name = ast.unparse(getattr(node, "func", node))
+            raise self.error(node, f"bad call of {name}: {err}") from None
+
+    def eval_BinOp(self, node: ast.BinOp) -> Any:  # noqa: N802
+        fn = _BINOPS.get(type(node.op))
+        if fn is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        a, b = self.eval(node.left), self.eval(node.right)
+        return self.binary(node, _SYMBOLS[type(node.op)], fn, a, b)
+
+    def binary(self, node: ast.AST, symbol: str, fn: Any, a: Any, b: Any) -> Any:
+        """Apply a binary operator (hook for dtype checks)."""
+        try:
+            return fn(a, b)
+        except (TypeError, ValueError) as err:
+            raise self.error(node, f"cannot apply {symbol}: {err}") from None
+
+    def eval_UnaryOp(self, node: ast.UnaryOp) -> Any:  # noqa: N802
+        value = self.eval(node.operand)
+        ops = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+        if isinstance(node.op, ast.Not):
+            return self.logical_not(node, value)
+        return self.binary(node, type(node.op).__name__, lambda v, _: ops[type(node.op)](v), value, None)
+
+    def logical_not(self, node: ast.AST, value: Any) -> Any:
+        """`not value` (hook)."""
+        return not value
+
+    def eval_Compare(self, node: ast.Compare) -> Any:  # noqa: N802
+        if len(node.ops) != 1:
+            raise self.error(node, "chained comparisons are not supported in a script; use `and`")
+        fn = _COMPARE.get(type(node.ops[0]))
+        if fn is None:
+            raise self.error(node, f"unsupported comparison {type(node.ops[0]).__name__}")
+        return self.compare(node, type(node.ops[0]), self.eval(node.left), self.eval(node.comparators[0]))
+
+    def compare(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
+        """Apply a comparison (hook)."""
+        return _COMPARE[op](a, b)
+
+    def eval_BoolOp(self, node: ast.BoolOp) -> Any:  # noqa: N802
+        values = [self.eval(v) for v in node.values]
+        result = values[0]
+        for value in values[1:]:
+            result = self.logical(node, isinstance(node.op, ast.And), result, value)
+        return result
+
+    def logical(self, node: ast.AST, is_and: bool, a: Any, b: Any) -> Any:
+        """`a and b` / `a or b` (hook)."""
+        return (a and b) if is_and else (a or b)
+
+    def eval_Subscript(self, node: ast.Subscript) -> Any:  # noqa: N802
+        base = self.eval(node.value)
+        index = self.eval(node.slice)
+        try:
+            return base[index]
+        except (TypeError, IndexError, KeyError) as err:
+            raise self.error(node, f"cannot index {ast.unparse(node.value)}: {err}") from None
+
+    def eval_Slice(self, node: ast.Slice) -> Any:  # noqa: N802
+        if node.step is not None:
+            raise self.error(node, "slices with a step are not supported in a script")
+        lower = self.eval(node.lower) if node.lower is not None else None
+        upper = self.eval(node.upper) if node.upper is not None else None
+        return slice(lower, upper)

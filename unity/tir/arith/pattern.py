@@ -1,0 +1,261 @@
+"""A small pattern language for rewrite-rule tables (`P.var`, `P.const`, operators).
+
+A pattern is built with the same Python operators as expressions.  Matching binds the
+pattern names; a name used twice must bind structurally equal expressions.  A rule's
+function receives the bindings as keyword arguments and returns the replacement, or
+`None` to decline.  `RuleSet` indexes its rules by the root node class.
+
+Example:
+    >>> from unity import tir
+    >>> x, c1 = P.var("x"), P.const("c1")
+    >>> rules = RuleSet([Rule(P.min(x, x), lambda x: x)])    # min(x, x) -> x
+    >>> i = tir.Var("i")
+    >>> rules.apply(tir.min(i, i)) is i
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from unity.ir.node import Node
+from unity.tir import expr as E
+from unity.tir.arith.key import expr_key
+from unity.tir.functor import child_fields
+
+Bindings = dict[str, E.PrimExpr]
+
+
+class Pattern:
+    """Base of patterns; Python operators build `PNode`s."""
+
+    __slots__ = ()
+
+    def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
+        """Try to match `expr`, extending `env`; False on mismatch."""
+        raise NotImplementedError
+
+    def __add__(self, o: object) -> Pattern:
+        return PNode(E.Add, (self, lift(o)))
+
+    def __radd__(self, o: object) -> Pattern:
+        return PNode(E.Add, (lift(o), self))
+
+    def __sub__(self, o: object) -> Pattern:
+        return PNode(E.Sub, (self, lift(o)))
+
+    def __mul__(self, o: object) -> Pattern:
+        return PNode(E.Mul, (self, lift(o)))
+
+    def __floordiv__(self, o: object) -> Pattern:
+        return PNode(E.FloorDiv, (self, lift(o)))
+
+    def __mod__(self, o: object) -> Pattern:
+        return PNode(E.FloorMod, (self, lift(o)))
+
+    def __lt__(self, o: object) -> Pattern:
+        return PNode(E.LT, (self, lift(o)))
+
+    def __le__(self, o: object) -> Pattern:
+        return PNode(E.LE, (self, lift(o)))
+
+    def __gt__(self, o: object) -> Pattern:
+        return PNode(E.GT, (self, lift(o)))
+
+    def __ge__(self, o: object) -> Pattern:
+        return PNode(E.GE, (self, lift(o)))
+
+    def __and__(self, o: object) -> Pattern:
+        return PNode(E.And, (self, lift(o)))
+
+    def __rand__(self, o: object) -> Pattern:
+        return PNode(E.And, (lift(o), self))
+
+    def __or__(self, o: object) -> Pattern:
+        return PNode(E.Or, (self, lift(o)))
+
+    def __ror__(self, o: object) -> Pattern:
+        return PNode(E.Or, (lift(o), self))
+
+    def __invert__(self) -> Pattern:
+        return PNode(E.Not, (self,))
+
+
+class PVar(Pattern):
+    """Matches any expression; a repeated name must match an equal expression."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
+        bound = env.get(self.name)
+        if bound is None:
+            env[self.name] = expr
+            return True
+        return bound is expr or expr_key(bound, keys) == expr_key(expr, keys)
+
+
+class PConst(PVar):
+    """Matches an integer or float immediate (not a bool)."""
+
+    __slots__ = ()
+
+    def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
+        if type(expr) not in (E.IntImm, E.FloatImm) or expr.dtype == "bool":
+            return False
+        return PVar.match(self, expr, env, keys)
+
+
+class PLit(Pattern):
+    """Matches an immediate with this value (`True`/`False` match bool immediates)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float | bool) -> None:
+        self.value = value
+
+    def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
+        if type(expr) not in (E.IntImm, E.FloatImm):
+            return False
+        if isinstance(self.value, bool) != (expr.dtype == "bool"):
+            return False
+        return expr.value == self.value  # type: ignore[attr-defined]  # immediates
+
+
+class PNode(Pattern):
+    """Matches a node of exactly class `cls` whose children match `children`."""
+
+    __slots__ = ("children", "cls", "fields")
+
+    def __init__(self, cls: type, children: tuple[Pattern, ...]) -> None:
+        self.cls = cls
+        self.children = children
+        self.fields = child_fields(cls)
+
+    def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
+        if type(expr) is not self.cls:
+            return False
+        for name, child in zip(self.fields, self.children):
+            if not child.match(getattr(expr, name), env, keys):
+                return False
+        return True
+
+
+def lift(value: object) -> Pattern:
+    """Turn a Python number into a `PLit`; patterns pass through."""
+    if isinstance(value, Pattern):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return PLit(value)
+    raise TypeError(f"cannot use a {type(value).__name__} in a rewrite pattern")
+
+
+class P:
+    """Pattern constructors: `P.var`, `P.const`, `P.min`, `P.max`, `P.select`, `P.eq`..."""
+
+    var = PVar
+    const = PConst
+
+    @staticmethod
+    def min(a: object, b: object) -> Pattern:
+        """`min(a, b)`."""
+        return PNode(E.Min, (lift(a), lift(b)))
+
+    @staticmethod
+    def max(a: object, b: object) -> Pattern:
+        """`max(a, b)`."""
+        return PNode(E.Max, (lift(a), lift(b)))
+
+    @staticmethod
+    def eq(a: object, b: object) -> Pattern:
+        """`a == b`."""
+        return PNode(E.EQ, (lift(a), lift(b)))
+
+    @staticmethod
+    def ne(a: object, b: object) -> Pattern:
+        """`a != b`."""
+        return PNode(E.NE, (lift(a), lift(b)))
+
+    @staticmethod
+    def select(c: object, t: object, f: object) -> Pattern:
+        """`select(c, t, f)`."""
+        return PNode(E.Select, (lift(c), lift(t), lift(f)))
+
+
+class Rule:
+    """`pattern -> fn(**bindings)`; `fn` returns the replacement or `None` to decline."""
+
+    __slots__ = ("fn", "pattern")
+
+    def __init__(self, pattern: Pattern, fn: Callable[..., E.PrimExpr | None]) -> None:
+        if not isinstance(pattern, PNode):
+            raise TypeError("a rule's pattern must start with an operator, not a bare name")
+        self.pattern = pattern
+        self.fn = fn
+
+
+class RuleSet:
+    """Rules indexed by the class of their root node, tried in order."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.by_class: dict[type, list[Rule]] = {}
+        for rule in rules:
+            self.by_class.setdefault(rule.pattern.cls, []).append(rule)  # type: ignore[attr-defined]
+
+    def apply(
+        self, expr: E.PrimExpr, keys: dict[Node, Hashable] | None = None
+    ) -> E.PrimExpr | None:
+        """Return the first rule's replacement for the root of `expr`, or None."""
+        rules = self.by_class.get(type(expr))
+        if rules is None:
+            return None
+        keys = {} if keys is None else keys
+        for rule in rules:
+            env: dict[str, Any] = {}
+            if rule.pattern.match(expr, env, keys):
+                out = rule.fn(**env)
+                if out is not None:
+                    return out
+        return None
+
+
+def rewrite(expr: E.PrimExpr, rules: RuleSet, max_rounds: int = 16) -> E.PrimExpr:
+    """Apply `rules` bottom-up until nothing changes (at most `max_rounds` passes).
+
+    Example:
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> x = P.var("x")
+        >>> r = RuleSet([Rule(x * 1, lambda x: x)])            # x * 1 -> x
+        >>> rewrite((i * 1) * 1, r) is i
+        True
+    """
+    keys: dict[Node, Hashable] = {}
+    for _ in range(max_rounds):
+        new = _rewrite_once(expr, rules, keys, {})
+        if new is expr:
+            return expr
+        expr = new
+    return expr
+
+
+def _rewrite_once(
+    expr: E.PrimExpr, rules: RuleSet, keys: dict[Node, Hashable], memo: dict[Node, E.PrimExpr]
+) -> E.PrimExpr:
+    done = memo.get(expr)
+    if done is not None:
+        return done
+    changes = {}
+    for name in child_fields(type(expr)):
+        child = getattr(expr, name)
+        if isinstance(child, E.PrimExpr):
+            new = _rewrite_once(child, rules, keys, memo)
+            if new is not child:
+                changes[name] = new
+    out = expr.replace(**changes) if changes else expr
+    replaced = rules.apply(out, keys)
+    memo[expr] = out if replaced is None else replaced
+    return memo[expr]

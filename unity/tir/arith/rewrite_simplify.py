@@ -1,0 +1,431 @@
+"""The simplifier: canonical linear sums, bound-driven div/mod/min/max/compare, rule tables.
+
+Integer `+ - *` go through the linear form (`linear.py`); `//`, `%` and comparisons use
+`canonical.py` and the bounds; the rest (logic, select, min/max shapes) are rule tables.
+Floats only fold constants with the dtype's own arithmetic (never reassociate).
+
+Example:
+    >>> from unity import tir
+    >>> from unity.tir.arith import Analyzer
+    >>> i0, i1 = tir.Var("i0"), tir.Var("i1")
+    >>> ana = Analyzer()
+    >>> ana.bind(i1, tir.Range.from_min_extent(0, 32))
+    >>> ana.simplify((i0 * 32 + i1) % 32) is i1
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from math import gcd
+from typing import Any
+
+import numpy as np
+
+from unity.ir import dtype as dt
+from unity.ir.node import Node
+from unity.tir import expr as E
+from unity.tir.arith.canonical import floordiv_linear, floormod_linear, merge_div_mod_pairs
+from unity.tir.arith.const_int_bound import BoundAnalyzer, dtype_range
+from unity.tir.arith.key import expr_key
+from unity.tir.arith.linear import Linear, is_index_dtype, make_int, to_linear
+from unity.tir.arith.pattern import P, Rule, RuleSet
+from unity.tir.functor import child_fields, substitute
+
+TRUE = E.IntImm("bool", 1)
+FALSE = E.IntImm("bool", 0)
+
+x, y, z = P.var("x"), P.var("y"), P.var("z")
+c1, c2 = P.const("c1"), P.const("c2")
+
+LOGIC_RULES = RuleSet([
+    Rule(x & True, lambda x: x),                                        # x && true -> x
+    Rule(True & x, lambda x: x),                                        # true && x -> x
+    Rule(x & False, lambda x: FALSE),                                   # x && false -> false
+    Rule(False & x, lambda x: FALSE),                                   # false && x -> false
+    Rule(x & x, lambda x: x),                                           # x && x -> x
+    Rule(x & ~x, lambda x: FALSE),                                      # x && !x -> false
+    Rule(x | True, lambda x: TRUE),                                     # x || true -> true
+    Rule(True | x, lambda x: TRUE),                                     # true || x -> true
+    Rule(x | False, lambda x: x),                                       # x || false -> x
+    Rule(False | x, lambda x: x),                                       # false || x -> x
+    Rule(x | x, lambda x: x),                                           # x || x -> x
+    Rule(x | ~x, lambda x: TRUE),                                       # x || !x -> true
+    Rule(~P.var("t"), lambda t: _not_const(t)),                        # !true -> false, !false -> true
+    Rule(~~x, lambda x: x),                                             # !!x -> x
+    Rule(~(x < y), lambda x, y: _int_only(x, E.LE(y, x))),              # !(x < y) -> y <= x
+    Rule(~(x <= y), lambda x, y: _int_only(x, E.LT(y, x))),             # !(x <= y) -> y < x
+    Rule(~(x > y), lambda x, y: _int_only(x, E.LE(x, y))),              # !(x > y) -> x <= y
+    Rule(~(x >= y), lambda x, y: _int_only(x, E.LT(x, y))),             # !(x >= y) -> x < y
+    Rule(~P.eq(x, y), lambda x, y: _int_only(x, E.NE(x, y))),           # !(x == y) -> x != y
+    Rule(~P.ne(x, y), lambda x, y: _int_only(x, E.EQ(x, y))),           # !(x != y) -> x == y
+])  # fmt: skip
+
+MINMAX_RULES = RuleSet([
+    Rule(P.min(x, x), lambda x: x),                                     # min(x, x) -> x
+    Rule(P.max(x, x), lambda x: x),                                     # max(x, x) -> x
+    Rule(P.min(x, P.max(x, y)), lambda x, y: x),                        # min(x, max(x, y)) -> x
+    Rule(P.min(P.max(x, y), x), lambda x, y: x),                        # min(max(x, y), x) -> x
+    Rule(P.max(x, P.min(x, y)), lambda x, y: x),                        # max(x, min(x, y)) -> x
+    Rule(P.max(P.min(x, y), x), lambda x, y: x),                        # max(min(x, y), x) -> x
+    Rule(P.min(x, P.min(x, y)), lambda x, y: E.Min(x, y)),              # min(x, min(x, y)) -> min(x, y)
+    Rule(P.max(x, P.max(x, y)), lambda x, y: E.Max(x, y)),              # max(x, max(x, y)) -> max(x, y)
+    Rule(P.min(P.min(x, c1), c2), lambda x, c1, c2: E.Min(x, _fold(E.Min, c1, c2))),  # fold consts
+    Rule(P.max(P.max(x, c1), c2), lambda x, c1, c2: E.Max(x, _fold(E.Max, c1, c2))),  # fold consts
+])  # fmt: skip
+
+SELECT_RULES = RuleSet([
+    Rule(P.select(True, x, y), lambda x, y: x),                         # select(true, x, y) -> x
+    Rule(P.select(False, x, y), lambda x, y: y),                        # select(false, x, y) -> y
+    Rule(P.select(z, x, x), lambda z, x: x),                            # select(c, x, x) -> x
+    Rule(P.select(~z, x, y), lambda z, x, y: E.Select(z, y, x)),        # select(!c, x, y) -> select(c, y, x)
+])  # fmt: skip
+
+
+def _not_const(t: E.PrimExpr) -> E.PrimExpr | None:
+    if type(t) is E.IntImm:
+        return FALSE if t.value else TRUE
+    return None
+
+
+def _int_only(operand: E.PrimExpr, out: E.PrimExpr) -> E.PrimExpr | None:
+    """Comparisons of floats do not negate (NaN), so integer operands only."""
+    return out if is_index_dtype(operand.dtype) else None
+
+
+# -- constant folding ---------------------------------------------------------------------
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+_INT_FOLD: dict[type, Callable[[int, int], int]] = {
+    E.Add: lambda a, b: a + b, E.Sub: lambda a, b: a - b, E.Mul: lambda a, b: a * b,
+    E.Div: _tdiv, E.Mod: lambda a, b: a - b * _tdiv(a, b), E.FloorDiv: lambda a, b: a // b,
+    E.FloorMod: lambda a, b: a % b, E.Min: min, E.Max: max,
+    E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a, b: a < b,
+    E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b,
+    E.And: lambda a, b: bool(a and b), E.Or: lambda a, b: bool(a or b),
+}  # fmt: skip
+
+_FLOAT_FOLD: dict[type, Callable[[Any, Any], Any]] = {
+    E.Add: np.add, E.Sub: np.subtract, E.Mul: np.multiply, E.Div: np.divide,
+    E.FloorDiv: np.floor_divide, E.FloorMod: np.mod, E.Mod: np.fmod, E.Min: np.minimum,
+    E.Max: np.maximum, E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal,
+    E.GT: np.greater, E.GE: np.greater_equal,
+}  # fmt: skip
+
+_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+
+
+def _fold(cls: type, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
+    """Evaluate `cls(a, b)` on two immediates as the target would; None if not foldable."""
+    is_cmp = issubclass(cls, E.CmpOp)
+    if type(a) is E.IntImm and type(b) is E.IntImm:
+        if cls in _DIVISIONS and b.value == 0:
+            return None  # division by zero stays for the runtime to report
+        value = _INT_FOLD[cls](a.value, b.value)
+        return make_int("bool" if is_cmp else a.dtype, int(value))
+    if (
+        type(a) is E.FloatImm
+        and type(b) is E.FloatImm
+        and a.dtype in ("float16", "float32", "float64")
+    ):
+        np_type = np.dtype(a.dtype).type
+        with np.errstate(all="ignore"):
+            value = _FLOAT_FOLD[cls](np_type(a.value), np_type(b.value))
+        return make_int("bool", int(value)) if is_cmp else E.FloatImm(a.dtype, float(value))
+    return None
+
+
+def _is_imm(expr: E.PrimExpr, value: float) -> bool:
+    return type(expr) in (E.IntImm, E.FloatImm) and expr.value == value  # type: ignore[attr-defined]
+
+
+_FLIP = {E.LT: E.GT, E.GT: E.LT, E.LE: E.GE, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
+
+
+def _decide(cls: type, lo: int, hi: int) -> bool | None:
+    """Decide `d <op> 0` from `lo <= d <= hi`, or None."""
+    if cls is E.LT:
+        return True if hi < 0 else False if lo >= 0 else None
+    if cls is E.LE:
+        return True if hi <= 0 else False if lo > 0 else None
+    if cls is E.GT:
+        return True if lo > 0 else False if hi <= 0 else None
+    if cls is E.GE:
+        return True if lo >= 0 else False if hi < 0 else None
+    if lo == hi == 0:
+        return cls is E.EQ
+    if lo > 0 or hi < 0:
+        return cls is E.NE
+    return None
+
+
+def normalize_compare(cls: type, d: Linear) -> E.PrimExpr:
+    """Write `d <op> 0` as `positive terms <op> other terms + k`, divided by the terms' gcd.
+
+    Example:
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> normalize_compare(E.LT, to_linear(i * 4 - 8)).b.value        # i*4 - 8 < 0 -> i < 2
+        2
+    """
+    if all(c < 0 for _, c in d.terms.values()):
+        d, cls = d.scaled(-1), _FLIP[cls]
+    g = 0
+    for _, c in d.terms.values():
+        g = gcd(g, c)
+    k = -d.const
+    if cls is E.EQ or cls is E.NE:
+        if k % g:
+            return TRUE if cls is E.NE else FALSE
+        bound = k // g
+    else:
+        rounds_up = cls is E.LT or cls is E.GE
+        bound = -((-k) // g) if rounds_up else k // g
+    left = Linear(d.dtype, {key: (a, c // g) for key, (a, c) in d.terms.items() if c > 0})
+    right = Linear(d.dtype, {key: (a, -c // g) for key, (a, c) in d.terms.items() if c < 0}, bound)
+    return cls(left.to_expr(), right.to_expr())
+
+
+# -- the simplifier -----------------------------------------------------------------------
+class Simplifier:
+    """Simplify expressions against the bounds and facts of a `BoundAnalyzer` (memoized)."""
+
+    def __init__(self, bounds: BoundAnalyzer) -> None:
+        self.bounds = bounds
+        self.keys = bounds.keys
+        self.subst: dict[E.Var, E.PrimExpr] = {}
+        self.facts: dict[Hashable, bool] = {}
+        self.memo: dict[Node, E.PrimExpr] = {}
+        self.lin: dict[Node, Linear] = {}
+
+    def clear(self) -> None:
+        """Forget memoized results (call when bounds or facts change)."""
+        self.memo.clear()
+        self.bounds.memo.clear()
+
+    def simplify(self, expr: E.PrimExpr) -> E.PrimExpr:
+        """Return the simplified form of `expr`."""
+        done = self.memo.get(expr)
+        if done is not None:
+            return done
+        out = _DISPATCH.get(type(expr), Simplifier.generic)(self, expr)
+        if type(out) is not E.IntImm and is_index_dtype(out.dtype):
+            lo, hi = self.bounds.bound(out)
+            if lo == hi:  # pinned down by bounds or facts (e.g. inside `if x % 4 == 0`)
+                out = make_int(out.dtype, lo)
+        if self.facts and dt.is_bool(out.dtype) and type(out) is not E.IntImm:
+            known = self.facts.get(expr_key(out, self.keys))
+            out = out if known is None else (TRUE if known else FALSE)
+        self.memo[expr] = out
+        self.memo[out] = out
+        return out
+
+    def linear(self, expr: E.PrimExpr) -> Linear:
+        """The linear form of an already simplified integer expression."""
+        lin = self.lin.get(expr)
+        if lin is None:
+            lin = to_linear(expr, self.keys)
+            self.lin[expr] = lin
+        return lin
+
+    def emit(self, lin: Linear) -> E.PrimExpr:
+        """Rebuild an expression from a linear form, remembering the form."""
+        out = lin.to_expr()
+        self.lin[out] = lin
+        return out
+
+    def _children(self, expr: Any) -> tuple[E.PrimExpr, E.PrimExpr]:
+        return self.simplify(expr.a), self.simplify(expr.b)
+
+    def _rules(self, rules: RuleSet, out: E.PrimExpr) -> E.PrimExpr:
+        new = rules.apply(out, self.keys)
+        return out if new is None else self.simplify(new)
+
+    def var(self, expr: E.Var) -> E.PrimExpr:
+        return self.subst.get(expr, expr)
+
+    def leaf(self, expr: E.PrimExpr) -> E.PrimExpr:
+        return expr
+
+    def arith(self, expr: Any) -> E.PrimExpr:
+        a, b = self._children(expr)
+        cls = type(expr)
+        folded = _fold(cls, a, b)
+        if folded is not None:
+            return folded
+        if not is_index_dtype(expr.dtype):
+            return self._float_arith(expr, a, b)
+        la, lb = self.linear(a), self.linear(b)
+        if cls is E.Add or cls is E.Sub:
+            lin = la.plus(lb, 1 if cls is E.Add else -1)
+        elif lb.is_const():
+            lin = la.scaled(lb.const)
+        elif la.is_const():
+            lin = lb.scaled(la.const)
+        else:
+            return expr.replace(a=a, b=b)  # a product of two non-constants is an atom
+        if any(type(atom) is E.FloorMod for atom, _ in lin.terms.values()):
+            lin = merge_div_mod_pairs(self.bounds, lin)
+        return self.emit(lin)
+
+    def _float_arith(self, expr: Any, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+        cls = type(expr)
+        if (cls is E.Mul or cls is E.Div) and _is_imm(b, 1):
+            return a  # x * 1 and x / 1 are exact, NaN and -0 included
+        if cls is E.Mul and _is_imm(a, 1):
+            return b
+        return expr.replace(a=a, b=b)
+
+    def division(self, expr: Any) -> E.PrimExpr:
+        a, b = self._children(expr)
+        cls = type(expr)
+        folded = _fold(cls, a, b)
+        if folded is not None:
+            return folded
+        if not is_index_dtype(expr.dtype):
+            return self._float_arith(expr, a, b)
+        floor = cls is E.FloorDiv or cls is E.FloorMod
+        is_div = cls is E.FloorDiv or cls is E.Div
+        if type(b) is E.IntImm and b.value > 0 and (floor or self.bounds.bound(a)[0] >= 0):
+            split = floordiv_linear if is_div else floormod_linear
+            return self.emit(split(self.bounds, self.linear(a), b.value))
+        if self._nonneg_below(a, b):
+            return make_int(expr.dtype, 0) if is_div else a
+        return expr.replace(a=a, b=b)
+
+    def _nonneg_below(self, a: E.PrimExpr, b: E.PrimExpr) -> bool:
+        """True when `0 <= a < b` is provable."""
+        if self.bounds.bound(a)[0] < 0:
+            return False
+        return self.bounds.bound_linear(self.linear(a).plus(self.linear(b), -1))[1] < 0
+
+    def min_max(self, expr: Any) -> E.PrimExpr:
+        a, b = self._children(expr)
+        folded = _fold(type(expr), a, b)
+        if folded is not None:
+            return folded
+        if is_index_dtype(expr.dtype):
+            lo, hi = self.bounds.bound_linear(self.linear(a).plus(self.linear(b), -1))
+            if hi <= 0:
+                return a if type(expr) is E.Min else b
+            if lo >= 0:
+                return b if type(expr) is E.Min else a
+        return self._rules(MINMAX_RULES, expr.replace(a=a, b=b))
+
+    def compare(self, expr: Any) -> E.PrimExpr:
+        a, b = self._children(expr)
+        cls = type(expr)
+        folded = _fold(cls, a, b)
+        if folded is not None:
+            return folded
+        if not is_index_dtype(a.dtype):
+            return expr.replace(a=a, b=b)
+        d = self.linear(a).plus(self.linear(b), -1)
+        decided = _decide(cls, *self.bounds.bound_linear(d))
+        if decided is not None:
+            return TRUE if decided else FALSE
+        return normalize_compare(cls, d)
+
+    def logic(self, expr: Any) -> E.PrimExpr:
+        if type(expr) is E.Not:
+            out = expr.replace(a=self.simplify(expr.a))
+        else:
+            a, b = self._children(expr)
+            folded = _fold(type(expr), a, b)
+            out = folded if folded is not None else expr.replace(a=a, b=b)
+        return self._rules(LOGIC_RULES, out)
+
+    def select(self, expr: E.Select) -> E.PrimExpr:
+        cond = self.simplify(expr.condition)
+        if type(cond) is E.IntImm:
+            return self.simplify(expr.true_value if cond.value else expr.false_value)
+        t, f = self.simplify(expr.true_value), self.simplify(expr.false_value)
+        return self._rules(SELECT_RULES, expr.replace(condition=cond, true_value=t, false_value=f))
+
+    def cast(self, expr: E.Cast) -> E.PrimExpr:
+        value = self.simplify(expr.value)
+        if value.dtype == expr.dtype:
+            return value
+        folded = _fold_cast(expr.dtype, value)
+        return folded if folded is not None else expr.replace(value=value)
+
+    def let(self, expr: E.Let) -> E.PrimExpr:
+        value = self.simplify(expr.value)
+        if type(value) in (E.IntImm, E.FloatImm) or isinstance(value, E.Var):
+            return self.simplify(substitute(expr.body, {expr.var: value}))
+        body = self._simplify_with_bound(expr.body, expr.var, value)
+        if not _uses(body, expr.var):
+            return body
+        return expr.replace(value=value, body=body)
+
+    def _simplify_with_bound(self, body: E.PrimExpr, var: E.Var, value: E.PrimExpr) -> E.PrimExpr:
+        """Simplify `body` knowing `var`'s bounds are `value`'s; forget them afterwards."""
+        if not is_index_dtype(value.dtype):
+            return self.simplify(body)
+        old = self.bounds.known.get(var)
+        self.bounds.known[var] = self.bounds.bound(value)
+        self.clear()
+        try:
+            return self.simplify(body)
+        finally:
+            if old is None:
+                del self.bounds.known[var]
+            else:
+                self.bounds.known[var] = old
+            self.clear()
+
+    def generic(self, expr: E.PrimExpr) -> E.PrimExpr:
+        changes: dict[str, Any] = {}
+        for name in child_fields(type(expr)):
+            old = getattr(expr, name)
+            if isinstance(old, E.PrimExpr):
+                new: Any = self.simplify(old)
+            elif isinstance(old, tuple) and all(isinstance(v, E.PrimExpr) for v in old):
+                new = tuple(self.simplify(v) for v in old)  # type: ignore[arg-type]
+                new = old if all(p is q for p, q in zip(new, old)) else new  # type: ignore[arg-type]
+            else:
+                continue
+            if new is not old:
+                changes[name] = new
+        return expr.replace(**changes) if changes else expr
+
+
+def _fold_cast(dtype: str, value: E.PrimExpr) -> E.PrimExpr | None:
+    if type(value) not in (E.IntImm, E.FloatImm) or dt.lanes(dtype) != 1:
+        return None
+    v = value.value  # type: ignore[attr-defined]
+    if dt.is_bool(dtype):
+        return make_int(dtype, int(v != 0))
+    if dt.is_integer(dtype):
+        if isinstance(v, float) and not np.isfinite(v):
+            return None
+        lo, hi = dtype_range(dtype)
+        iv = int(v)  # C casts truncate toward zero
+        return make_int(dtype, iv) if isinstance(v, int) or lo <= iv <= hi else None
+    if dtype in ("float16", "float32", "float64"):
+        return E.FloatImm(dtype, float(np.dtype(dtype).type(v)))
+    return None
+
+
+def _uses(expr: E.PrimExpr, var: E.Var) -> bool:
+    from unity.tir.functor import post_order_visit
+
+    found: list[bool] = []
+    post_order_visit(expr, lambda n: found.append(True) if n is var else None)
+    return bool(found)
+
+
+_DISPATCH: dict[type, Callable[[Simplifier, Any], E.PrimExpr]] = {
+    E.Var: Simplifier.var, E.SizeVar: Simplifier.var, E.IntImm: Simplifier.leaf,
+    E.FloatImm: Simplifier.leaf, E.StringImm: Simplifier.leaf, E.Add: Simplifier.arith,
+    E.Sub: Simplifier.arith, E.Mul: Simplifier.arith, E.Div: Simplifier.division,
+    E.Mod: Simplifier.division, E.FloorDiv: Simplifier.division,
+    E.FloorMod: Simplifier.division, E.Min: Simplifier.min_max, E.Max: Simplifier.min_max,
+    E.EQ: Simplifier.compare, E.NE: Simplifier.compare, E.LT: Simplifier.compare,
+    E.LE: Simplifier.compare, E.GT: Simplifier.compare, E.GE: Simplifier.compare,
+    E.And: Simplifier.logic, E.Or: Simplifier.logic, E.Not: Simplifier.logic,
+    E.Select: Simplifier.select, E.Cast: Simplifier.cast, E.Let: Simplifier.let,
+}  # fmt: skip

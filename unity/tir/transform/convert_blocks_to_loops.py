@@ -1,0 +1,122 @@
+"""Turn TensorIR blocks into plain statements: iter vars substituted, predicates as `if`.
+
+Before::
+
+    for i in T.serial(10):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(i < 8)
+            B[vi] = A[vi] * T.float32(2)
+
+After ``ConvertBlocksToLoops()``::
+
+    for i in T.serial(10):
+        if i < 8:
+            B[i] = A[i] * T.float32(2)
+
+A block's `alloc_buffers` become `Allocate(buffer, body)` around the block's body (for
+the root block: around the whole function body), a remaining `init` is lowered as in
+`LowerInitBlock`, and `match_buffers` views are replaced by their source buffer with
+the region's offsets added to the indices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.diagnostics import DiagnosticError
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.buffer import Buffer, BufferRegion
+from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator, substitute
+from unity.tir.stmt import Allocate, Block, BlockRealize, BufferStore, IfThenElse, Stmt
+from unity.tir.transform._base import with_body
+from unity.tir.transform.lower_init_block import lower_init
+
+
+@dataclass(frozen=True)
+class ConvertBlocksToLoops(ModulePass):
+    """Remove every `Block`/`BlockRealize`, keeping their meaning with loops and `if`s."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        return with_body(func, _BlockLowerer().visit_stmt(func.body))
+
+
+def _is_true(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value != 0
+
+
+class _BlockLowerer(StmtExprMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: dict[Buffer, BufferRegion] = {}
+
+    def visit_block_realize_(self, realize: BlockRealize) -> Stmt:
+        block = realize.block
+        if len(realize.iter_values) != len(block.iter_vars):
+            msg = (
+                f"block {block.name_hint!r} has {len(block.iter_vars)} iter vars but is "
+                f"bound to {len(realize.iter_values)} values"
+            )
+            raise DiagnosticError(msg, realize)
+        vmap: dict[Var, PrimExpr] = {
+            iv.var: value for iv, value in zip(block.iter_vars, realize.iter_values)
+        }
+        body = self._lower_block(block, vmap)
+        if _is_true(realize.predicate):
+            return body
+        return IfThenElse(self.visit_expr(realize.predicate), body)
+
+    def visit_block_(self, block: Block) -> Stmt:
+        if block.iter_vars:
+            msg = f"block {block.name_hint!r} has iter vars but no BlockRealize binding them"
+            raise DiagnosticError(msg, block)
+        return self._lower_block(block, {})
+
+    def _lower_block(self, block: Block, vmap: dict[Var, PrimExpr]) -> Stmt:
+        for match in block.match_buffers:
+            source = match.source
+            region = tuple(r.replace(min=substitute(r.min, vmap)) for r in source.region)
+            self.views[match.buffer] = source.replace(region=region)
+        body = substitute(lower_init(block, block.body), vmap)
+        body = self.visit_stmt(body)
+        for buffer in reversed(block.alloc_buffers):
+            body = Allocate(buffer, body)
+        return body
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        load = self._mutate_fields(load)
+        view = self.views.get(load.buffer)
+        if view is None:
+            return load
+        return BufferLoad(view.buffer, _view_indices(view, load.indices), span=load.span)
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        store = self._mutate_fields(store)
+        view = self.views.get(store.buffer)
+        if view is None:
+            return store
+        indices = _view_indices(view, store.indices)
+        return BufferStore(view.buffer, store.value, indices, span=store.span)
+
+
+def _view_indices(view: BufferRegion, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+    """Indices into the source buffer of a `match_buffer` view: the view's dimensions map
+    to the trailing dimensions of the region; the leading ones sit at the region's min."""
+    lead = len(view.region) - len(indices)
+    if lead < 0:
+        msg = f"a view of rank {len(indices)} cannot match a region of rank {len(view.region)}"
+        raise DiagnosticError(msg, view)
+    mins = [r.min for r in view.region]
+    shifted = (i if _is_zero(m) else m + i for m, i in zip(mins[lead:], indices))
+    return (*mins[:lead], *shifted)
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0

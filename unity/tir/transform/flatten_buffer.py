@@ -1,0 +1,158 @@
+"""Flatten N-d buffer accesses into 1-D accesses with the strides and offset folded in.
+
+Before::
+
+    @T.prim_func
+    def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        for i, j in T.grid(4, 8):
+            B[i, j] = A[i, j]
+
+After ``FlattenBuffer()``::
+
+    @T.prim_func
+    def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        A_1 = T.Buffer((32,), data=A.data)
+        B_1 = T.Buffer((32,), data=B.data)
+        for i, j in T.grid(4, 8):
+            B_1[i * 8 + j] = A_1[i * 8 + j]
+
+Parameters keep their N-d buffers (the runtime checks argument shapes against them);
+every load and store goes through a 1-D buffer sharing the original's `data` Var, and
+`Allocate` holds the flat buffer.  Indices keep their dtype (int32 or int64).  A 1-D
+buffer without strides or offset is already flat and kept as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.diagnostics import DiagnosticError
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.buffer import Buffer
+from unity.tir.expr import BufferLoad, PrimExpr, const
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator
+from unity.tir.stmt import Allocate, Block, BlockRealize, BufferStore, Stmt
+from unity.tir.transform._base import fold_add, fold_mul, is_const_int, with_body
+
+
+@dataclass(frozen=True)
+class FlattenBuffer(ModulePass):
+    """Rewrite `buf[i0, ..., ik]` into `flat[elem_offset + sum(i_d * stride_d)]`."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        return with_body(func, _Flattener().visit_stmt(func.body))
+
+
+def is_flat(buffer: Buffer) -> bool:
+    """True when `buffer` is 1-D, compact and without offset (nothing to fold).
+
+    Example:
+        >>> from unity import tir
+        >>> is_flat(tir.decl_buffer((8,))), is_flat(tir.decl_buffer((2, 4)))
+        (True, False)
+    """
+    return len(buffer.shape) == 1 and not buffer.strides and is_const_int(buffer.elem_offset, 0)
+
+
+def flat_strides(buffer: Buffer) -> tuple[PrimExpr, ...]:
+    """The strides of `buffer`, computed row-major when it has none (constants folded).
+
+    Example:
+        >>> from unity import tir
+        >>> [s.value for s in flat_strides(tir.decl_buffer((2, 3, 4)))]
+        [12, 4, 1]
+    """
+    if buffer.strides:
+        return buffer.strides
+    strides: list[PrimExpr] = []
+    stride: PrimExpr | None = None
+    for dim in reversed(buffer.shape):
+        strides.append(const(1, dim.dtype) if stride is None else stride)
+        stride = dim if stride is None else fold_mul(stride, dim)
+    return tuple(reversed(strides))
+
+
+def flatten(buffer: Buffer) -> Buffer:
+    """The 1-D buffer over the same `data` as `buffer`, as large as its extent.
+
+    Example:
+        >>> from unity import tir
+        >>> flatten(tir.decl_buffer((2, 3))).shape[0].value
+        6
+    """
+    if not buffer.shape:
+        size: PrimExpr = const(1)
+    elif buffer.strides:
+        size = fold_mul(buffer.shape[0], buffer.strides[0])
+    else:
+        size = buffer.shape[0]
+        for dim in buffer.shape[1:]:
+            size = fold_mul(size, dim)
+    return Buffer(buffer.data, (size,), buffer.dtype, buffer.name, scope=buffer.scope)
+
+
+def flat_index(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> PrimExpr:
+    """`elem_offset + sum(indices[d] * strides[d])`, skipping `* 1` and `+ 0`.
+
+    Example:
+        >>> from unity import tir
+        >>> i, j = tir.Var("i"), tir.Var("j")
+        >>> flat_index(tir.decl_buffer((4, 8)), (i, j)).script()
+        'i * 8 + j'
+    """
+    index: PrimExpr | None = None
+    for idx, stride in zip(indices, flat_strides(buffer)):
+        term = fold_mul(idx, stride)
+        index = term if index is None else fold_add(index, term)
+    if buffer.elem_offset is not None and not is_const_int(buffer.elem_offset, 0):
+        index = buffer.elem_offset if index is None else fold_add(index, buffer.elem_offset)
+    return const(0) if index is None else index
+
+
+class _Flattener(StmtExprMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flat: dict[Buffer, Buffer] = {}
+
+    def _flat(self, buffer: Buffer) -> Buffer:
+        if is_flat(buffer):
+            return buffer
+        flat = self.flat.get(buffer)
+        if flat is None:
+            flat = self.flat[buffer] = flatten(buffer)
+        return flat
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        load = self._mutate_fields(load)
+        flat = self._flat(load.buffer)
+        if flat is load.buffer:
+            return load
+        return BufferLoad(flat, (flat_index(load.buffer, load.indices),), span=load.span)
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        store = self._mutate_fields(store)
+        flat = self._flat(store.buffer)
+        if flat is store.buffer:
+            return store
+        index = flat_index(store.buffer, store.indices)
+        return BufferStore(flat, store.value, (index,), span=store.span)
+
+    def visit_allocate_(self, alloc: Allocate) -> Stmt:
+        body = self.visit_stmt(alloc.body)
+        return alloc.replace(buffer=self._flat(alloc.buffer), body=body)
+
+    def visit_block_(self, block: Block) -> Stmt:
+        raise DiagnosticError(
+            f"FlattenBuffer needs blocks lowered first (found block {block.name_hint!r}); "
+            "run ConvertBlocksToLoops before it",
+            block,
+        )
+
+    def visit_block_realize_(self, realize: BlockRealize) -> Stmt:
+        return self.visit_block_(realize.block)

@@ -1,0 +1,82 @@
+"""Lower a block's `init` into an `if` at the start of its body.
+
+Before::
+
+    with T.block("C"):
+        vi, vk = T.axis.remap("SR", [i, k])
+        with T.init():
+            C[vi] = T.float32(0)
+        C[vi] = C[vi] + A[vi, vk]
+
+After ``LowerInitBlock()``::
+
+    with T.block("C"):
+        vi, vk = T.axis.remap("SR", [i, k])
+        if vk == 0:
+            C[vi] = T.float32(0)
+        C[vi] = C[vi] + A[vi, vk]
+
+The condition is "every reduction iteration variable is at the minimum of its domain";
+a block with `init` but no reduction variable runs `init` every time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.expr import IterType, PrimExpr, const, eq, logical_and
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator
+from unity.tir.stmt import Block, IfThenElse, Stmt, seq
+from unity.tir.transform._base import with_body
+
+
+@dataclass(frozen=True)
+class LowerInitBlock(ModulePass):
+    """Replace `Block.init` by `if (all reduce vars at their min): init` before the body."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        return with_body(func, _InitLowerer().visit_stmt(func.body))
+
+
+def init_condition(block: Block) -> PrimExpr:
+    """The condition under which `block.init` runs: reduce iter vars at their minimum.
+
+    Example:
+        >>> init_condition(matmul_block).script()  # doctest: +SKIP
+        'vk == 0'
+    """
+    cond: PrimExpr | None = None
+    for iv in block.iter_vars:
+        if iv.iter_type is not IterType.REDUCE:
+            continue
+        term = eq(iv.var, iv.dom.min)
+        cond = term if cond is None else logical_and(cond, term)
+    return const(True) if cond is None else cond
+
+
+def lower_init(block: Block, body: Stmt) -> Stmt:
+    """`body` preceded by the block's init under `init_condition` (body if no init).
+
+    Example:
+        >>> lower_init(block, block.body)  # doctest: +SKIP
+    """
+    if block.init is None:
+        return body
+    if not any(iv.iter_type is IterType.REDUCE for iv in block.iter_vars):
+        return seq(block.init, body)
+    return seq(IfThenElse(init_condition(block), block.init), body)
+
+
+class _InitLowerer(StmtExprMutator):
+    def visit_block_(self, block: Block) -> Stmt:
+        block = self._mutate_fields(block)
+        if block.init is None:
+            return block
+        return block.replace(body=lower_init(block, block.body), init=None)

@@ -1,0 +1,65 @@
+"""Normalize loop kinds for the CPU: thread bindings run serially, parallelism is not nested.
+
+Before::
+
+    for i in T.parallel(4):
+        for j in T.parallel(8):
+            for t in T.thread_binding(2, thread="threadIdx.x"):
+                B[i, j, t] = A[i, j, t]
+
+After ``LowerThreadBindingCPU()``::
+
+    for i in T.parallel(4):
+        for j in T.serial(8):
+            for t in T.serial(2):
+                B[i, j, t] = A[i, j, t]
+
+Only the outermost parallel loop on any path stays `PARALLEL` (codegen outlines its
+body for the thread pool); GPU thread-bound loops mean the same as serial loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator
+from unity.tir.stmt import For, ForKind, Stmt
+from unity.tir.transform._base import with_body
+
+
+@dataclass(frozen=True)
+class LowerThreadBindingCPU(ModulePass):
+    """Make `THREAD_BINDING` loops and parallel loops nested in parallel ones `SERIAL`."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        return with_body(func, _KindNormalizer().visit_stmt(func.body))
+
+
+class _KindNormalizer(StmtExprMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_parallel = False
+
+    def visit_stmt(self, stmt: Stmt) -> Stmt:
+        from unity.ir.node import dispatch_table  # not memoized: the result depends on nesting
+
+        return dispatch_table(type(self), type(stmt))(self, stmt)
+
+    def visit_for_(self, loop: For) -> Stmt:
+        kind = loop.kind
+        serial = kind is ForKind.THREAD_BINDING or (kind is ForKind.PARALLEL and self.in_parallel)
+        outer, self.in_parallel = self.in_parallel, self.in_parallel or kind is ForKind.PARALLEL
+        try:
+            body = self.visit_stmt(loop.body)
+        finally:
+            self.in_parallel = outer
+        if serial:
+            return loop.replace(kind=ForKind.SERIAL, thread_binding=None, body=body)
+        return loop.replace(body=body)

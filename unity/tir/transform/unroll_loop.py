@@ -1,0 +1,105 @@
+"""Unroll loops marked `UNROLLED` whose extent is a small constant.
+
+Before::
+
+    for i in T.unroll(3):
+        B[i] = A[i] + T.float32(1)
+
+After ``UnrollLoop()``::
+
+    B[0] = A[0] + T.float32(1)
+    B[1] = A[1] + T.float32(1)
+    B[2] = A[2] + T.float32(1)
+
+Each copy gets fresh variables for the loops, lets and allocations inside it, so every
+variable is still defined once.  An `UNROLLED` loop with a symbolic extent or one larger
+than `max_extent` becomes a `SERIAL` loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.buffer import Buffer
+from unity.tir.expr import IntImm, PrimExpr, Var, const
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from unity.tir.stmt import Allocate, Evaluate, For, ForKind, LetStmt, Stmt, seq
+from unity.tir.transform._base import with_body
+
+
+@dataclass(frozen=True)
+class UnrollLoop(ModulePass):
+    """Replace `for i in T.unroll(n)` by `n` copies of its body (n <= `max_extent`)."""
+
+    max_extent: int = 64
+    """Unrolled loops with a larger (or symbolic) extent stay loops, made serial."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        return with_body(func, _Unroller(self.max_extent).visit_stmt(func.body))
+
+
+def copy_with_fresh_vars(stmt: Stmt, vmap: dict[Var, PrimExpr]) -> Stmt:
+    """`stmt` with `vmap` substituted and every variable/buffer it defines renamed fresh.
+
+    Example:
+        >>> copy_with_fresh_vars(loop.body, {loop.loop_var: tir.const(0)})  # doctest: +SKIP
+    """
+    collector = _Binders()
+    collector.visit_stmt(stmt)
+    full: dict[Var, PrimExpr] = dict(vmap)
+    for var in collector.vars:
+        full[var] = Var(var.name, var.dtype)
+    buffers: dict[Buffer, Buffer] = {}
+    for buf in collector.buffers:
+        data = Var(buf.data.name, buf.data.dtype)
+        full[buf.data] = data
+        buffers[buf] = buf.replace(data=data)
+    return substitute(stmt, full, buffers)
+
+
+class _Binders(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.vars: list[Var] = []
+        self.buffers: list[Buffer] = []
+
+    def visit_for_(self, loop: For) -> None:
+        self.vars.append(loop.loop_var)
+        self.visit_stmt_(loop)
+
+    def visit_let_stmt_(self, stmt: LetStmt) -> None:
+        self.vars.append(stmt.var)
+        self.visit_stmt_(stmt)
+
+    def visit_allocate_(self, alloc: Allocate) -> None:
+        self.buffers.append(alloc.buffer)
+        self.visit_stmt_(alloc)
+
+
+class _Unroller(StmtExprMutator):
+    def __init__(self, max_extent: int) -> None:
+        super().__init__()
+        self.max_extent = max_extent
+
+    def visit_for_(self, loop: For) -> Stmt:
+        loop = self._mutate_fields(loop)
+        if loop.kind is not ForKind.UNROLLED:
+            return loop
+        extent = loop.extent
+        if not isinstance(extent, IntImm) or extent.value > self.max_extent:
+            return loop.replace(kind=ForKind.SERIAL)
+        copies = [self._copy(loop, i) for i in range(extent.value)]
+        return seq(*copies) if copies else Evaluate(const(0))
+
+    def _copy(self, loop: For, i: int) -> Stmt:
+        lo = loop.min
+        value = const(lo.value + i, lo.dtype) if isinstance(lo, IntImm) else lo + i
+        if i == 0:
+            return substitute(loop.body, {loop.loop_var: value})
+        return copy_with_fresh_vars(loop.body, {loop.loop_var: value})

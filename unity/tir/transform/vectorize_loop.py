@@ -1,0 +1,306 @@
+"""Turn `VECTORIZED` loops of constant extent into vector code (`Ramp`, `Broadcast`).
+
+Before::
+
+    for i in T.vectorized(8):
+        B[i] = A[i] * T.float32(2)
+
+After ``VectorizeLoop()``::
+
+    B[T.Ramp(0, 1, 8)] = A[T.Ramp(0, 1, 8)] * T.Broadcast(T.float32(2), 8)
+
+The loop variable becomes `Ramp(min, 1, W)`; loop-invariant values stay scalar and are
+broadcast where they meet a vector.  `W` is the extent when it fits in `vector_bits`
+(for the widest element type the body loads or stores), else the widest power of two
+that fits: the loop then becomes a serial loop over chunks of `W` lanes plus a scalar
+tail loop for the remainder.  A loop that cannot be vectorized (symbolic extent, a
+nested loop, an `if` on a vector condition, a store of a vector to a scalar index, ...)
+becomes a `SERIAL` loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir import dtype as dt
+from unity.ir.module import IRModule
+from unity.ir.node import dispatch_table
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.arith import Analyzer
+from unity.tir.expr import (
+    Add, BinaryOp, Broadcast, BufferLoad, Call, Cast, IntImm, Let, Mul, Not, PrimExpr, Ramp,
+    Range, Select, Sub, Var, const,
+)  # fmt: skip
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
+from unity.tir.stmt import BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from unity.tir.transform._base import fold_add, fold_mul, with_body
+from unity.tir.transform.unroll_loop import copy_with_fresh_vars
+
+
+@dataclass(frozen=True)
+class VectorizeLoop(ModulePass):
+    """Rewrite `for i in T.vectorized(n)` into vector expressions over `Ramp(min, 1, W)`."""
+
+    vector_bits: int = 512
+    """Width of one vector in bits; with float32 elements `W` is at most 16."""
+    max_lanes: int = 64
+    """Upper bound on `W` whatever the element type (bool/int8 bodies)."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        return with_body(func, _LoopVectorizer(self).visit_stmt(func.body))
+
+
+class CannotVectorize(Exception):
+    """Raised inside the vectorizer when a body has no vector form (caught: loop -> serial)."""
+
+
+def vectorize_body(
+    body: Stmt, var: Var, base: PrimExpr, lanes: int, analyzer: Analyzer | None = None
+) -> Stmt:
+    """`body` for the `lanes` iterations `var = base, ..., base + lanes - 1` at once.
+
+    Raises:
+        CannotVectorize: the body has no vector form.
+
+    `analyzer` (with the loop variables bound) proves loads under a vector `Select`
+    in bounds; without it such loads keep the loop serial.
+
+    Example:
+        >>> vectorize_body(store, i, tir.const(0), 8)  # doctest: +SKIP
+    """
+    ramp = Ramp(base, const(1, base.dtype), lanes)
+    return _Vectorizer(var, ramp, lanes, analyzer).stmt(body)
+
+
+class _LoopVectorizer(StmtExprMutator):
+    def __init__(self, options: VectorizeLoop) -> None:
+        super().__init__()
+        self.options = options
+        self.analyzer = Analyzer()
+
+    def visit_for_(self, loop: For) -> Stmt:
+        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+        loop = self._mutate_fields(loop)  # inner loops first
+        if loop.kind is not ForKind.VECTORIZED:
+            return loop
+        serial = loop.replace(kind=ForKind.SERIAL)
+        if not isinstance(loop.extent, IntImm) or loop.extent.value <= 1:
+            return serial
+        extent = loop.extent.value
+        width = min(extent, self._max_width(loop.body))
+        try:
+            return self._split(loop, extent, width)
+        except CannotVectorize:
+            return serial
+
+    def _max_width(self, body: Stmt) -> int:
+        bits = max(_element_bits(body), 8)
+        width = 1
+        while width * 2 * bits <= self.options.vector_bits and width * 2 <= self.options.max_lanes:
+            width *= 2
+        return width
+
+    def _split(self, loop: For, extent: int, width: int) -> Stmt:
+        var, lo = loop.loop_var, loop.min
+        chunks, tail = divmod(extent, width)
+        if chunks == 1:
+            main = vectorize_body(loop.body, var, lo, width, self.analyzer)
+        else:
+            outer = Var(f"{var.name}_outer", var.dtype)
+            base = fold_add(lo, fold_mul(outer, const(width, var.dtype)))
+            body = vectorize_body(loop.body, var, base, width, self.analyzer)
+            main = For(outer, const(0, var.dtype), const(chunks, var.dtype), ForKind.SERIAL, body)
+        if tail == 0:
+            return main
+        tail_var = Var(var.name, var.dtype)
+        tail_body = copy_with_fresh_vars(loop.body, {var: tail_var})
+        start = fold_add(lo, const(chunks * width, var.dtype))
+        tail_loop = For(tail_var, start, const(tail, var.dtype), ForKind.SERIAL, tail_body)
+        return SeqStmt((main, tail_loop))
+
+
+def _element_bits(body: Stmt) -> int:
+    class _Bits(StmtExprVisitor):
+        bits = 0
+
+        def visit_buffer(self, buffer: object) -> None:
+            self.bits = max(self.bits, dt.bits(buffer.dtype))  # type: ignore[attr-defined]
+
+    visitor = _Bits()
+    visitor.visit_stmt(body)
+    return visitor.bits
+
+
+def _loads(expr: PrimExpr) -> list[BufferLoad]:
+    found: list[BufferLoad] = []
+    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) else None)
+    return found
+
+
+def _lanes(expr: PrimExpr) -> int:
+    return dt.lanes(expr.dtype)
+
+
+class _Vectorizer:
+    """Rewrite a loop body with the loop variable replaced by a `Ramp` of `lanes` lanes."""
+
+    def __init__(self, var: Var, ramp: Ramp, lanes: int, analyzer: Analyzer | None) -> None:
+        self.vmap: dict[Var, PrimExpr] = {var: ramp}
+        self.lanes = lanes
+        self.analyzer = analyzer
+
+    def _in_bounds(self, expr: PrimExpr) -> bool:
+        """True when every load in `expr` provably stays inside its buffer on every lane."""
+        for load in _loads(expr):
+            if self.analyzer is None:
+                return False
+            for index, dim in zip(load.indices, load.buffer.shape):
+                if not self.analyzer.can_prove(index >= 0) or not self.analyzer.can_prove(index < dim):
+                    return False
+        return True
+
+    def _dispatch(self, node: object) -> object:
+        hook = dispatch_table(type(self), type(node))
+        if hook is None:
+            raise CannotVectorize(f"cannot vectorize a {type(node).__name__}")
+        return hook(self, node)
+
+    def expr(self, expr: PrimExpr) -> PrimExpr:
+        return self._dispatch(expr)  # type: ignore[return-value]
+
+    def stmt(self, stmt: Stmt) -> Stmt:
+        return self._dispatch(stmt)  # type: ignore[return-value]
+
+    def bcast(self, expr: PrimExpr) -> PrimExpr:
+        if _lanes(expr) == self.lanes:
+            return expr
+        if _lanes(expr) != 1:
+            raise CannotVectorize(f"mixed vector widths {expr.dtype} and {self.lanes} lanes")
+        return Broadcast(expr, self.lanes)
+
+    # -- expressions ----------------------------------------------------------------------
+    def visit_var_(self, var: Var) -> PrimExpr:
+        return self.vmap.get(var, var)
+
+    def visit_int_imm_(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    visit_float_imm_ = visit_string_imm_ = visit_int_imm_
+
+    def visit_cast_(self, expr: Cast) -> PrimExpr:
+        value = self.expr(expr.value)
+        if _lanes(value) == 1:
+            return expr.replace(value=value)
+        return Cast(dt.with_lanes(expr.dtype, self.lanes), value)
+
+    def visit_not_(self, expr: Not) -> PrimExpr:
+        return expr.replace(a=self.expr(expr.a))
+
+    def visit_binary_op_(self, expr: BinaryOp) -> PrimExpr:
+        a, b = self.expr(expr.a), self.expr(expr.b)
+        if _lanes(a) == 1 and _lanes(b) == 1:
+            return expr.replace(a=a, b=b)
+        ramp = _ramp_arith(type(expr), a, b)
+        if ramp is not None:
+            return ramp
+        return type(expr)(self.bcast(a), self.bcast(b))
+
+    def visit_select_(self, expr: Select) -> PrimExpr:
+        parts = [self.expr(e) for e in (expr.condition, expr.true_value, expr.false_value)]
+        if all(_lanes(p) == 1 for p in parts):
+            return expr.replace(condition=parts[0], true_value=parts[1], false_value=parts[2])
+        if _lanes(parts[0]) > 1 and not all(self._in_bounds(e) for e in (expr.true_value, expr.false_value)):
+            # A lane whose condition is false may hold an out-of-bounds index (padding):
+            # a vector load would read it, the scalar loop never does.
+            raise CannotVectorize("a select on a vector condition guards a vector load")
+        return Select(*(self.bcast(p) for p in parts))
+
+    def visit_call_(self, expr: Call) -> PrimExpr:
+        args = tuple(self.expr(a) for a in expr.args)
+        if all(_lanes(a) == 1 for a in args):
+            return expr.replace(args=args) if any(a is not b for a, b in zip(args, expr.args)) else expr
+        dtype = dt.with_lanes(expr.dtype, self.lanes)
+        return Call(dtype, expr.op, tuple(self.bcast(a) for a in args))
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        indices = self._indices(load.indices)
+        if all(a is b for a, b in zip(indices, load.indices)):
+            return load
+        return BufferLoad(load.buffer, indices, span=load.span)
+
+    def _indices(self, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+        new = tuple(self.expr(i) for i in indices)
+        if sum(_lanes(i) > 1 for i in new) > 1:
+            raise CannotVectorize("more than one vector index into one buffer")
+        return new
+
+    def visit_let_(self, expr: Let) -> PrimExpr:
+        value = self.expr(expr.value)
+        var = self._rebind(expr.var, value)
+        return Let(var, value, self.expr(expr.body))
+
+    def _rebind(self, var: Var, value: PrimExpr) -> Var:
+        if _lanes(value) == 1:
+            return var
+        new = Var(var.name, value.dtype)
+        self.vmap[var] = new
+        return new
+
+    # -- statements -----------------------------------------------------------------------
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        value = self.expr(store.value)
+        indices = self._indices(store.indices)
+        if all(_lanes(i) == 1 for i in indices):
+            raise CannotVectorize("a store to a loop-invariant location")
+        return BufferStore(store.buffer, self.bcast(value), indices, span=store.span)
+
+    def visit_seq_stmt_(self, stmt: SeqStmt) -> Stmt:
+        return SeqStmt(tuple(self.stmt(s) for s in stmt.seq))
+
+    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
+        cond = self.expr(stmt.condition)
+        if _lanes(cond) != 1:
+            raise CannotVectorize("an if on a vector condition")
+        else_case = None if stmt.else_case is None else self.stmt(stmt.else_case)
+        return IfThenElse(cond, self.stmt(stmt.then_case), else_case)
+
+    def visit_let_stmt_(self, stmt: LetStmt) -> Stmt:
+        value = self.expr(stmt.value)
+        var = self._rebind(stmt.var, value)
+        return LetStmt(var, value, self.stmt(stmt.body))
+
+
+def _ramp_arith(cls: type, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
+    """Keep `ramp + s`, `ramp - s`, `ramp * s`, `ramp + ramp` as ramps (contiguity shows)."""
+    ra, rb = isinstance(a, Ramp), isinstance(b, Ramp)
+    if not dt.is_integer(a.dtype) or not (ra or rb):
+        return None
+    if not (ra or _lanes(a) == 1) or not (rb or _lanes(b) == 1):
+        return None
+    if cls is Add and ra and rb:
+        return _ramp(fold_add(a.base, b.base), fold_add(a.stride, b.stride), a.lanes)
+    if cls is Add:
+        ramp, s = (a, b) if ra else (b, a)
+        return _ramp(fold_add(ramp.base, s), ramp.stride, ramp.lanes)
+    if cls is Sub and ra and rb:
+        return _ramp(a.base - b.base, a.stride - b.stride, a.lanes)
+    if cls is Sub and ra:
+        return _ramp(a.base - b, a.stride, a.lanes)
+    if cls is Sub:
+        return _ramp(a - b.base, -b.stride, b.lanes)
+    if cls is Mul and not (ra and rb):
+        ramp, s = (a, b) if ra else (b, a)
+        return _ramp(fold_mul(ramp.base, s), fold_mul(ramp.stride, s), ramp.lanes)
+    return None
+
+
+def _ramp(base: PrimExpr, stride: PrimExpr, lanes: int) -> Ramp:
+    if stride.dtype != base.dtype:  # int32/int64 mixes: the wider wins
+        wide = base.dtype if dt.bits(base.dtype) >= dt.bits(stride.dtype) else stride.dtype
+        base, stride = base.astype(wide), stride.astype(wide)
+    return Ramp(base, stride, lanes)
