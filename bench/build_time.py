@@ -65,7 +65,8 @@ def main() -> None:
     ):
         lower_s, build_s = _time_build(make)
         print(
-            f"unity.build {name:22s}: {build_s * 1e3:7.1f} ms (of which tir.lower {lower_s * 1e3:6.1f} ms)"
+            f"unity.build {name:22s}: {build_s * 1e3:7.1f} ms "
+            f"(of which tir.lower {lower_s * 1e3:6.1f} ms)"
         )
 
 

@@ -106,7 +106,8 @@ def main() -> None:
     print(f"  ratio numpy/unity time: {theirs / ours:.2f}x (>1: unity is faster)")
     gomp, threads = launch_costs()
     print(
-        f"parallel launch cost: GOMP_parallel {gomp:.1f} us, Python threads + ctypes {threads:.1f} us"
+        f"parallel launch cost: GOMP_parallel {gomp:.1f} us, "
+        f"Python threads + ctypes {threads:.1f} us"
     )
 
 

@@ -50,12 +50,11 @@ def main() -> None:
     theirs = min(_time(lambda: np.matmul(a, b, out=c)) for _ in range(5))
     flops = 2 * N**3 / 1e9
     print(f"matmul {N}^3 float32, unscheduled (build {build_s:.2f} s); peak {peak:.0f} GFLOP/s")
-    print(
-        f"  unity : {ours * 1e3:8.1f} ms  {flops / ours:7.1f} GFLOP/s  {100 * flops / ours / peak:5.1f}% of peak"
-    )
-    print(
-        f"  numpy : {theirs * 1e3:8.1f} ms  {flops / theirs:7.1f} GFLOP/s  {100 * flops / theirs / peak:5.1f}% of peak"
-    )
+    for who, seconds in (("unity", ours), ("numpy", theirs)):
+        gflops = flops / seconds
+        print(
+            f"  {who} : {seconds * 1e3:8.1f} ms  {gflops:7.1f} GFLOP/s  {100 * gflops / peak:5.1f}% of peak"
+        )
 
 
 def _time(fn) -> float:

@@ -1,4 +1,4 @@
-"""TE workloads, lowered by `unity.tir.lower` and built with `llvm`, vs numpy and the interpreter."""
+"""TE workloads lowered by `unity.tir.lower`, built for `llvm`, vs numpy and the interpreter."""
 
 from __future__ import annotations
 

@@ -52,7 +52,8 @@ def test_numpy_and_tensor_arguments(scale_lib):
         ),
         (
             (np.zeros((3, 4), "float32"), np.zeros((2, 4), "float32"), 1.0),
-            r"parameter 1 'B': expected a float32 array of shape \(n, 4\) \(bound by earlier arguments: n = 3\), got shape \(2, 4\)",
+            r"parameter 1 'B': expected a float32 array of shape \(n, 4\) "
+            r"\(bound by earlier arguments: n = 3\), got shape \(2, 4\)",
         ),
         (
             (np.zeros((3, 4), "float64"), np.zeros((3, 4), "float32"), 1.0),

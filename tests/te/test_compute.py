@@ -246,3 +246,15 @@ def test_multi_output_compute() -> None:
     tir.interpret(func, a, x, y)
     np.testing.assert_allclose(x, a - 1, rtol=1e-6)
     np.testing.assert_allclose(y, a + 1, rtol=1e-6)
+
+
+def test_free_scalar_variable_must_be_an_argument() -> None:
+    A = te.placeholder((4,), name="A")
+    scale = te.var("scale", "float32")
+    B = te.compute((4,), lambda i: A[i] * scale, name="B")
+    with pytest.raises(ValueError, match="scale are used but are neither"):
+        te.create_prim_func([A, B])
+    func = te.create_prim_func([A, B, scale])
+    a, b = _rand(4), np.zeros(4, "float32")
+    tir.interpret(func, a, b, 3.0)
+    np.testing.assert_allclose(b, a * 3, rtol=1e-6)

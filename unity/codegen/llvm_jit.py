@@ -101,7 +101,7 @@ def export_shared_library(llvm_ir: str, target: Target, path: str) -> None:
     """Compile `llvm_ir` to object code and link it with `cc -shared` into `path`.
 
     Example:
-        >>> export_shared_library(lib.get_source("ll"), Target("llvm"), "/tmp/k.so")  # doctest: +SKIP
+        >>> export_shared_library(ll_text, Target("llvm"), "/tmp/k.so")  # doctest: +SKIP
     """
     obj = target_machine(target, jit=False).emit_object(llvm.parse_assembly(llvm_ir))
     with tempfile.TemporaryDirectory(prefix="unity_export_") as tmp:

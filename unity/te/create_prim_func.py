@@ -40,7 +40,7 @@ from unity.te.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import BufferLoad, IntImm, IterVar, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
-from unity.tir.functor import substitute
+from unity.tir.functor import post_order_visit, substitute
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
 
 
@@ -89,9 +89,32 @@ def create_prim_func(
     if allocs:  # the script's convention: a root block exists only to hold allocations
         body = BlockRealize((), const(True), Block((), (), (), "root", body, alloc_buffers=allocs))
     func = PrimFunc(tuple(params), body, attrs={"tir.noalias": True})
+    _check_free_vars(func)
     if index_dtype_override is not None:
         func = widen_index_dtype(func, index_dtype_override)
     return func
+
+
+def _check_free_vars(func: PrimFunc) -> None:
+    """Every scalar variable must be a parameter, a shape variable, or a loop/block var."""
+    defined: set[Var] = set(func.shape_vars()) | {p for p in func.params if isinstance(p, Var)}
+    used: dict[Var, None] = {}
+
+    def visit(node: object) -> None:
+        if isinstance(node, For):
+            defined.add(node.loop_var)
+        elif isinstance(node, Block):
+            defined.update(iv.var for iv in node.iter_vars)
+        elif isinstance(node, Var) and node.dtype != "handle":
+            used.setdefault(node, None)
+
+    post_order_visit(func.body, visit)
+    missing = [v.name for v in used if v not in defined]
+    if missing:
+        raise ValueError(
+            f"create_prim_func: variable(s) {', '.join(missing)} are used but are neither in "
+            "the argument list nor in the shape of a tensor in it; pass them as arguments"
+        )
 
 
 def _topo_order(outputs: list[Tensor], listed: set[int]) -> list[Operation]:
@@ -112,7 +135,7 @@ def _topo_order(outputs: list[Tensor], listed: set[int]) -> list[Operation]:
         if mark == "active":
             raise ValueError(f"create_prim_func: a cycle through {op.name!r}")
         state[id(op)] = "active"
-        for source in op.input_tensors():
+        for source in op.input_tensors:
             visit(source, op.name)
         state[id(op)] = "done"
         order.append(op)

@@ -37,6 +37,7 @@ class Operation:
 
     name: str
 
+    @property
     def input_tensors(self) -> tuple[Tensor, ...]:
         """The tensors this operation reads, in first-use order."""
         return ()
@@ -68,7 +69,9 @@ class ComputeOp(Operation):
     inputs: tuple[Tensor, ...] = ()
     """The tensors `body` reads, in first-use order (kept alive by the op)."""
 
+    @property
     def input_tensors(self) -> tuple[Tensor, ...]:
+        """The tensors this operation reads (TVM's `op.input_tensors`)."""
         return self.inputs
 
 
@@ -137,6 +140,10 @@ class Tensor:
                 f"tensor {self.name} has {self.ndim} dims, but was indexed with {len(indices)}"
             )
         return self.buffer[indices]
+
+    def __call__(self, *indices: ExprLike) -> BufferLoad:
+        """`A(i, j)` is `A[i, j]`, as in TVM."""
+        return self[tuple(indices)]
 
     def __repr__(self) -> str:
         dims = ", ".join(_dim_text(d) for d in self.shape)

@@ -61,6 +61,12 @@ def decompose_reduction(state: ScheduleState, block: BlockRV, loop: LoopRV) -> B
         raise ScheduleError(P, msg, func, target)
     loops = [s for s in bpath[bpath.index(target) : -1] if isinstance(s, For)]
     reduce_vars = reduction_loop_vars(realize)
+    bound_vars = set().union(*(used_vars(v) for v in realize.iter_values))
+    for lp in loops:
+        if lp.loop_var not in bound_vars:
+            msg = (f"loop {lp.loop_var.name} feeds no iteration variable of block {blk.name_hint}; "
+                   "the update would repeat without its init")
+            raise ScheduleError(P, msg, func, lp)
     for outer in bpath[scope_index(bpath) + 1 : bpath.index(target)]:
         if isinstance(outer, For) and outer.loop_var in reduce_vars:
             msg = (f"loop {target.loop_var.name} is inside reduction loop {outer.loop_var.name}; "
