@@ -259,3 +259,19 @@ def test_module_with_two_functions_and_tensors():
     np.testing.assert_array_equal(c.numpy(), a.numpy() * b.numpy())
     assert sorted(lib.function_names) == ["add", "mul"]
     assert "vfmadd" in lib.get_source("asm") or "vmulps" in lib.get_source("asm")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int8", "bool", "bfloat16"])
+def test_vector_code_in_narrow_dtypes(dtype: str):
+    A, B = tir.decl_buffer((64,), dtype, "A"), tir.decl_buffer((64,), dtype, "B")
+    i = tir.Var("i")
+    idx = tir.Ramp(i * 16, tir.const(1), 16)
+    value = ~A[idx] if dtype == "bool" else A[idx] * tir.Broadcast(tir.const(2, dtype), 16)
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 4, tir.BufferStore(B, value, (idx,)))))
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    a = _random((64,), "float32" if dtype == "bfloat16" else dtype).astype(np_dtype)
+    b = np.zeros(64, np_dtype)
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, ~a if dtype == "bool" else a * np.array(2, np_dtype))
+    memory = {"float16": "half", "int8": "i8", "bool": "i8", "bfloat16": "i16"}[dtype]
+    assert f"<16 x {memory}>" in lib.get_source("ll")

@@ -13,20 +13,24 @@ def _func():
     A = tir.decl_buffer((4,), "float32", "A")
     i = tir.Var("i")
     load = A[i]
-    loop = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.BufferStore(A, load * 2.0, (i,)))
+    loop = tir.For(
+        i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.BufferStore(A, load * 2.0, (i,))
+    )
     return tir.PrimFunc((A,), loop), load, loop
 
 
 def test_underline_marks_expression_span_and_statement_first_line():
     f, load, loop = _func()
-    assert script(f, underline={load, loop}) == "\n".join([
-        "@T.prim_func",
-        'def main(A: T.Buffer((4,), "float32")):',
-        "    for i in T.serial(4):",
-        "    ^^^^^^^^^^^^^^^^^^^^^",
-        "        A[i] = A[i] * T.float32(2.0)",
-        "               ^^^^",
-    ])  # fmt: skip
+    assert script(f, underline={load, loop}) == "\n".join(
+        [
+            "@T.prim_func",
+            'def main(A: T.Buffer((4,), "float32")):',
+            "    for i in T.serial(4):",
+            "    ^^^^^^^^^^^^^^^^^^^^^",
+            "        A[i] = A[i] * T.float32(2.0)",
+            "               ^^^^",
+        ]
+    )
 
 
 def test_underline_inside_a_module_keeps_the_indentation():
@@ -61,9 +65,12 @@ def test_render_merges_marks_on_one_line():
 def test_name_table_is_by_identity_and_avoids_reserved_words():
     names = NameTable()
     a, b, c = object(), object(), object()
-    assert [names.name(a, "T"), names.name(b, "for"), names.name(c, "x.y"), names.name(a, "zzz")] == [
-        "T_1", "for_1", "x_y", "T_1"
-    ]  # fmt: skip
+    assert [
+        names.name(a, "T"),
+        names.name(b, "for"),
+        names.name(c, "x.y"),
+        names.name(a, "zzz"),
+    ] == ["T_1", "for_1", "x_y", "T_1"]
 
 
 def test_empty_module_and_unknown_objects():

@@ -131,15 +131,13 @@ def test_builder_misuse_gives_clear_errors():
     x = _var("x", (2,))
     with pytest.raises(RuntimeError, match="emit must be called inside bb.function"):
         bb.emit(op.exp(x))
-    with pytest.raises(RuntimeError, match="emit_output is only valid inside bb.dataflow"):
-        with bb.function("f", [x]):
-            bb.emit_output(x)
-    with pytest.raises(RuntimeError, match="emit_func_output must be called outside bb.dataflow"):
-        with bb.function("g", [x]), bb.dataflow():
-            bb.emit_func_output(x)
-    with pytest.raises(RuntimeError, match="ended without emit_func_output"):
-        with bb.function("h", [x]):
-            pass
+    with pytest.raises(RuntimeError, match="emit_output is only valid inside bb.dataflow"), bb.function("f", [x]):
+        bb.emit_output(x)
+    outside = "emit_func_output must be called outside bb.dataflow"
+    with pytest.raises(RuntimeError, match=outside), bb.function("g", [x]), bb.dataflow():
+        bb.emit_func_output(x)
+    with pytest.raises(RuntimeError, match="ended without emit_func_output"), bb.function("h", [x]):
+        pass
 
 
 def test_inference_errors_surface_on_emit():
@@ -156,3 +154,23 @@ def test_normalize_fills_struct_info_without_emitting():
     call = BlockBuilder().normalize(op.exp(op.exp(x)))
     assert call.args[0].struct_info.shape == (sym("n"),)
     assert isinstance(BlockBuilder().normalize(op.call_pure_packed("f", x)).struct_info, ObjectStructInfo)
+
+
+def test_two_builds_are_structurally_equal():
+    from unity.ir.structural import structural_equal, structural_hash
+
+    (a, _), (b, _) = build_mlp(), build_mlp()
+    assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
+
+
+def test_lookup_binding_and_dataflow_output_check():
+    x = _var("x", ("n",))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            assert bb.current_block_is_dataflow()
+            lv = bb.emit(op.exp(x))
+            assert bb.lookup_binding(lv).op is op.exp and bb.lookup_binding(x) is None
+        with pytest.raises(DiagnosticError, match="function output lv is a DataflowVar"):
+            bb.emit_func_output(lv)
+        bb.emit_func_output(x)

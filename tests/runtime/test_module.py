@@ -178,3 +178,24 @@ def test_num_threads_setting():
 def test_cuda_device_is_a_clear_error():
     with pytest.raises(RuntimeError, match="CUDA runtime is not available"):
         unity.cuda()
+
+
+def test_shape_expressions_and_declared_strides():
+    n, s = tir.SizeVar("n"), tir.SizeVar("s")
+    A = tir.decl_buffer((n * 2,), "float32", "A")
+    B = tir.decl_buffer((n,), "float32", "B")
+    V = tir.decl_buffer((n, 2), "float32", "V", strides=(s, 1))  # a strided view is accepted
+    i = tir.Var("i")
+    flat_v = tir.decl_buffer((n * s,), "float32", "V_flat", data=V.data)
+    body = tir.BufferStore(B, A[i * 2] + flat_v[i * s + 1], (i,))
+    lib = unity.build(
+        tir.PrimFunc((A, B, V), tir.For(i, tir.const(0), n, tir.ForKind.SERIAL, body))
+    )
+    a, b = np.arange(6, dtype="float32"), np.zeros(3, "float32")
+    v = np.arange(15, dtype="float32").reshape(3, 5)[:, 1:3]
+    lib["main"](a, b, v)
+    np.testing.assert_array_equal(b, a[::2] + v[:, 1])
+    with pytest.raises(
+        ValueError, match=r"parameter 0 'A': expected a float32 array of shape \(\(n \* 2\),\)"
+    ):
+        lib["main"](np.zeros(5, "float32"), b, v)

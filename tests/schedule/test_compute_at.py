@@ -1,10 +1,12 @@
 """`compute_at` / `reverse_compute_at`: IR after, numbers unchanged, errors."""
 
+import numpy as np
 import pytest
 from schedule_workloads import assert_ir, check_same_result, conv2d, elementwise, matmul_relu, softmax
 
 from unity import te
 from unity.schedule import Schedule, ScheduleError
+from unity.tir.interpreter import interpret
 
 
 def test_compute_at_a_split_loop_computes_one_tile():
@@ -123,3 +125,21 @@ def test_compute_at_a_reduction_into_its_epilogue_row_loop():
     sch.compute_at(sch.get_block("C"), i_d)
     assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("C"))] == [8, 8, 4]
     check_same_result(func, sch.mod)
+
+
+def test_compute_at_a_symbolic_split_keeps_the_guards():
+    n = te.var("n")
+    a = te.placeholder((n, 4), name="A")
+    b = te.compute((n, 4), lambda i, j: a[i, j] * 2.0, name="B")
+    c = te.compute((n, 4), lambda i, j: b[i, j] + 1.0, name="C")
+    func = te.create_prim_func([a, c])
+    sch = Schedule(func)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    io, _ = sch.split(i, factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), io)
+    assert sch.get(io).extent.script() == "(n + 3) // 4"
+    for rows in (1, 8, 10):  # 4 divides 8, not 1 or 10
+        x = np.random.default_rng(rows).standard_normal((rows, 4)).astype("float32")
+        out = np.zeros_like(x)
+        interpret(sch.mod["main"], x, out)
+        np.testing.assert_allclose(out, x * 2 + 1, rtol=1e-6)

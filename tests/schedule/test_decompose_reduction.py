@@ -18,21 +18,18 @@ def test_decompose_at_the_reduction_loop():
         @T.prim_func
         def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
             T.func_attr({"tir.noalias": True})
-            with T.block("root"):
-                T.reads()
-                T.writes()
-                for i, j in T.grid(4, 4):
-                    with T.block("C_init"):
-                        v_i, v_j = T.axis.remap("SS", [i, j])
-                        T.reads()
-                        T.writes(C[v_i, v_j])
-                        C[v_i, v_j] = T.float32(0.0)
-                    for k in T.serial(4):
-                        with T.block("C_update"):
-                            v_i_1, v_j_1, v_k = T.axis.remap("SSR", [i, j, k])
-                            T.reads(A[v_i_1, v_k], B[v_k, v_j_1])
-                            T.writes(C[v_i_1, v_j_1])
-                            C[v_i_1, v_j_1] = C[v_i_1, v_j_1] + A[v_i_1, v_k] * B[v_k, v_j_1]
+            for i, j in T.grid(4, 4):
+                with T.block("C_init"):
+                    v_i, v_j = T.axis.remap("SS", [i, j])
+                    T.reads()
+                    T.writes(C[v_i, v_j])
+                    C[v_i, v_j] = T.float32(0.0)
+                for k in T.serial(4):
+                    with T.block("C_update"):
+                        v_i_1, v_j_1, v_k = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[v_i_1, v_k], B[v_k, v_j_1])
+                        T.writes(C[v_i_1, v_j_1])
+                        C[v_i_1, v_j_1] = C[v_i_1, v_j_1] + A[v_i_1, v_k] * B[v_k, v_j_1]
     ''')
     check_same_result(func, sch.mod)
 

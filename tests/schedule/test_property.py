@@ -40,7 +40,8 @@ def _pick(loops, data):  # noqa: ANN001, ANN202
     return data.draw(st.sampled_from(loops))
 
 
-_NEEDS_LOOP = {"split", "fuse", "reorder", "parallel", "vectorize", "unroll", "decompose_reduction"}
+_NEEDS_LOOP = {"split", "fuse", "reorder", "parallel", "vectorize", "unroll", "decompose_reduction",
+               "rfactor", "blockize"}  # fmt: skip
 _OPS = {
     "split": lambda s, b, ls, d: s.split(_pick(ls, d), [None, d.draw(st.integers(1, 4))]),
     "fuse": lambda s, b, ls, d: s.fuse(*ls[d.draw(st.integers(0, len(ls) - 1)) :][:2]),
@@ -54,6 +55,9 @@ _OPS = {
     "cache_read": lambda s, b, ls, d: s.cache_read(b, 0, "local"),
     "cache_write": lambda s, b, ls, d: s.cache_write(b, 0, "local"),
     "add_unit_loop": lambda s, b, ls, d: s.add_unit_loop(b),
+    "rfactor": lambda s, b, ls, d: s.rfactor(_pick(ls, d), d.draw(st.integers(0, 1))),
+    "blockize": lambda s, b, ls, d: s.blockize(ls[-1]),
+    "pad_einsum": lambda s, b, ls, d: s.pad_einsum(b, [d.draw(st.integers(1, 4))] * len(s.get(b).iter_vars)),
     "compute_at": lambda s, b, ls, d: _to_other_block(s, b, d, s.get_consumers, s.compute_at),
     "reverse_compute_at": lambda s, b, ls, d: _to_other_block(
         s, b, d, s.get_producers, s.reverse_compute_at

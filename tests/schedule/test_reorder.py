@@ -15,17 +15,14 @@ def test_reorder_reduction_loop_outermost():
         @T.prim_func
         def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
             T.func_attr({"tir.noalias": True})
-            with T.block("root"):
-                T.reads()
-                T.writes()
-                for k, j, i in T.grid(4, 4, 4):
-                    with T.block("C"):
-                        v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
-                        T.reads(A[v_i, v_k], B[v_k, v_j])
-                        T.writes(C[v_i, v_j])
-                        with T.init():
-                            C[v_i, v_j] = T.float32(0.0)
-                        C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
+            for k, j, i in T.grid(4, 4, 4):
+                with T.block("C"):
+                    v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+                    T.reads(A[v_i, v_k], B[v_k, v_j])
+                    T.writes(C[v_i, v_j])
+                    with T.init():
+                        C[v_i, v_j] = T.float32(0.0)
+                    C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
     ''')
     check_same_result(func, sch.mod)
 

@@ -258,3 +258,22 @@ def test_free_scalar_variable_must_be_an_argument() -> None:
     a, b = _rand(4), np.zeros(4, "float32")
     tir.interpret(func, a, b, 3.0)
     np.testing.assert_allclose(b, a * 3, rtol=1e-6)
+
+
+def test_argmax_with_a_two_value_reducer() -> None:
+    def combine(x, y):  # noqa: ANN001, ANN202 - (index, value) pairs
+        keep = x[1] >= y[1]
+        return tir.select(keep, x[0], y[0]), tir.select(keep, x[1], y[1])
+
+    def identity(index_dtype: str, value_dtype: str):  # noqa: ANN202
+        return tir.const(-1, index_dtype), tir.min_value(value_dtype)
+
+    argmax = te.comm_reducer(combine, identity, name="argmax")
+    X = te.placeholder((4, 7), name="X")
+    k = te.reduce_axis((0, 7), name="k")
+    idx, val = te.compute((4,), lambda i: argmax((k.var, X[i, k]), axis=k), name="am")
+    func = te.create_prim_func([X, idx, val])
+    x, got_idx, got_val = _rand(4, 7), np.zeros(4, "int32"), np.zeros(4, "float32")
+    tir.interpret(func, x, got_idx, got_val)
+    assert got_idx.tolist() == x.argmax(axis=1).tolist()
+    np.testing.assert_array_equal(got_val, x.max(axis=1))

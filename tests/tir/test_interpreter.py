@@ -239,3 +239,20 @@ def test_match_buffer_is_a_view_of_its_source_region() -> None:
     expected = np.zeros((4, 4), "float32")
     expected[1:3, 2:4] = 7
     np.testing.assert_array_equal(a, expected)
+
+
+def test_zero_dim_buffers_bools_and_thread_bound_loops() -> None:
+    A = tir.decl_buffer((), "float32", "A")
+    M = tir.decl_buffer((8,), "bool", "M")
+    U = tir.decl_buffer((8,), "uint8", "U")
+    i = tir.Var("i")
+    body = tir.For(i, tir.const(0), tir.const(8), ForKind.THREAD_BINDING, tir.seq(
+        tir.BufferStore(M, tir.ge(i, 4) | tir.eq(i, 1), (i,)),
+        tir.BufferStore(U, U[i] - tir.const(1, "uint8"), (i,)),
+        tir.IfThenElse(M[i], tir.BufferStore(A, A[()] + 1.0, ())),
+    ), thread_binding="threadIdx.x")  # fmt: skip
+    a, m, u = np.zeros((), "float32"), np.zeros(8, bool), np.zeros(8, "uint8")
+    tir.interpret(tir.PrimFunc((A, M, U), body), a, m, u)
+    assert float(a) == 5.0
+    assert m.tolist() == [False, True, False, False, True, True, True, True]
+    assert u.tolist() == [255] * 8

@@ -13,11 +13,10 @@ fails.  Heap allocations live at that point are freed before returning.  The cal
 same array is passed twice.
 
 Parallel loops (`ForKind.PARALLEL`, outermost only) are outlined: the body becomes
-`void name_parN(ptr closure)` that reads the captured values from a struct, takes its
-static share `[ext * t / T, ext * (t + 1) / T)` of the iterations with libgomp's
-`omp_get_thread_num`/`omp_get_num_threads`, and runs them; the caller launches it with
-`GOMP_parallel(body, closure, @__unity_num_threads, 0)`.  Why libgomp: see
-`unity.runtime.thread_pool`.
+`void name_parN(ptr closure)` that reads the captured values from a struct and runs
+chunks of iterations taken from a shared atomic counter (see `_outline`); the caller
+launches it on the team with `GOMP_parallel(body, closure, @__unity_num_threads, 0)`.
+Why libgomp: see `unity.runtime.thread_pool`.
 
 Example:
     >>> cg = CodeGenLLVM(Target("llvm"))            # doctest: +SKIP
@@ -83,6 +82,7 @@ class CodeGenLLVM(ExprCodegen):
         self.module = ir.Module(name="unity")
         self.module.triple = target.triple
         self.env: dict[Var, ir.Value] = {}
+        self.memo: dict[PrimExpr, ir.Value] = {}
         self.where = "<module>"
         self.asserts: list[str] = []
         self.state: _FunctionState
@@ -145,6 +145,7 @@ class CodeGenLLVM(ExprCodegen):
     # -- statements -----------------------------------------------------------------------
     def visit_stmt(self, stmt: S.Stmt) -> None:
         """Emit `stmt` at the builder's position."""
+        self.memo.clear()
         dispatch_table(type(self), type(stmt))(self, stmt)
 
     def visit_stmt_(self, stmt: S.Stmt) -> None:
@@ -330,9 +331,11 @@ class CodeGenLLVM(ExprCodegen):
         values = [self.env[v] for v in captured]
         lo, extent = self.emit(stmt.min), self.emit(stmt.extent)
         status = _alloca(self.state.entry, I32, "par.status")
-        closure_type = ir.LiteralStructType([v.type for v in values] + [PTR, lo.type, lo.type])
+        counter = _alloca(self.state.entry, I64, "par.next")
+        closure_type = ir.LiteralStructType([v.type for v in values] + [PTR, PTR, lo.type, lo.type])
         closure = _alloca(self.state.entry, closure_type, "par.closure")
-        for i, value in enumerate([*values, status, lo, extent]):
+        self.builder.store(ir.Constant(I64, 0), counter)
+        for i, value in enumerate([*values, status, counter, lo, extent]):
             self.builder.store(
                 value,
                 self.builder.gep(
@@ -361,17 +364,20 @@ class CodeGenLLVM(ExprCodegen):
         values: list[ir.Value],
         closure_type: ir.LiteralStructType,
     ) -> ir.Function:
-        """Emit `void name_parN(ptr closure)` running this thread's share of `stmt`.
+        """Emit `void name_parN(ptr closure)`, run by every thread of the team.
 
-        The loop itself goes in `name_parN_body(begin, end, captured..., status)` whose
-        pointer arguments are `noalias` (LLVM keeps that as scoped alias metadata when
-        it inlines the body into the launcher)."""
+        Each thread takes chunks of `grain = max(1, extent / (4 * threads))` iterations
+        from a shared counter (an atomic add) until none is left or an assert failed:
+        when another job holds a core (machines here are shared), the other threads do
+        its chunks instead of waiting for a fixed share.  The loop itself goes in
+        `name_parN_body(begin, end, captured..., status)` whose pointer arguments are
+        `noalias` (LLVM keeps that as scoped alias metadata when it inlines the body)."""
         saved = (self.builder, self.state, self.env)
         self._parallel_count += 1
         name = f"{self.state.function.name}_par{self._parallel_count}"
         index_type = closure_type.elements[-1]
         body_type = ir.FunctionType(
-            ir.VoidType(), [index_type, index_type, *closure_type.elements[:-2]]
+            ir.VoidType(), [index_type, index_type, *closure_type.elements[:-3]]
         )
         body = ir.Function(self.module, body_type, f"{name}_body")
         body.linkage = "internal"
@@ -390,9 +396,7 @@ class CodeGenLLVM(ExprCodegen):
             self._closure_field(launcher.args[0], closure_type, i)
             for i in range(len(closure_type.elements))
         ]
-        begin, end = self._thread_range(fields[-2], fields[-1])
-        self.builder.call(body, [begin, end, *fields[:-2]])
-        self.builder.ret_void()
+        self._take_chunks(body, fields)
         self.builder, self.state, self.env = saved
         return launcher
 
@@ -403,16 +407,30 @@ class CodeGenLLVM(ExprCodegen):
         ptr = self.builder.gep(closure, index, source_etype=closure_type)
         return self.builder.load(ptr, typ=closure_type.elements[i])
 
-    def _thread_range(self, lo: ir.Value, extent: ir.Value) -> tuple[ir.Value, ir.Value]:
+    def _take_chunks(self, body: ir.Function, fields: list[ir.Value]) -> None:
+        """In the launcher: run chunks of the iteration space until none is left."""
         b = self.builder
-        tid = b.sext(b.call(self._libc("omp_get_thread_num", I32, []), []), I64)
-        nthreads = b.sext(b.call(self._libc("omp_get_num_threads", I32, []), []), I64)
+        *values, status, counter, lo, extent = fields
+        threads = b.sext(b.call(self._libc("omp_get_num_threads", I32, []), []), I64)
         ext64 = b.sext(extent, I64) if extent.type != I64 else extent
-        start = b.sdiv(b.mul(ext64, tid), nthreads)
-        stop = b.sdiv(b.mul(ext64, b.add(tid, ir.Constant(I64, 1))), nthreads)
+        grain = b.sdiv(ext64, b.mul(threads, ir.Constant(I64, 4)))
+        one = ir.Constant(I64, 1)
+        grain = b.select(b.icmp_signed("<", grain, one), one, grain)
+        loop, work, done = (b.append_basic_block(n) for n in ("chunk", "chunk.run", "done"))
+        b.branch(loop)
+        b.position_at_end(loop)
+        start = b.atomic_rmw("add", counter, grain, "monotonic")
+        b.cbranch(b.icmp_signed("<", start, ext64), work, done)
+        b.position_at_end(work)
+        stop = b.add(start, grain)
+        stop = b.select(b.icmp_signed("<", stop, ext64), stop, ext64)
         if lo.type != I64:
             start, stop = b.trunc(start, lo.type), b.trunc(stop, lo.type)
-        return b.add(lo, start), b.add(lo, stop)
+        b.call(body, [b.add(lo, start), b.add(lo, stop), *values, status])
+        failed = b.icmp_unsigned("!=", b.load(status, typ=I32), ir.Constant(I32, 0))
+        b.cbranch(failed, done, loop)
+        b.position_at_end(done)
+        b.ret_void()
 
 
 def _alloca(entry: ir.IRBuilder, ty: ir.Type, name: str) -> ir.Value:

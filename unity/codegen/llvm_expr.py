@@ -77,9 +77,18 @@ class ExprCodegen:
     env: dict[Var, ir.Value]
     where: str
 
+    memo: dict[PrimExpr, ir.Value]
+    """Values of the expressions emitted for the current statement: lowering shares
+    subexpressions (a DAG), and each is emitted once.  Cleared at every statement (a
+    store may change what a load reads) and every `Let` (a binding changes)."""
+
     def emit(self, expr: PrimExpr) -> ir.Value:
         """The LLVM value of `expr` at the builder's position."""
-        return dispatch_table(type(self), type(expr))(self, expr)
+        value = self.memo.get(expr)
+        if value is None:
+            value = dispatch_table(type(self), type(expr))(self, expr)
+            self.memo[expr] = value
+        return value
 
     def error(self, msg: str, node: Any) -> DiagnosticError:
         """A codegen error naming the function being compiled."""
@@ -211,10 +220,12 @@ class ExprCodegen:
 
     def visit_let_(self, e: E.Let) -> ir.Value:
         self.env[e.var] = self.emit(e.value)
+        self.memo.clear()
         try:
             return self.emit(e.body)
         finally:
             del self.env[e.var]
+            self.memo.clear()
 
     # -- calls ----------------------------------------------------------------------------
     def intrinsic(self, name: str, args: list[ir.Value]) -> ir.Value:

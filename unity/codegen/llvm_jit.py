@@ -38,10 +38,16 @@ def target_machine(target: Target, jit: bool) -> llvm.TargetMachine:
         >>> target_machine(Target("llvm"), jit=True).triple  # doctest: +SKIP
         'x86_64-unknown-linux-gnu'
     """
-    return _new_target_machine(target, jit)
+    return new_target_machine(target, jit)
 
 
-def _new_target_machine(target: Target, jit: bool) -> llvm.TargetMachine:
+def new_target_machine(target: Target, jit: bool) -> llvm.TargetMachine:
+    """A fresh target machine (an execution engine takes ownership of the one it gets).
+
+    Example:
+        >>> new_target_machine(Target("llvm"), jit=True).triple  # doctest: +SKIP
+        'x86_64-unknown-linux-gnu'
+    """
     _init()
     llvm_target = llvm.Target.from_triple(target.triple)
     opt = min(target.opt_level, 3)
@@ -78,7 +84,7 @@ def jit_module(module: ir.Module, target: Target, metadata: dict[str, Any]) -> M
     ref = optimize(module, target)
     optimized = str(ref)
     # the engine takes ownership of (and frees) its target machine: give it a fresh one
-    engine = llvm.create_mcjit_compiler(ref, _new_target_machine(target, jit=True))
+    engine = llvm.create_mcjit_compiler(ref, new_target_machine(target, jit=True))
     engine.finalize_object()
 
     def address_of(symbol: str) -> int:

@@ -17,13 +17,15 @@ Example:
 
 from __future__ import annotations
 
+import json
 import keyword
+import math
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from unity.ir.module import IRModule
+from unity.ir.module import GlobalVar, IRModule
 
 Printer = Callable[..., str]
 """`printer(obj, *, underline: Collection[object], **options) -> str`."""
@@ -71,7 +73,9 @@ class Text:
         if isinstance(other, str):
             return Text(self.text + other, self.marks)
         shift = len(self.text)
-        return Text(self.text + other.text, self.marks + [(a + shift, b + shift) for a, b in other.marks])
+        return Text(
+            self.text + other.text, self.marks + [(a + shift, b + shift) for a, b in other.marks]
+        )
 
     def __radd__(self, other: str) -> Text:
         return Text(other + self.text, [(a + len(other), b + len(other)) for a, b in self.marks])
@@ -171,6 +175,8 @@ class NameTable:
 def _print_module(mod: IRModule, *, underline: Collection[object] = (), **options: Any) -> str:
     """Print a module as `@I.ir_module class Module:` with each function as a method."""
     parts = ["@I.ir_module", "class Module:"]
+    if mod.attrs:
+        parts.append(f"    I.module_attrs({py_value(mod.attrs)})")
     for i, (gv, func) in enumerate(mod.items()):
         text = script(func, underline=underline, name=gv.name_hint, **options)
         if i:
@@ -181,4 +187,29 @@ def _print_module(mod: IRModule, *, underline: Collection[object] = (), **option
     return "\n".join(parts)
 
 
+def py_value(value: object) -> str:
+    """Python text for a plain attribute value (numbers, strings, tuples, lists, dicts).
+
+    Example:
+        >>> py_value({"a": (1, "x"), "b": [True, None]})
+        '{"a": (1, "x"), "b": [True, None]}'
+    """
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    if isinstance(value, tuple):
+        items = [py_value(v) for v in value]  # type: ignore[union-attr]  # a tuple of values
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(py_value(v) for v in value) + "]"  # type: ignore[union-attr]
+    if isinstance(value, dict):
+        pairs = (f"{py_value(k)}: {py_value(v)}" for k, v in value.items())  # type: ignore[union-attr]
+        return "{" + ", ".join(pairs) + "}"
+    return script(value)
+
+
 register_printer(IRModule, _print_module)
+register_printer(GlobalVar, lambda gv, **_: f"I.GlobalVar({json.dumps(gv.name_hint)})")

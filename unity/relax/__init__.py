@@ -10,7 +10,7 @@ Example:
     True
 """
 
-from unity.relax import analysis, op, transform
+from unity.relax import analysis, op, printer, transform
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import (
     Attrs, Binding, BindingBlock, Call, Constant, DataflowBlock, DataflowVar, DataTypeImm, Expr,

@@ -61,6 +61,7 @@ class BlockBuilder:
         self._mod = mod.copy() if mod is not None else IRModule()
         self._frame: _FunctionFrame | None = None
         self._names: dict[str, int] = {}
+        self._values: dict[Var, Expr] = {}
 
     # -- scopes ---------------------------------------------------------------------------
     @contextmanager
@@ -118,7 +119,7 @@ class BlockBuilder:
         value = self._normalize(expr, emit_nested=True)
         var_cls = DataflowVar if frame.dataflow else Var
         var = var_cls(self._fresh(name_hint or ("lv" if frame.dataflow else "gv")), value.struct_info)
-        frame.bindings.append(VarBinding(var, value))
+        self.emit_normalized(VarBinding(var, value))
         return var
 
     def emit_output(self, expr: Expr, name_hint: str = "") -> Var:
@@ -132,7 +133,7 @@ class BlockBuilder:
             raise RuntimeError("BlockBuilder: emit_output is only valid inside bb.dataflow()")
         value = self._normalize(expr, emit_nested=True)
         var = Var(self._fresh(name_hint or "gv"), value.struct_info)
-        frame.bindings.append(VarBinding(var, value))
+        self.emit_normalized(VarBinding(var, value))
         return var
 
     def match_cast(self, value: Expr, struct_info: StructInfo, name_hint: str = "") -> Var:
@@ -146,7 +147,7 @@ class BlockBuilder:
         _check_castable(value, struct_info)
         var_cls = DataflowVar if frame.dataflow else Var
         var = var_cls(self._fresh(name_hint or ("lv" if frame.dataflow else "gv")), struct_info)
-        frame.bindings.append(MatchCast(var, value, struct_info))
+        self.emit_normalized(MatchCast(var, value, struct_info))
         return var
 
     def emit_func_output(
@@ -170,6 +171,10 @@ class BlockBuilder:
                                emit_nested=True)  # fmt: skip
         if not isinstance(body, LeafExpr | Tuple):
             body = self.emit(body)
+        for leaf in body.fields if isinstance(body, Tuple) else (body,):
+            if isinstance(leaf, DataflowVar):
+                msg = f"function output {leaf.name_hint} is a DataflowVar: emit_output it in the block"
+                raise DiagnosticError(msg, leaf)
         self._flush(frame)
         func = Function(tuple(frame.params), SeqExpr(tuple(frame.blocks), body),
                         body.struct_info, frame.pure,
@@ -215,6 +220,7 @@ class BlockBuilder:
             >>> bb.emit_normalized(VarBinding(v, value))  # doctest: +SKIP
         """
         self._require_frame("emit_normalized").bindings.append(binding)
+        self._values[binding.var] = binding.value  # type: ignore[attr-defined]  # both kinds
 
     def end_block(self) -> BindingBlock | None:
         """Close the block opened by `begin_block`; None when it is empty.
@@ -247,14 +253,20 @@ class BlockBuilder:
         elif isinstance(expr, TupleGetItem):
             expr = expr.replace(tuple_value=self._normalize_arg(expr.tuple_value, emit_nested))
         elif isinstance(expr, If):
-            expr = expr.replace(cond=self._normalize_arg(expr.cond, emit_nested))
+            cond = self._normalize_arg(expr.cond, emit_nested)
+            t, f = self._normalize(expr.true_branch, False), self._normalize(expr.false_branch, False)
+            expr = expr.replace(cond=cond, true_branch=t, false_branch=f)
+        elif isinstance(expr, SeqExpr):
+            expr = expr.replace(body=self._normalize(expr.body, False))
         if expr.struct_info_ is None:
             expr = expr.replace(struct_info_=infer_struct_info(expr, self._mod))
         return expr
 
     def _normalize_arg(self, arg: Any, emit_nested: bool) -> Any:
-        if isinstance(arg, GlobalVar) or isinstance(arg, LeafExpr):
-            return arg if isinstance(arg, GlobalVar) else self._normalize(arg, emit_nested)
+        if isinstance(arg, GlobalVar):
+            return arg
+        if isinstance(arg, LeafExpr):
+            return self._normalize(arg, emit_nested)
         value = self._normalize(arg, emit_nested)
         if emit_nested and self._frame is not None and not isinstance(value, Tuple):
             return self.emit(value)
@@ -308,6 +320,24 @@ class BlockBuilder:
         return self.emit(self.call_te(func, *args, primfunc_name_hint=primfunc_name_hint, **kwargs))
 
     # -- helpers --------------------------------------------------------------------------
+    def lookup_binding(self, var: Var) -> Expr | None:
+        """The value bound to `var` by this builder (None for params and unknown vars).
+
+        Example:
+            >>> bb.lookup_binding(lv).op is op.exp  # doctest: +SKIP
+            True
+        """
+        return self._values.get(var)
+
+    def current_block_is_dataflow(self) -> bool:
+        """Whether emitted bindings go into a dataflow block now.
+
+        Example:
+            >>> BlockBuilder().current_block_is_dataflow()
+            False
+        """
+        return self._frame is not None and self._frame.dataflow
+
     def _require_frame(self, what: str) -> _FunctionFrame:
         if self._frame is None:
             raise RuntimeError(f"BlockBuilder: {what} must be called inside bb.function(...)")

@@ -76,9 +76,10 @@ class Var(LeafExpr):
         struct_info_: StructInfo | None = None,
         *,
         span: Span | None = None,
+        struct_info: StructInfo | None = None,
     ) -> None:
         object.__setattr__(self, "name_hint", name_hint)
-        object.__setattr__(self, "struct_info_", struct_info_)
+        object.__setattr__(self, "struct_info_", struct_info_ if struct_info is None else struct_info)
         object.__setattr__(self, "span", span)
 
 
@@ -376,7 +377,7 @@ class Function(BaseFunc):
     """
 
     params: tuple[Var, ...] = binds()
-    body: SeqExpr = field(default=None)  # type: ignore[assignment]  # required, checked below
+    body: SeqExpr
     ret_struct_info: StructInfo = field(default_factory=ObjectStructInfo)
     is_pure: bool = True
 

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from unity.ir.module import IRModule
 from unity.ir.node import dispatch_table
 from unity.relax.expr import (
     Binding, BindingBlock, Call, Expr, Function, If, MatchCast, SeqExpr, Tuple, TupleGetItem,
     Var, VarBinding,
 )  # fmt: skip
+from unity.relax.infer import infer_struct_info
+from unity.relax.utils import struct_info_equal
 
 
 class ExprVisitor:
@@ -39,8 +42,8 @@ class ExprVisitor:
             return None
         return hook(self, expr)
 
-    def visit_expr_node_(self, expr: Expr) -> None:
-        """Default for leaf expressions: nothing to walk."""
+    def visit_expr_(self, expr: Expr) -> None:
+        """Default for leaf expressions (hook of the `Expr` base): nothing to walk."""
 
     def visit_tuple_(self, expr: Tuple) -> None:
         """Visit the fields."""
@@ -91,15 +94,29 @@ class ExprVisitor:
         """Called where `var` is defined (parameters, bindings)."""
 
 
-ExprVisitor.visit_expr_ = ExprVisitor.visit_expr_node_  # type: ignore[attr-defined]  # fallback
-
-
 class ExprMutator:
-    """Rebuild expressions bottom-up; return the same node when nothing changed."""
+    """Rebuild expressions bottom-up; return the same node when nothing changed.
 
-    def __init__(self) -> None:
+    A rebuilt call, tuple or tuple item gets its struct info inferred again (`mod`
+    resolves calls of module functions), and a binding whose value's struct info
+    changed binds a fresh var that later uses follow.
+    """
+
+    def __init__(self, mod: IRModule | None = None) -> None:
+        self.mod = mod
         self.memo: dict[int, Any] = {}
         self.var_remap: dict[Var, Expr] = {}
+
+    def refresh(self, expr: Expr) -> Expr:
+        """Re-infer the struct info of a rebuilt `expr` (None if a child has none yet).
+
+        Example:
+            >>> ExprMutator().refresh(Tuple((x,))).struct_info_ is not None  # doctest: +SKIP
+            True
+        """
+        if not all(_has_sinfo(c) for c in _children(expr)):
+            return expr.replace(struct_info_=None)
+        return expr.replace(struct_info_=infer_struct_info(expr, self.mod))
 
     def visit_expr(self, expr: Any) -> Any:
         """Mutate `expr` through its hook (memoized by identity)."""
@@ -120,11 +137,12 @@ class ExprMutator:
         fields = tuple(self.visit_expr(f) for f in expr.fields)
         if all(a is b for a, b in zip(fields, expr.fields, strict=True)):
             return expr
-        return Tuple(fields, span=expr.span)
+        return self.refresh(Tuple(fields, span=expr.span))
 
     def visit_tuple_get_item_(self, expr: TupleGetItem) -> Expr:
         """Mutate the tuple."""
-        return expr.replace(tuple_value=self.visit_expr(expr.tuple_value))
+        new = expr.replace(tuple_value=self.visit_expr(expr.tuple_value))
+        return new if new is expr else self.refresh(new)
 
     def visit_call_(self, expr: Call) -> Expr:
         """Mutate the callee (when an expression) and the arguments."""
@@ -132,13 +150,14 @@ class ExprMutator:
         args = tuple(self.visit_expr(a) for a in expr.args)
         if op is expr.op and all(a is b for a, b in zip(args, expr.args, strict=True)):
             return expr
-        return expr.replace(op=op, args=args)
+        return self.refresh(expr.replace(op=op, args=args))
 
     def visit_if_(self, expr: If) -> Expr:
         """Mutate the condition and both branches."""
         cond = self.visit_expr(expr.cond)
         t, f = self.visit_expr(expr.true_branch), self.visit_expr(expr.false_branch)
-        return expr.replace(cond=cond, true_branch=t, false_branch=f)
+        new = expr.replace(cond=cond, true_branch=t, false_branch=f)
+        return new if new is expr else self.refresh(new)
 
     def visit_seq_expr_(self, expr: SeqExpr) -> Expr:
         """Mutate the blocks, then the body."""
@@ -153,7 +172,12 @@ class ExprMutator:
         params = tuple(self.visit_var_def(p) for p in func.params)
         if all(a is b for a, b in zip(params, func.params, strict=True)):
             params = func.params
-        return func.replace(params=params, body=self.visit_expr(func.body))
+        body = self.visit_expr(func.body)
+        ret = func.ret_struct_info
+        if body is not func.body and body.struct_info_ is not None:
+            if not struct_info_equal(ret, body.struct_info_):
+                ret = body.struct_info_
+        return func.replace(params=params, body=body, ret_struct_info=ret)
 
     def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
         """Mutate each binding (a binding may expand to several or to none)."""
@@ -170,16 +194,44 @@ class ExprMutator:
         """Mutate the value, then the defined var; return the new bindings."""
         assert isinstance(binding, VarBinding | MatchCast)
         value = self.visit_expr(binding.value)
-        var = self.visit_var_def(binding.var)
+        var = binding.var
+        if isinstance(binding, VarBinding) and value is not binding.value and _sinfo_changed(var, value):
+            new = type(var)(var.name_hint, value.struct_info_, span=var.span)
+            self.var_remap[var] = new
+            var = new
+        var = self.visit_var_def(var)
         return [binding.replace(var=var, value=value)]
 
     def visit_var_def(self, var: Var) -> Var:
         """Mutate a var where it is defined; record the renaming for its uses."""
         new = self.rewrite_var_def(var)
         if new is not var:
-            self.var_remap[var] = new
+            original = next((k for k, v in self.var_remap.items() if v is var), var)
+            self.var_remap[original] = new
         return new
 
     def rewrite_var_def(self, var: Var) -> Var:
         """Override to replace defined vars (default: keep)."""
         return var
+
+
+def _children(expr: Expr) -> tuple[Any, ...]:
+    if isinstance(expr, Call):
+        return expr.args
+    if isinstance(expr, Tuple):
+        return expr.fields
+    if isinstance(expr, TupleGetItem):
+        return (expr.tuple_value,)
+    if isinstance(expr, If):
+        return (expr.cond, expr.true_branch, expr.false_branch)
+    return ()
+
+
+def _has_sinfo(child: Any) -> bool:
+    return not isinstance(child, Expr) or child.struct_info_ is not None
+
+
+def _sinfo_changed(var: Var, value: Expr) -> bool:
+    if value.struct_info_ is None or var.struct_info_ is value.struct_info_:
+        return False
+    return var.struct_info_ is None or not struct_info_equal(var.struct_info_, value.struct_info_)

@@ -80,10 +80,15 @@ def prove_equal(a: DimLike, b: DimLike) -> bool:
         >>> prove_equal("n", sympy.Integer(2) * sym("n") - sym("n"))
         True
     """
-    diff = as_dim(a) - as_dim(b)
-    if diff == 0 or sympy.expand(diff) == 0:
+    diff = sympy.expand(as_dim(a) - as_dim(b))
+    if diff == 0:
         return True
+    if diff.is_number or not diff.has(*_NON_POLYNOMIAL):
+        return False  # expanded polynomials are canonical: a nonzero one is not zero
     return sympy.simplify(diff) == 0
+
+
+_NON_POLYNOMIAL = (sympy.floor, sympy.ceiling, sympy.Mod, sympy.Min, sympy.Max)
 
 
 def prove_not_equal(a: DimLike, b: DimLike) -> bool:

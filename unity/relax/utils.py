@@ -6,7 +6,6 @@ mapping tir vars to relax shape symbols (positive integers) by name.
 Example:
     >>> import sympy
     >>> from unity import tir
-from unity.tir.arith import from_sympy, to_sympy
     >>> n = tir.Var("n", "int64")
     >>> tir_to_sympy(n * 2 + 1)
     2*n + 1
@@ -17,7 +16,6 @@ from __future__ import annotations
 import sympy
 
 from unity import tir
-from unity.tir.arith import from_sympy, to_sympy
 from unity.relax.struct_info import (
     FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, StructInfo,
     TensorStructInfo, TupleStructInfo, prove_equal, shapes_equal, sym,
@@ -32,6 +30,8 @@ def tir_to_sympy(expr: object, var_map: dict[tir.Var, sympy.Symbol] | None = Non
         >>> tir_to_sympy(tir.const(3))
         3
     """
+    from unity.tir.arith import to_sympy  # lazily: relax IR does not need tir.arith to load
+
     var_map = {} if var_map is None else var_map
 
     def add_var(n: object) -> None:
@@ -50,6 +50,8 @@ def sympy_to_tir(expr: sympy.Expr, var_map: dict[sympy.Symbol, tir.Var]) -> tir.
         >>> sympy_to_tir(sym("n") + 1, vars).dtype
         'int64'
     """
+    from unity.tir.arith import from_sympy  # lazily: relax IR does not need tir.arith to load
+
     expr = sympy.sympify(expr)
     for s in sorted(expr.free_symbols, key=str):
         if s not in var_map:

@@ -2,9 +2,9 @@
 
 Mechanism (chosen by measured launch overhead, see `bench/elementwise.py`): compiled code
 calls libgomp's `GOMP_parallel(body, closure, num_threads, 0)`. libgomp keeps a pool of
-worker threads for the whole process, so one launch costs about 1-3 us on this 2-core
-machine (the ctypes call included), against about 40-80 us to fan the same work out
-from Python threads calling ctypes. A pthread pool of our own written in LLVM IR would
+worker threads for the whole process, so one launch costs about 3-13 us on this 2-core
+machine (more while other jobs hold the cores), against about 40 us to fan the same
+call out from Python threads calling ctypes. A pthread pool of our own written in LLVM IR would
 save nothing over libgomp's (both are a futex wake plus a barrier) and is far more code.
 
 Each compiled module holds an `i32 __unity_num_threads` global read at every launch

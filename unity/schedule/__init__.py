@@ -8,6 +8,7 @@ Example:
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
+from unity.schedule.tensor_intrin import TensorIntrin
 from unity.schedule.trace import Instruction, Trace
 
-__all__ = ["BlockRV", "Instruction", "LoopRV", "Schedule", "ScheduleError", "Trace"]
+__all__ = ["BlockRV", "Instruction", "LoopRV", "Schedule", "ScheduleError", "TensorIntrin", "Trace"]

@@ -31,7 +31,7 @@ def simplify(expr: PrimExpr, doms: Mapping[Var, Range] | None = None) -> PrimExp
     """
     try:
         from unity.tir.arith import Analyzer
-    except ImportError:
+    except Exception:  # noqa: BLE001 - the simplifier is optional; unsimplified is still correct
         return expr
     ana = Analyzer()
     for var, dom in (doms or {}).items():
@@ -82,6 +82,41 @@ def linear(expr: PrimExpr) -> tuple[dict[Var, int], int] | None:
         (coeffs, c0), k = (a, b[1]) if not b[0] else (b, a[1])
         return {v: c * k for v, c in coeffs.items() if c * k}, c0 * k
     return None
+
+
+def const_bound(expr: PrimExpr, doms: Mapping[Var, tuple[int, int]]) -> tuple[int, int] | None:
+    """Inclusive integer bounds of `expr` when each var lies in its `(lo, hi)`, else None.
+
+    Handles `+ - *`, and `//` / `%` by a positive constant.
+
+    Example:
+        >>> i = tir.Var("i")
+        >>> const_bound(i // 4, {i: (0, 15)})
+        (0, 3)
+    """
+    from unity.tir.expr import FloorDiv, FloorMod
+
+    if isinstance(expr, IntImm):
+        return expr.value, expr.value
+    if isinstance(expr, Var):
+        return doms.get(expr)
+    if not isinstance(expr, Add | Sub | Mul | FloorDiv | FloorMod):
+        return None
+    a, b = const_bound(expr.a, doms), const_bound(expr.b, doms)
+    if a is None or b is None:
+        return None
+    if isinstance(expr, Add):
+        return a[0] + b[0], a[1] + b[1]
+    if isinstance(expr, Sub):
+        return a[0] - b[1], a[1] - b[0]
+    if isinstance(expr, Mul):
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+    if b[0] != b[1] or b[0] <= 0:
+        return None
+    if isinstance(expr, FloorDiv):
+        return a[0] // b[0], a[1] // b[0]
+    return (a[0] % b[0], a[1] % b[0]) if a[0] // b[0] == a[1] // b[0] else (0, b[0] - 1)
 
 
 def used_vars(node: object) -> set[Var]:
@@ -179,7 +214,10 @@ def region_of_accesses(
             his.append(b[1])
         lo = _fold(los, min_value_of)
         hi = _fold(his, max_value_of)
-        ranges.append(Range(lo, simplify(_add(_add(hi, _neg(lo)), const(1, lo.dtype)))))
+        if _same_expr(lo, hi):
+            ranges.append(Range(lo, const(1, lo.dtype)))
+        else:
+            ranges.append(Range(lo, simplify(_add(_add(hi, _neg(lo)), const(1, lo.dtype)))))
     return BufferRegion(buffer, tuple(ranges))
 
 
@@ -207,14 +245,17 @@ def _same_expr(a: PrimExpr, b: PrimExpr) -> bool:
     la, lb = linear(a), linear(b)
     if la is not None and lb is not None:
         return la == lb
-    return a is b
+    if a is b:
+        return True
+    from unity.ir.structural import structural_equal
+
+    return structural_equal(a, b, map_free_vars=False)
 
 
 class _Accesses(StmtExprVisitor):
     def __init__(self) -> None:
         self.reads: dict[Buffer, list[tuple[PrimExpr, ...]]] = {}
         self.writes: dict[Buffer, list[tuple[PrimExpr, ...]]] = {}
-        self.opaque: set[Buffer] = set()
 
     def visit_buffer_load_(self, load: BufferLoad) -> None:
         self.reads.setdefault(load.buffer, []).append(load.indices)
@@ -225,11 +266,15 @@ class _Accesses(StmtExprVisitor):
         self.visit_stmt_(store)
 
     def visit_block_realize_(self, realize: BlockRealize) -> None:
-        for r in realize.block.reads:
-            self.opaque.add(r.buffer)
-        for r in realize.block.writes:
-            self.opaque.add(r.buffer)
-        self.visit_stmt_(realize)
+        # A nested block contributes its declared regions, seen from outside its iter vars.
+        from unity.tir.functor import substitute
+
+        bmap = binding_map(realize)
+        for regions, table in ((realize.block.reads, self.reads), (realize.block.writes, self.writes)):
+            for r in regions:
+                lo = tuple(substitute(rng.min, bmap) for rng in r.region)
+                hi = tuple(substitute(_add(rng.min, _add(rng.extent, const(-1, rng.extent.dtype))), bmap) for rng in r.region)
+                table.setdefault(r.buffer, []).extend((lo, hi))
 
 
 def infer_regions(block: Block) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:

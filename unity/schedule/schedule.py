@@ -212,3 +212,33 @@ class Schedule:
     def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
         """Change the storage scope of a buffer `block` writes."""
         P.set_scope(self.state, block, buffer_index, storage_scope)
+
+    @_traced
+    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int) -> None:
+        """Pad the stride of one axis of a buffer `block` writes (a lowering hint)."""
+        P.storage_align(self.state, block, buffer_index, axis, factor, offset)
+
+    @_traced
+    def transform_layout(self, block: BlockRV, buffer: Any, index_map: Callable[..., Any]) -> None:
+        """Store an allocated buffer in the layout `index_map` (a lambda over its indices)."""
+        P.transform_layout(self.state, block, buffer, index_map)
+
+    @_traced
+    def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
+        """Factor the reduction over `loop` into a new buffer; return the `_rf` block."""
+        return P.rfactor(self.state, loop, factor_axis)
+
+    @_traced
+    def blockize(self, loop: LoopRV) -> BlockRV:
+        """Wrap the subtree of `loop` in a new outer block."""
+        return P.blockize(self.state, loop)
+
+    @_traced
+    def tensorize(self, loop: LoopRV, tensor_intrin: str) -> None:
+        """Replace the nest at `loop` by the implementation of a registered `TensorIntrin`."""
+        P.tensorize(self.state, loop, tensor_intrin)
+
+    @_traced
+    def pad_einsum(self, block: BlockRV, padding: list[int]) -> None:
+        """Pad an einsum block's iteration domain to multiples of `padding`."""
+        P.pad_einsum(self.state, block, padding)

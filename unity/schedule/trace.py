@@ -92,7 +92,7 @@ def _fmt(v: object, names: dict[object, str]) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k!r}: {_fmt(x, names)}" for k, x in v.items()) + "}"
     if callable(v):
-        return getattr(v, "__trace_source__", "<lambda>")
+        return _fmt_lambda(v)
     return repr(v)
 
 
@@ -126,3 +126,16 @@ def _bind(old: object, new: object, rvs: dict[object, object]) -> None:
             rvs[a] = b
     else:
         rvs[old] = new
+
+
+def _fmt_lambda(fn: Any) -> str:
+    """Print an index map as a lambda by applying it to variables named like its parameters."""
+    import inspect
+
+    from unity.tir.expr import Var, const
+
+    names = list(inspect.signature(fn).parameters)
+    out = fn(*(Var(n) for n in names))
+    items = out if isinstance(out, list | tuple) else (out,)
+    body = ", ".join(const(e).script() for e in items)
+    return f"lambda {', '.join(names)}: ({body}{',' if len(items) == 1 else ''})"

@@ -4,13 +4,24 @@
 
 Example:
     >>> from unity.script import from_source, tir as T
-    >>> f = from_source('@T.prim_func\\ndef main(A: T.Buffer((4,), "float32")):\\n    A[0] = T.float32(2)\\n')
+    >>> text = '@T.prim_func\\ndef main(A: T.Buffer((4,), "float32")):\\n    A[0] = T.float32(2)\\n'
+    >>> f = from_source(text)
     >>> from_source(f.script()).script() == f.script()
     True
 """
 
 from unity.script import ir, tir
 from unity.script.parser import ParseError, ScriptDecorator, Source, from_source, register_namespace
+
+__all__ = [
+    "ParseError",
+    "ScriptDecorator",
+    "Source",
+    "from_source",
+    "ir",
+    "register_namespace",
+    "tir",
+]
 
 register_namespace("T", tir)
 register_namespace("I", ir)

@@ -27,9 +27,18 @@ from unity.ir.op import Op
 from unity.script.parser.core import ScriptDecorator
 from unity.script.parser.tir_function import parse_prim_func
 from unity.script.parser.tir_specs import (
-    AssertSpec, AxisSpec, BlockSpec, BufferSpec, Directive, GridSpec, InitSpec, LetSpec, LoopSpec,
+    AssertSpec,
+    AxisSpec,
+    BlockSpec,
+    BufferSpec,
+    Directive,
+    GridSpec,
+    InitSpec,
+    LetSpec,
+    LoopSpec,
     RemapSpec,
-)  # fmt: skip
+    VarSpec,
+)
 from unity.tir import expr as E
 
 prim_func = ScriptDecorator("T.prim_func", parse_prim_func)
@@ -48,12 +57,22 @@ class DType:
     def __init__(self, name: str) -> None:
         self.name = dt.check(name)
 
-    def __call__(self, value: Any = 0) -> E.PrimExpr:
-        if isinstance(value, str) and dt.is_float(self.name) and value.lstrip("+-") in ("inf", "nan"):
+    def __call__(self, value: Any = None) -> E.PrimExpr | VarSpec:
+        if value is None:  # `n = T.int32()` declares a variable
+            return VarSpec(self.name)
+        if (
+            isinstance(value, str)
+            and dt.is_float(self.name)
+            and value.lstrip("+-") in ("inf", "nan")
+        ):
             return tir.const(float(value), self.name)
         if isinstance(value, str):  # a symbolic shape variable (`T.int64("n")`)
             return E.Var(value, self.name)
-        return tir.const(value, self.name) if not isinstance(value, E.PrimExpr) else value.astype(self.name)
+        return (
+            tir.const(value, self.name)
+            if not isinstance(value, E.PrimExpr)
+            else value.astype(self.name)
+        )
 
     def __repr__(self) -> str:
         return f"T.{self.name}"
@@ -73,14 +92,25 @@ def __getattr__(name: str) -> Any:
 
 int8, int16, int32, int64 = DType("int8"), DType("int16"), DType("int32"), DType("int64")
 uint8, uint16, uint32, uint64 = DType("uint8"), DType("uint16"), DType("uint32"), DType("uint64")
-float16, bfloat16, float32, float64 = DType("float16"), DType("bfloat16"), DType("float32"), DType("float64")
-bool = DType("bool")  # noqa: A001 - TVM's name
+float16, bfloat16, float32, float64 = (
+    DType("float16"),
+    DType("bfloat16"),
+    DType("float32"),
+    DType("float64"),
+)
+bool = DType("bool")
 handle = DType("handle")
 
 
 # -- buffers ------------------------------------------------------------------------------
-def Buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: Any = (), elem_offset: Any = None,  # noqa: N802
-           scope: str = "global") -> BufferSpec:  # fmt: skip
+def Buffer(
+    shape: Any,
+    dtype: str = "float32",
+    data: Any = None,
+    strides: Any = (),
+    elem_offset: Any = None,
+    scope: str = "global",
+) -> BufferSpec:
     """A buffer parameter (`A: T.Buffer((128,), "float32")`) or an alias (`data=A.data`).
 
     Example:
@@ -90,8 +120,13 @@ def Buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: Any = 
     return BufferSpec("buffer", shape, dtype, data, strides, elem_offset, scope)
 
 
-def alloc_buffer(shape: Any, dtype: str = "float32", scope: str = "global", strides: Any = (),
-                 elem_offset: Any = None) -> BufferSpec:  # fmt: skip
+def alloc_buffer(
+    shape: Any,
+    dtype: str = "float32",
+    scope: str = "global",
+    strides: Any = (),
+    elem_offset: Any = None,
+) -> BufferSpec:
     """A block's intermediate buffer: `C = T.alloc_buffer((16,), "float32")`.
 
     Example:
@@ -101,8 +136,14 @@ def alloc_buffer(shape: Any, dtype: str = "float32", scope: str = "global", stri
     return BufferSpec("alloc", shape, dtype, None, strides, elem_offset, scope)
 
 
-def match_buffer(source: Any, shape: Any, dtype: str = "float32", strides: Any = (), elem_offset: Any = None,
-                 scope: str = "global") -> BufferSpec:  # fmt: skip
+def match_buffer(
+    source: Any,
+    shape: Any,
+    dtype: str = "float32",
+    strides: Any = (),
+    elem_offset: Any = None,
+    scope: str = "global",
+) -> BufferSpec:
     """A view of a region inside a block: `S = T.match_buffer(A[vi, 0:4], (4,), "float32")`.
 
     Example:
@@ -112,8 +153,13 @@ def match_buffer(source: Any, shape: Any, dtype: str = "float32", strides: Any =
     return BufferSpec("match", shape, dtype, None, strides, elem_offset, scope, source)
 
 
-def allocate_buffer(shape: Any, dtype: str = "float32", scope: str = "global", strides: Any = (),
-                    elem_offset: Any = None) -> BufferSpec:  # fmt: skip
+def allocate_buffer(
+    shape: Any,
+    dtype: str = "float32",
+    scope: str = "global",
+    strides: Any = (),
+    elem_offset: Any = None,
+) -> BufferSpec:
     """An `Allocate`: `with T.allocate_buffer((64,), "float32", scope="local") as B:`.
 
     Example:
@@ -127,16 +173,21 @@ allocate = allocate_buffer
 
 
 # -- loops and blocks ---------------------------------------------------------------------
-def _loop(kind: str):  # noqa: ANN202 - a loop builder
+def _loop(kind: str):
     def build(*args: Any, annotations: dict[str, Any] | None = None) -> LoopSpec:
         return LoopSpec(kind, args, None, annotations)
 
     build.__name__ = kind
-    build.__doc__ = f"A `{kind}` loop: `T.{kind}(extent)` or `T.{kind}(start, stop)`.\n\nExample:\n    >>> {kind}(8).kind\n    '{kind}'\n"
+    build.__doc__ = (
+        f"A `{kind}` loop: `T.{kind}(extent)` or `T.{kind}(start, stop)`.\n\n"
+        f"Example:\n    >>> {kind}(8).kind\n    '{kind}'\n"
+    )
     return build
 
 
-serial, parallel, vectorized, unroll = (_loop(k) for k in ("serial", "parallel", "vectorized", "unroll"))
+serial, parallel, vectorized, unroll = (
+    _loop(k) for k in ("serial", "parallel", "vectorized", "unroll")
+)
 
 
 def thread_binding(*args: Any, thread: str, annotations: dict[str, Any] | None = None) -> LoopSpec:
@@ -233,12 +284,12 @@ def init() -> InitSpec:
     return InitSpec()
 
 
-def LetStmt(value: Any, dtype: str | None = None) -> LetSpec:  # noqa: N802 - TVM's name
+def LetStmt(value: Any, dtype: str | None = None) -> LetSpec:
     """`with T.LetStmt(value) as x:` binds `x` over the body."""
     return LetSpec(value, dtype)
 
 
-def Assert(condition: Any, message: str) -> AssertSpec:  # noqa: N802 - TVM's name
+def Assert(condition: Any, message: str) -> AssertSpec:
     """`with T.Assert(cond, "msg"):` checks `cond` before the body."""
     return AssertSpec(condition, message)
 
@@ -249,33 +300,33 @@ def evaluate(value: Any) -> tir.Evaluate:
     return tir.Evaluate(tir.const(value))
 
 
-def Cast(dtype: str, value: Any) -> E.PrimExpr:  # noqa: N802 - TVM's name
+def Cast(dtype: str, value: Any) -> E.PrimExpr:
     """`T.Cast("float32", i)`: always a `Cast` node (even to the same dtype)."""
     return E.Cast(dt.check(dtype), tir.const(value))
 
 
-def Ramp(base: Any, stride: Any, lanes: int) -> E.Ramp:  # noqa: N802 - TVM's name
+def Ramp(base: Any, stride: Any, lanes: int) -> E.Ramp:
     """The vector `base, base + stride, ...` of `lanes` lanes."""
     b, s = E._promote(base, stride)
     return E.Ramp(b, s, lanes)
 
 
-def Broadcast(value: Any, lanes: int) -> E.Broadcast:  # noqa: N802 - TVM's name
+def Broadcast(value: Any, lanes: int) -> E.Broadcast:
     """`lanes` copies of `value`."""
     return E.Broadcast(tir.const(value), lanes)
 
 
-def Let(var: Any, value: Any, body: Any) -> E.Let:  # noqa: N802 - TVM's name
+def Let(var: Any, value: Any, body: Any) -> E.Let:
     """`T.Let(x, value, body)`: the parser binds the name `x` (a fresh variable) in `body`."""
     return E.Let(var, tir.const(value), tir.const(body))
 
 
-def SizeVar(name: str, dtype: str = "int32") -> E.SizeVar:  # noqa: N802 - TVM's name
+def SizeVar(name: str, dtype: str = "int32") -> E.SizeVar:
     """A non-negative symbolic variable (shape annotations: `T.SizeVar("n", "int32")`)."""
     return E.SizeVar(name, dtype)
 
 
-def Range(start: Any, stop: Any) -> E.Range:  # noqa: N802 - TVM's name
+def Range(start: Any, stop: Any) -> E.Range:
     """The half-open range `[start, stop)`."""
     lo, hi = E._promote(start, stop)
     return E.Range(lo, hi - lo)
@@ -283,14 +334,24 @@ def Range(start: Any, stop: Any) -> E.Range:  # noqa: N802 - TVM's name
 
 def call_intrin(dtype: str, op_name: str, *args: Any) -> E.Call:
     """A call of any registered op: `T.call_intrin("float32", "tir.exp", x)`."""
-    return E.Call(dt.check(dtype), Op.get(op_name), tuple(tir.const(a) for a in args))
+    exprs = tuple(E.StringImm(a) if isinstance(a, str) else tir.const(a) for a in args)
+    return E.Call(dt.check(dtype), Op.get(op_name), exprs)
 
 
 if_then_else = Select = tir.select
-min, max = tir.min, tir.max  # noqa: A001 - TVM's names
+min, max = tir.min, tir.max
 truncdiv, truncmod, floordiv, floormod = tir.truncdiv, tir.truncmod, tir.floordiv, tir.floormod
-abs, exp, exp2, log, log2, log10 = tir.abs, tir.exp, tir.exp2, tir.log, tir.log2, tir.log10  # noqa: A001
+abs, exp, exp2, log, log2, log10 = tir.abs, tir.exp, tir.exp2, tir.log, tir.log2, tir.log10
 sqrt, rsqrt, tanh, sigmoid, erf = tir.sqrt, tir.rsqrt, tir.tanh, tir.sigmoid, tir.erf
-fabs, floor, ceil, round, trunc = tir.fabs, tir.floor, tir.ceil, tir.round, tir.trunc  # noqa: A001
-sin, cos, tan, atan, asin, acos, sinh, cosh = tir.sin, tir.cos, tir.tan, tir.atan, tir.asin, tir.acos, tir.sinh, tir.cosh
-isnan, isinf, pow, atan2, fmod = tir.isnan, tir.isinf, tir.pow, tir.atan2, tir.fmod  # noqa: A001
+fabs, floor, ceil, round, trunc = tir.fabs, tir.floor, tir.ceil, tir.round, tir.trunc
+sin, cos, tan, atan, asin, acos, sinh, cosh = (
+    tir.sin,
+    tir.cos,
+    tir.tan,
+    tir.atan,
+    tir.asin,
+    tir.acos,
+    tir.sinh,
+    tir.cosh,
+)
+isnan, isinf, pow, atan2, fmod = tir.isnan, tir.isinf, tir.pow, tir.atan2, tir.fmod

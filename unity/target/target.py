@@ -23,8 +23,6 @@ _KEYS: dict[str, dict[str, type]] = {
 }
 """Options each target kind accepts, with their types."""
 
-TargetLike = "Target | str | Mapping[str, Any]"
-
 
 class Target:
     """A compilation target: `kind` plus typed options.

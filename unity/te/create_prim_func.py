@@ -38,10 +38,12 @@ from unity.te.reduction import Reduce
 from unity.te.region import access_regions
 from unity.te.tensor import ComputeOp, Operation, PlaceholderOp, Tensor
 from unity.tir.buffer import Buffer, BufferRegion
-from unity.tir.expr import BufferLoad, IntImm, IterVar, PrimExpr, Var, const
+from unity.tir.expr import BufferLoad, IntImm, IterVar, Let, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit, substitute
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
+from unity.tir.stmt import (
+    Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq,
+)  # fmt: skip
 
 
 def create_prim_func(
@@ -105,6 +107,8 @@ def _check_free_vars(func: PrimFunc) -> None:
             defined.add(node.loop_var)
         elif isinstance(node, Block):
             defined.update(iv.var for iv in node.iter_vars)
+        elif isinstance(node, (LetStmt, Let)):
+            defined.add(node.var)
         elif isinstance(node, Var) and node.dtype != "handle":
             used.setdefault(node, None)
 
@@ -171,14 +175,29 @@ def _block_body(
     first = bodies[0]
     if not isinstance(first, Reduce):
         return None, seq(*(BufferStore(buf, b, spatial) for buf, b in zip(op.buffers, bodies)))
-    buf = op.buffers[0]
     combiner = first.combiner
-    acc = BufferLoad(buf, spatial)
-    update = substitute(
-        combiner.result[0], {combiner.lhs[0]: acc, combiner.rhs[0]: first.source[0]}
-    )
-    body: Stmt = BufferStore(buf, update, spatial)
+    vmap: dict[Var, PrimExpr] = {}
+    for lhs, rhs, buf, source in zip(combiner.lhs, combiner.rhs, op.buffers, first.source):
+        vmap[lhs] = BufferLoad(buf, spatial)
+        vmap[rhs] = source
+    updates = [substitute(r, vmap) for r in combiner.result]
+    body = _update(op.buffers, updates, spatial)
     if not (isinstance(first.condition, IntImm) and first.condition.value):
         body = IfThenElse(first.condition, body)
-    start = first.init[0] if first.init else combiner.identity[0]
-    return BufferStore(buf, start, spatial), body
+    starts = first.init or combiner.identity
+    init = seq(*(BufferStore(buf, s, spatial) for buf, s in zip(op.buffers, starts)))
+    return init, body
+
+
+def _update(
+    buffers: tuple[Buffer, ...], values: list[PrimExpr], spatial: tuple[PrimExpr, ...]
+) -> Stmt:
+    """Store the new accumulator values; several values are first bound with `LetStmt`s,
+    since each is computed from all the old ones."""
+    if len(values) == 1:
+        return BufferStore(buffers[0], values[0], spatial)
+    temps = [Var(f"v_{buf.name}", v.dtype) for buf, v in zip(buffers, values)]
+    body: Stmt = seq(*(BufferStore(buf, t, spatial) for buf, t in zip(buffers, temps)))
+    for temp, value in reversed(list(zip(temps, values))):
+        body = LetStmt(temp, value, body)
+    return body

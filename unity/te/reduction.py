@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from unity.ir.node import Node, node
 from unity.tir import op as tir_op
@@ -76,6 +77,36 @@ def _promote_pair(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     return sample.a, sample.b  # type: ignore[attr-defined]  # Max(a, b) holds the promoted pair
 
 
+def _combiner(
+    fcombine: Callable[..., Any],
+    fidentity: Callable[..., Any],
+    name: str,
+    sources: tuple[PrimExpr, ...],
+    multi: bool,
+) -> CommReducer:
+    """Trace `fcombine` / `fidentity` on fresh variables of the sources' dtypes."""
+    dtypes = [s.dtype for s in sources]
+    lhs = tuple(Var(f"x{k}" if multi else "x", t) for k, t in enumerate(dtypes))
+    rhs = tuple(Var(f"y{k}" if multi else "y", t) for k, t in enumerate(dtypes))
+    if multi:
+        results, identities = fcombine(lhs, rhs), fidentity(*dtypes)
+    else:
+        results, identities = (fcombine(lhs[0], rhs[0]),), (fidentity(dtypes[0]),)
+    if len(results) != len(sources) or len(identities) != len(sources):
+        raise ValueError(
+            f"te.{name}: a reducer of {len(sources)} values must combine into and start from "
+            f"{len(sources)} values, got {len(results)} and {len(identities)}"
+        )
+    result = tuple(const(r).astype(t) for r, t in zip(results, dtypes))
+    identity = tuple(const(i).astype(t) for i, t in zip(identities, dtypes))
+    return CommReducer(lhs, rhs, result, identity, name)
+
+
+def _as_tuple(init: Any, sources: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+    values = tuple(init) if isinstance(init, (list, tuple)) else (init,)
+    return tuple(const(v).astype(s.dtype) for v, s in zip(values, sources))
+
+
 Reducer = Callable[..., PrimExpr]
 """What `comm_reducer` returns: `reducer(expr, axis, where=None, init=None)`."""
 
@@ -88,7 +119,10 @@ def comm_reducer(
     """Make a reducer from `fcombine(x, y)` and `fidentity(dtype)` (TVM's `te.comm_reducer`).
 
     As in TVM, `reducer(a, b)` with an expression (not an axis) as second argument is just
-    `fcombine(a, b)`: `te.max(x, 0.0)` is an elementwise maximum.
+    `fcombine(a, b)`: `te.max(x, 0.0)` is an elementwise maximum.  A reducer over several
+    values (argmax) takes and returns tuples: `fcombine((x0, x1), (y0, y1))`,
+    `fidentity(dtype0, dtype1)`; calling it on a tuple gives one `Reduce` per value, to be
+    returned together from one `te.compute`.
 
     Example:
         >>> from unity import te, tir
@@ -100,26 +134,28 @@ def comm_reducer(
     """
 
     def reducer(
-        expr: ExprLike,
+        expr: ExprLike | Sequence[ExprLike],
         axis: IterVar | Sequence[IterVar],
         where: ExprLike | None = None,
-        init: ExprLike | None = None,
-    ) -> PrimExpr:
+        init: ExprLike | Sequence[ExprLike] | None = None,
+    ) -> Any:
         if not isinstance(axis, (IterVar, list, tuple)):
             return const(fcombine(*_promote_pair(expr, axis)))  # TVM: te.max(a, b) is binary
-        source = const(expr)
+        multi = isinstance(expr, (list, tuple))
+        values = tuple(expr) if isinstance(expr, (list, tuple)) else (expr,)
+        sources = tuple(const(e) for e in values)
         axes = (axis,) if isinstance(axis, IterVar) else tuple(axis)
         if not axes or not all(isinstance(a, IterVar) for a in axes):
             raise TypeError(f"te.{name}: axis must be a te.reduce_axis or a list of them")
-        x, y = Var("x", source.dtype), Var("y", source.dtype)
-        result = const(fcombine(x, y)).astype(source.dtype)
-        identity = const(fidentity(source.dtype)).astype(source.dtype)
-        combiner = CommReducer((x,), (y,), (result,), (identity,), name)
+        combiner = _combiner(fcombine, fidentity, name, sources, multi)
         condition = const(True) if where is None else const(where)
         if condition.dtype != "bool":
             raise TypeError(f"te.{name}: where= must be a bool condition, got {condition.dtype}")
-        start = () if init is None else (const(init).astype(source.dtype),)
-        return Reduce(combiner, (source,), axes, condition, 0, start)
+        starts = () if init is None else _as_tuple(init, sources)
+        reduces = tuple(
+            Reduce(combiner, sources, axes, condition, k, starts) for k in range(len(sources))
+        )
+        return reduces if multi else reduces[0]
 
     reducer.__name__ = name
     reducer.__doc__ = f"Reduce with `{name}` over `axis` (see `te.comm_reducer`)."

@@ -128,7 +128,7 @@ class Tensor:
 
     @property
     def name(self) -> str:
-        """The buffer name (the op name, with `.v<k>` for later outputs)."""
+        """The buffer name (the op name, with `_v<k>` for later outputs)."""
         return self.buffer.name
 
     def __getitem__(self, indices: ExprLike | tuple[ExprLike, ...]) -> BufferLoad:
@@ -264,9 +264,12 @@ def reduce_axis(dom: tuple[ExprLike, ExprLike] | Range, name: str = "rv") -> Ite
     return AxisVar(Var(name, rng.extent.dtype), rng, IterType.REDUCE)
 
 
-def _arity(fcompute: Callable[..., Any], ndim: int) -> tuple[list[str], bool]:
-    """Parameter names of `fcompute` and whether it takes `*indices`."""
-    params = inspect.signature(fcompute).parameters.values()
+def _arity(fcompute: Callable[..., Any]) -> tuple[list[str], bool]:
+    """Parameter names of `fcompute` and whether it takes `*indices` (or has no signature)."""
+    try:
+        params = inspect.signature(fcompute).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: pass every index
+        return [], True
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     star = any(p.kind is p.VAR_POSITIONAL for p in params)
     return names, star
@@ -296,7 +299,7 @@ def compute(
         'i'
     """
     dims = _shape(shape, f"te.compute {name!r}")
-    names, star = _arity(fcompute, len(dims))
+    names, star = _arity(fcompute)
     if not star and len(names) != len(dims):
         raise ValueError(
             f"te.compute {name!r}: the shape has {len(dims)} dimension(s), so fcompute must "
@@ -313,7 +316,7 @@ def compute(
     bodies = tuple(const(b) for b in results)
     reduce_axis_ = _check_bodies(bodies, name)
     buffers = tuple(
-        decl_buffer(dims, b.dtype, name if k == 0 else f"{name}.v{k}") for k, b in enumerate(bodies)
+        decl_buffer(dims, b.dtype, name if k == 0 else f"{name}_v{k}") for k, b in enumerate(bodies)
     )
     inputs = _inputs_of(bodies)
     op = ComputeOp(name, tag, dict(attrs or {}), axis, reduce_axis_, bodies, buffers, inputs)
@@ -336,6 +339,16 @@ def _check_bodies(bodies: tuple[PrimExpr, ...], name: str) -> tuple[IterVar, ...
                 f"te.compute {name!r}: a reduction (te.sum/max/min) must be the whole body, "
                 "not part of a larger expression; compute it as its own tensor first"
             )
+    first = bodies[0]
     if len(bodies) > 1 and any(isinstance(b, Reduce) for b in bodies):
-        raise ValueError(f"te.compute {name!r}: multi-output reductions are not supported")
+        combiner = first.combiner if isinstance(first, Reduce) else None
+        same = all(
+            isinstance(b, Reduce) and b.combiner is combiner and b.value_index == k
+            for k, b in enumerate(bodies)
+        )
+        if not same:
+            raise ValueError(
+                f"te.compute {name!r}: the outputs of a multi-value reduction must be the "
+                "values of one reducer call, in order"
+            )
     return axes

@@ -37,8 +37,12 @@ from unity.tir.interpreter import InterpretError, interpret  # noqa: E402 - the 
 from unity.tir import printer as _printer  # noqa: F401 - registers the TIR printer
 
 
-def lower(mod_or_func):  # noqa: ANN001, ANN201 - forwards to unity.tir.transform.lower (lazy: no cycle)
-    """Lower TensorIR to the lowered form (see `unity.tir.transform.pipeline.lower`)."""
-    from unity.tir.transform.pipeline import lower as _lower
+def lower(mod_or_func: "IRModule | PrimFunc") -> "IRModule":  # noqa: F821, UP037 - lazy import
+    """Lower TensorIR to the lowered form codegen reads (`unity.tir.transform.lower`).
+
+    Example:
+        >>> tir.lower(func).show()  # doctest: +SKIP
+    """
+    from unity.tir.transform.pipeline import lower as _lower  # lazy: transform imports arith
 
     return _lower(mod_or_func)

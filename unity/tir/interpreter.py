@@ -6,6 +6,14 @@ into Python source (nested `for` loops over numpy scalars of the exact dtypes, s
 (destination passing).  Parallel, vectorized, unrolled and thread-bound loops run
 serially, which is their meaning.
 
+Semantics: values are numpy scalars of their exact dtype, so float32 math rounds in
+float32, float16 in float16, and int8/int32 data wraps on overflow; `Cast` follows C
+(float -> int truncates toward zero, int -> narrower int wraps); `Div`/`Mod` on integers
+truncate, `FloorDiv`/`FloorMod` floor.  Loop counters and int32/int64 constants are Python
+ints for speed, so pure index arithmetic does not wrap (a `Cast` still does).  Block
+`init` runs when every reduction iteration variable is at its minimum.  A negative flat
+index or one past the end of the memory raises `InterpretError` (numpy would wrap).
+
 Example:
     >>> import numpy as np
     >>> from unity import tir
@@ -108,17 +116,17 @@ def _bind(func: PrimFunc, args: tuple[Any, ...]) -> tuple[dict[E.Var, Any], list
     """Values of the kernel's variables, and (array, contiguous copy) pairs to write back."""
     env: dict[E.Var, Any] = {}
     copies: list[Any] = []
-    checks: list[tuple[Buffer, int, E.PrimExpr, int]] = []
+    checks: list[tuple[Buffer, str, E.PrimExpr, int]] = []
     for k, (param, arg) in enumerate(zip(func.params, args)):
         if isinstance(param, Buffer):
             env.setdefault(param.data, _bind_buffer(param, arg, k, env, checks, copies))
         else:
             env[param] = _scalar(param, arg, k)
-    for buf, dim, expected, got in checks:
+    for buf, what, expected, got in checks:
         want = _evaluate(expected, env)
         if want != got:
             raise InterpretError(
-                f"interpret: buffer {buf.name} dim {dim} must be {want}, but the array has {got}"
+                f"interpret: buffer {buf.name} {what} must be {want}, but the array has {got}"
             )
     return env, copies
 
@@ -139,26 +147,26 @@ def _bind_buffer(
             f"got shape {arr.shape}"
         )
     for dim, (decl, size) in enumerate(zip(buf.shape, arr.shape)):
-        _bind_dim(buf, dim, decl, int(size), env, checks)
+        _bind_dim(buf, f"dim {dim}", decl, int(size), env, checks)
     contiguous = arr
     if not arr.flags.c_contiguous:
         contiguous = np.ascontiguousarray(arr)
         copies.append((arr, contiguous))
     compact = [int(np.prod(arr.shape[d + 1:])) for d in range(arr.ndim)]
     for dim, (decl, stride) in enumerate(zip(buf.strides, compact)):
-        _bind_dim(buf, dim, decl, stride, env, checks)
+        _bind_dim(buf, f"stride {dim}", decl, stride, env, checks)
     if isinstance(buf.elem_offset, E.Var):
         env.setdefault(buf.elem_offset, 0)
     return contiguous.reshape(-1)
 
 
 def _bind_dim(
-    buf: Buffer, dim: int, decl: E.PrimExpr, size: int, env: dict[E.Var, Any], checks: list[Any]
+    buf: Buffer, what: str, decl: E.PrimExpr, size: int, env: dict[E.Var, Any], checks: list[Any]
 ) -> None:
     if isinstance(decl, E.Var) and decl not in env:
         env[decl] = size
     else:
-        checks.append((buf, dim, decl, size))
+        checks.append((buf, what, decl, size))
 
 
 def _as_array(value: Any, buf: Buffer, k: int) -> np.ndarray:

@@ -38,10 +38,6 @@ class InterpretError(RuntimeError):
     """An error raised while interpreting a PrimFunc (failed assert, bad IR or argument)."""
 
 
-_PY_INT = ("int32", "int64")
-"""Integer dtypes kept as Python ints when they come from loops and constants."""
-
-
 @dataclass
 class Compiled:
     """The generated source, its entry point and the order of its arguments."""
@@ -113,7 +109,6 @@ class _Compiler:
         self.depth = 1
         self.loop_depth = 0
         self.names: dict[int, str] = {}
-        self.used: set[str] = set()
         self.ns: dict[str, Any] = dict(_RUNTIME)
         self.consts: dict[tuple[str, Any], str] = {}
         self.layouts: dict[int, tuple[str, str, list[str] | None]] = {}
@@ -126,7 +121,8 @@ class _Compiler:
         """The Python identifier of `var` (created on first use)."""
         got = self.names.get(id(var))
         if got is None:
-            base = "".join(c if c.isalnum() else "_" for c in var.name) or "v"
+            base = "".join(c if c.isalnum() or c == "_" else "_" for c in var.name)
+            base = base if base[:1].isalpha() else f"v_{base}"
             got = f"{base}_{len(self.names)}"
             self.names[id(var)] = got
         return got

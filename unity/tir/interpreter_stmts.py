@@ -141,6 +141,9 @@ def s_block_realize_(self: Any, node: S.BlockRealize) -> None:
         self.depth += 1
     for iv, value in zip(block.iter_vars, node.iter_values):
         self.note_nonneg(iv.var, value)
+        if isinstance(value, E.Var) and id(iv.var) not in self.names:
+            self.names[id(iv.var)] = self.name(value)  # bound to a loop var: just alias it
+            continue
         self.emit(f"{self.name(iv.var)} = {self.expr(value)}")
     for buf in block.alloc_buffers:
         _alloc(self, buf)

@@ -13,6 +13,8 @@ Registered with `unity.ir.printer` when `unity.tir` is imported, so `f.script()`
   `with T.LetStmt(v) as x:` / `with T.Assert(c, "msg"):`.
 - A root block named "root" that only holds `alloc_buffers` prints as those
   `T.alloc_buffer` lines at function level (the parser re-creates the root block).
+- Variables used but bound nowhere (ill-formed IR) are declared at the top of the
+  function as `n = T.int32()`, so even such a function parses back.
 - Underlined statements are marked on their first line.
 
 Example:
@@ -41,10 +43,12 @@ from unity.tir.printer_expr import ExprPrinter, quote
 _AXIS = {E.IterType.SPATIAL: "spatial", E.IterType.REDUCE: "reduce", E.IterType.OPAQUE: "opaque"}
 _REMAP = {E.IterType.SPATIAL: "S", E.IterType.REDUCE: "R", E.IterType.OPAQUE: "O"}
 _FOR = {
-    S.ForKind.SERIAL: "T.serial", S.ForKind.PARALLEL: "T.parallel",
-    S.ForKind.VECTORIZED: "T.vectorized", S.ForKind.UNROLLED: "T.unroll",
+    S.ForKind.SERIAL: "T.serial",
+    S.ForKind.PARALLEL: "T.parallel",
+    S.ForKind.VECTORIZED: "T.vectorized",
+    S.ForKind.UNROLLED: "T.unroll",
     S.ForKind.THREAD_BINDING: "T.thread_binding",
-}  # fmt: skip
+}
 
 
 class _BufferScopes(StmtExprVisitor):
@@ -54,18 +58,42 @@ class _BufferScopes(StmtExprVisitor):
         self.owner: dict[int, object] = {}  # data var id -> defining stmt, or None (function)
         self.defined: set[int] = set()
         self.used: dict[int, Buffer] = {}
+        self.used_vars: dict[int, E.Var] = {}
+        self.bound_vars: set[int] = set()
         for p in params:
             self.owner[id(p.data if isinstance(p, Buffer) else p)] = None
             self.defined.add(id(p))
+            self.bound_vars.add(id(p))
 
     def visit_buffer(self, buffer: Buffer) -> None:
         self.used.setdefault(id(buffer), buffer)
+        self.bound_vars.add(id(buffer.data))
+
+    def visit_var_(self, var: E.Var) -> None:
+        self.used_vars.setdefault(id(var), var)
+
+    def visit_for_(self, stmt: S.For) -> None:
+        self.bound_vars.add(id(stmt.loop_var))
+        self.visit_stmt_(stmt)
+
+    def visit_let_stmt_(self, stmt: S.LetStmt) -> None:
+        self.bound_vars.add(id(stmt.var))
+        self.visit_stmt_(stmt)
+
+    def visit_let_(self, expr: E.Let) -> None:
+        self.bound_vars.add(id(expr.var))
+        self.visit_prim_expr_(expr)
+
+    def free_vars(self) -> list[E.Var]:
+        """Variables used but bound nowhere (ill-formed IR still prints and parses back)."""
+        return [v for key, v in self.used_vars.items() if key not in self.bound_vars]
 
     def visit_allocate_(self, stmt: S.Allocate) -> None:
         self._define(stmt.buffer, stmt)
         self.visit_stmt_(stmt)
 
     def visit_block_(self, block: S.Block) -> None:
+        self.bound_vars.update(id(iv.var) for iv in block.iter_vars)
         for buf in block.alloc_buffers:
             self._define(buf, block)
         for match in block.match_buffers:
@@ -108,13 +136,25 @@ class TIRPrinter(ExprPrinter):
     def buffer_args(self, buf: Buffer, data: bool = False) -> Text:
         """`(shape), "dtype"` plus keyword arguments for non-default fields."""
         shape = [self._dim(d) for d in buf.shape]
-        text = "(" + Text.join(", ", shape) + ("," if len(shape) == 1 else "") + f"), {quote(buf.dtype)}"
+        text = (
+            "("
+            + Text.join(", ", shape)
+            + ("," if len(shape) == 1 else "")
+            + f"), {quote(buf.dtype)}"
+        )
         if data:
             text = text + ", data=" + self.expr(buf.data)
         if buf.strides:
-            text = text + ", strides=" + self.value(tuple(buf.strides))
+            strides = [self._dim(s) for s in buf.strides]
+            text = (
+                text
+                + ", strides=("
+                + Text.join(", ", strides)
+                + ("," if len(strides) == 1 else "")
+                + ")"
+            )
         if buf.elem_offset is not None:
-            text = text + ", elem_offset=" + self.expr(buf.elem_offset)
+            text = text + ", elem_offset=" + self._dim(buf.elem_offset)
         if buf.scope != "global":
             text = text + f", scope={quote(buf.scope)}"
         return text
@@ -159,7 +199,13 @@ class TIRPrinter(ExprPrinter):
         grid = self._grid(s)
         if len(grid) > 1:
             names = ", ".join(self.var_name(f.loop_var) for f in grid)
-            self.emit(indent, f"for {names} in T.grid(" + Text.join(", ", [self.expr(f.extent) for f in grid]) + "):", s)
+            self.emit(
+                indent,
+                f"for {names} in T.grid("
+                + Text.join(", ", [self.expr(f.extent) for f in grid])
+                + "):",
+                s,
+            )
         else:
             self.emit(indent, f"for {self.var_name(s.loop_var)} in " + self._loop_range(s) + ":", s)
         for f in grid:
@@ -168,7 +214,11 @@ class TIRPrinter(ExprPrinter):
 
     def _grid(self, s: S.For) -> list[S.For]:
         loops = [s]
-        while _plain_serial(loops[-1]) and isinstance(loops[-1].body, S.For) and _plain_serial(loops[-1].body):
+        while (
+            _plain_serial(loops[-1])
+            and isinstance(loops[-1].body, S.For)
+            and _plain_serial(loops[-1].body)
+        ):
             loops.append(loops[-1].body)
         return loops if len(loops) > 1 else [s]
 
@@ -215,7 +265,9 @@ class TIRPrinter(ExprPrinter):
     def _stmt_Allocate(self, s: S.Allocate, indent: int, last: bool) -> None:
         self.buffer_data.setdefault(id(s.buffer.data), s.buffer)
         args = self.buffer_args(s.buffer)
-        self.emit(indent, "with T.allocate_buffer(" + args + f") as {self.buffer_name(s.buffer)}:", s)
+        self.emit(
+            indent, "with T.allocate_buffer(" + args + f") as {self.buffer_name(s.buffer)}:", s
+        )
         self.declare_aliases(indent + 1, s)
         self.stmt(s.body, indent + 1)
 
@@ -240,7 +292,9 @@ class TIRPrinter(ExprPrinter):
         for match in block.match_buffers:
             self.buffer_data.setdefault(id(match.buffer.data), match.buffer)
             args = self.region(match.source) + ", " + self.buffer_args(match.buffer)
-            self.emit(indent, self.buffer_name(match.buffer) + " = T.match_buffer(" + args + ")", match)
+            self.emit(
+                indent, self.buffer_name(match.buffer) + " = T.match_buffer(" + args + ")", match
+            )
         self.declare_aliases(indent, block)
         if block.init is not None:
             self.emit(indent, "with T.init():")
@@ -257,23 +311,36 @@ class TIRPrinter(ExprPrinter):
         for iv, value in pairs:
             dom = iv.dom
             extent = self.expr(dom.extent)
-            if not (isinstance(dom.min, E.IntImm) and dom.min.value == 0 and dom.min.dtype == dom.extent.dtype):
+            if not (
+                isinstance(dom.min, E.IntImm)
+                and dom.min.value == 0
+                and dom.min.dtype == dom.extent.dtype
+            ):
                 extent = "(" + self.expr(dom.min) + ", " + self.stop(dom.min, dom.extent) + ")"
-            line = f"{self.var_name(iv.var)} = T.axis.{_AXIS[iv.iter_type]}(" + extent + ", " + self.expr(value) + ")"
+            line = (
+                f"{self.var_name(iv.var)} = T.axis.{_AXIS[iv.iter_type]}("
+                + extent
+                + ", "
+                + self.expr(value)
+                + ")"
+            )
             self.emit(indent, line, iv)
 
     def _remappable(self, iv: E.IterVar, value: E.PrimExpr) -> bool:
         loop = self.loops.get(id(value))
         if loop is None or iv.var.dtype != value.dtype or id(iv) in self.marked:
             return False
-        return _same_const(iv.dom.min, loop.min) and (
-            iv.dom.extent is loop.extent or _same_const(iv.dom.extent, loop.extent)
-        ) and _same_const(loop.min, E.IntImm(loop.min.dtype, 0))
+        return (
+            _same_const(iv.dom.min, loop.min)
+            and (iv.dom.extent is loop.extent or _same_const(iv.dom.extent, loop.extent))
+            and _same_const(loop.min, E.IntImm(loop.min.dtype, 0))
+        )
 
     # -- functions --------------------------------------------------------------------
     def func(self, f: PrimFunc, name: str) -> None:
         """Print `f` as `@T.prim_func def name(...):`."""
         scopes = _BufferScopes(f.params)
+        scopes.bound_vars.update(id(v) for v in f.shape_vars())
         scopes.visit_stmt(f.body)
         self.aliases = scopes.aliases()
         for p in f.params:
@@ -289,6 +356,8 @@ class TIRPrinter(ExprPrinter):
         self.emit(0, f"def {name}(" + params + "):", f)
         if f.attrs:
             self.emit(1, "T.func_attr(" + self.value(dict(f.attrs)) + ")")
+        for var in scopes.free_vars():
+            self.emit(1, f"{self.var_name(var)} = T.{var.dtype}()")
         self.declare_aliases(1, None)
         body = f.body
         if _implicit_root(body):
@@ -308,15 +377,23 @@ class TIRPrinter(ExprPrinter):
 
 def _plain_serial(s: S.For) -> bool:
     return (
-        s.kind is S.ForKind.SERIAL and not s.annotations and s.thread_binding is None
-        and isinstance(s.min, E.IntImm) and s.min.value == 0 and s.min.dtype == s.extent.dtype
-    )  # fmt: skip
+        s.kind is S.ForKind.SERIAL
+        and not s.annotations
+        and s.thread_binding is None
+        and isinstance(s.min, E.IntImm)
+        and s.min.value == 0
+        and s.min.dtype == s.extent.dtype
+    )
 
 
 def _same_const(a: E.PrimExpr, b: E.PrimExpr) -> bool:
     if a is b:
         return True
-    return isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and (a.value, a.dtype) == (b.value, b.dtype)
+    return (
+        isinstance(a, E.IntImm)
+        and isinstance(b, E.IntImm)
+        and (a.value, a.dtype) == (b.value, b.dtype)
+    )
 
 
 def _implicit_root(body: S.Stmt) -> bool:
@@ -329,7 +406,9 @@ def _implicit_root(body: S.Stmt) -> bool:
 
 
 # -- registered entry points ------------------------------------------------------------
-def print_prim_func(f: PrimFunc, *, underline: Collection[object] = (), name: str | None = None, **_: Any) -> str:
+def print_prim_func(
+    f: PrimFunc, *, underline: Collection[object] = (), name: str | None = None, **_: Any
+) -> str:
     """Print a `PrimFunc` (named `name`, else its "global_symbol" attr, else "main").
 
     Example:
@@ -373,10 +452,14 @@ def _print_other(obj: object, *, underline: Collection[object] = (), **_: Any) -
     elif isinstance(obj, BufferRegion):
         printer.emit(0, printer.region(obj))
     elif isinstance(obj, E.Range):
-        printer.emit(0, "T.Range(" + printer.expr(obj.min) + ", " + printer.stop(obj.min, obj.extent) + ")")
+        printer.emit(
+            0, "T.Range(" + printer.expr(obj.min) + ", " + printer.stop(obj.min, obj.extent) + ")"
+        )
     elif isinstance(obj, E.IterVar):
         dom = printer.expr(obj.dom.min) + ", " + printer.stop(obj.dom.min, obj.dom.extent)
-        printer.emit(0, f"{printer.var_name(obj.var)}: T.axis.{_AXIS[obj.iter_type]}((" + dom + "))")
+        printer.emit(
+            0, f"{printer.var_name(obj.var)}: T.axis.{_AXIS[obj.iter_type]}((" + dom + "))"
+        )
     elif isinstance(obj, S.MatchBufferRegion):
         args = printer.region(obj.source) + ", " + printer.buffer_args(obj.buffer)
         printer.emit(0, printer.buffer_name(obj.buffer) + " = T.match_buffer(" + args + ")")

@@ -26,11 +26,20 @@ from unity.tir.buffer import Buffer, BufferRegion
 _ATOM, _UNARY, _MUL, _ADD, _CMP, _NOT, _AND, _OR = 100, 14, 13, 12, 7, 6, 5, 4
 
 _BINARY: dict[type, tuple[str, int]] = {
-    E.Add: ("+", _ADD), E.Sub: ("-", _ADD), E.Mul: ("*", _MUL), E.FloorDiv: ("//", _MUL),
-    E.FloorMod: ("%", _MUL), E.EQ: ("==", _CMP), E.NE: ("!=", _CMP), E.LT: ("<", _CMP),
-    E.LE: ("<=", _CMP), E.GT: (">", _CMP), E.GE: (">=", _CMP), E.And: ("and", _AND),
+    E.Add: ("+", _ADD),
+    E.Sub: ("-", _ADD),
+    E.Mul: ("*", _MUL),
+    E.FloorDiv: ("//", _MUL),
+    E.FloorMod: ("%", _MUL),
+    E.EQ: ("==", _CMP),
+    E.NE: ("!=", _CMP),
+    E.LT: ("<", _CMP),
+    E.LE: ("<=", _CMP),
+    E.GT: (">", _CMP),
+    E.GE: (">=", _CMP),
+    E.And: ("and", _AND),
     E.Or: ("or", _OR),
-}  # fmt: skip
+}
 """Nodes printed as infix operators: symbol and precedence."""
 
 _CALLS: dict[type, str] = {E.Min: "T.min", E.Max: "T.max", E.Mod: "T.truncmod"}
@@ -104,7 +113,11 @@ class ExprPrinter:
         """Print `A[vi, 0:4]`: a point where the extent is 1, else `lo:lo + extent`."""
         dims = []
         for r in region.region:
-            if isinstance(r.extent, E.IntImm) and r.extent.value == 1 and r.extent.dtype == r.min.dtype:
+            if (
+                isinstance(r.extent, E.IntImm)
+                and r.extent.value == 1
+                and r.extent.dtype == r.min.dtype
+            ):
                 dims.append(self.expr(r.min))
             else:
                 dims.append(self.expr(r.min) + ":" + self.stop(r.min, r.extent))
@@ -115,7 +128,11 @@ class ExprPrinter:
         """Print `start + extent` so that the parser recovers `extent` (constants folded)."""
         if _is_zero(start, extent.dtype):
             return self.expr(extent)
-        if isinstance(start, E.IntImm) and isinstance(extent, E.IntImm) and start.dtype == extent.dtype:
+        if (
+            isinstance(start, E.IntImm)
+            and isinstance(extent, E.IntImm)
+            and start.dtype == extent.dtype
+        ):
             return self._literal(E.IntImm(start.dtype, start.value + extent.value))
         rhs, prec = self._expr(extent)
         return self._paren(*self._expr(start), _ADD) + " + " + self._paren(rhs, prec, _ADD + 1)
@@ -136,6 +153,11 @@ class ExprPrinter:
         infix = _BINARY.get(type(e))
         if infix is not None and isinstance(e, E.BinaryOp):
             return self._infix(e, *infix), infix[1]
+        if isinstance(e, E.Div) and dt.is_float(e.dtype):
+            return self._infix(e, "/", _MUL), _MUL
+        if isinstance(e, E.Not):
+            inner, prec = self._expr(e.a)
+            return "not " + self._paren(inner, prec, _NOT), _NOT
         name = _CALLS.get(type(e))
         if name is not None and isinstance(e, E.BinaryOp):
             return self._call(name, e.a, e.b), _ATOM
@@ -143,12 +165,7 @@ class ExprPrinter:
 
     def _other(self, e: E.PrimExpr) -> Text:
         if isinstance(e, E.Div):
-            if dt.is_float(e.dtype):
-                return self._infix(e, "/", _MUL)
             return self._call("T.truncdiv", e.a, e.b)
-        if isinstance(e, E.Not):
-            inner, prec = self._expr(e.a)
-            return "not " + self._paren(inner, prec, _NOT)
         if isinstance(e, E.Select):
             return self._call("T.if_then_else", e.condition, e.true_value, e.false_value)
         if isinstance(e, E.Cast):
@@ -158,11 +175,21 @@ class ExprPrinter:
         if isinstance(e, E.Broadcast):
             return "T.Broadcast(" + self.expr(e.value) + f", {e.lanes})"
         if isinstance(e, E.Let):
-            return "T.Let(" + self._var(e.var) + ", " + self.expr(e.value) + ", " + self.expr(e.body) + ")"
+            return (
+                "T.Let("
+                + self._var(e.var)
+                + ", "
+                + self.expr(e.value)
+                + ", "
+                + self.expr(e.body)
+                + ")"
+            )
         if isinstance(e, E.Call):
             return self._intrinsic(e)
         if isinstance(e, E.BufferLoad):
-            return self.buffer_name(e.buffer) + "[" + Text.join(", ", map(self.expr, e.indices)) + "]"
+            return (
+                self.buffer_name(e.buffer) + "[" + Text.join(", ", map(self.expr, e.indices)) + "]"
+            )
         raise TypeError(f"the TIR printer does not know {type(e).__name__}")
 
     # -- pieces -----------------------------------------------------------------------

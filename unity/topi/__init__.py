@@ -1,7 +1,42 @@
-"""Operator definitions on TE (nn, math, transform, reduction); numpy references in `testing`.
+"""Operator definitions on TE (math, broadcast, transform, reduction, nn); numpy references
+in `testing`.  Every function is pure: tensors in, tensors out, shapes may be symbolic.
 
 Example:
-    >>> from unity.topi import testing
-    >>> testing.softmax_python.__name__
-    'softmax_python'
+    >>> from unity import te, topi
+    >>> x = te.placeholder((te.var("n"), 4), name="x")
+    >>> y = topi.add(topi.exp(x), 1.0)
+    >>> y.op.name
+    'T_add'
 """
+
+from unity.topi import nn, testing
+from unity.topi.broadcast import (
+    add, divide, equal, floor_divide, floor_mod, greater, greater_equal, less, less_equal,
+    logical_and, logical_or, maximum, minimum, mod, multiply, not_equal, power, subtract, where,
+)  # fmt: skip
+from unity.topi.creation import arange, full, full_like, ones, tril, triu, zeros
+from unity.topi.elemwise import (
+    abs, cast, ceil, clip, cos, erf, exp, floor, identity, isfinite, isinf, isnan, log,
+    logical_not, negative, round, rsqrt, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc,
+)  # fmt: skip
+from unity.topi.indexing import gather_elements, scatter_elements, take
+from unity.topi.matmul import matmul
+from unity.topi.reduction import (
+    argmax, argmin, cumsum, max, mean, min, prod, sum, variance,
+)  # fmt: skip
+from unity.topi.transform import (
+    broadcast_to, concat, concatenate, expand_dims, flatten, permute_dims, reshape, split,
+    squeeze, strided_slice, transpose,
+)  # fmt: skip
+
+__all__ = [
+    "abs", "add", "arange", "argmax", "argmin", "broadcast_to", "cast", "ceil", "clip", "concat",
+    "concatenate", "cos", "cumsum", "divide", "equal", "erf", "exp", "expand_dims", "flatten",
+    "floor", "floor_divide", "floor_mod", "full", "full_like", "gather_elements", "greater",
+    "greater_equal", "identity", "isfinite", "isinf", "isnan", "less", "less_equal", "log",
+    "logical_and", "logical_not", "logical_or", "matmul", "max", "maximum", "mean", "min",
+    "minimum", "mod", "multiply", "negative", "nn", "not_equal", "ones", "permute_dims", "power",
+    "prod", "reshape", "round", "rsqrt", "scatter_elements", "sigmoid", "sign", "sin", "split",
+    "sqrt", "square", "squeeze", "strided_slice", "subtract", "sum", "take", "tan", "tanh",
+    "testing", "transpose", "tril", "triu", "trunc", "variance", "where", "zeros",
+]  # fmt: skip

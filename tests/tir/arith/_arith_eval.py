@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from unity import tir
 from unity.tir import expr as E
 
@@ -21,15 +23,23 @@ _BINARY = {
 }  # fmt: skip
 
 
-def evaluate(expr: tir.PrimExpr, env: dict[tir.Var, int]) -> int:
-    """Evaluate `expr` with Python integers (bools as 0/1)."""
+def evaluate(expr: tir.PrimExpr, env: dict[tir.Var, int]) -> Any:
+    """Evaluate `expr` with Python integers (bools as 0/1; vectors as lists of lanes)."""
     cls = type(expr)
     if isinstance(expr, E.Var):
         return env[expr]
     if cls is E.IntImm:
         return expr.value
     if cls in _BINARY:
-        return _BINARY[cls](evaluate(expr.a, env), evaluate(expr.b, env))
+        a, b = evaluate(expr.a, env), evaluate(expr.b, env)
+        if isinstance(a, list):  # vectors: lane by lane
+            return [_BINARY[cls](x, y) for x, y in zip(a, b, strict=True)]
+        return _BINARY[cls](a, b)
+    if cls is E.Ramp:
+        base, stride = evaluate(expr.base, env), evaluate(expr.stride, env)
+        return [base + k * stride for k in range(expr.lanes)]
+    if cls is E.Broadcast:
+        return [evaluate(expr.value, env)] * expr.lanes
     if cls is E.Not:
         return int(not evaluate(expr.a, env))
     if cls is E.Select:

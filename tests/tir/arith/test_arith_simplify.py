@@ -164,6 +164,12 @@ def test_comparisons_from_bounds_and_normal_form(ana, before, expected):
         (tir.logical_or(tir.const(False), x < 3), x < 3),
         (tir.logical_and(x < 3, x < 3), x < 3),
         (tir.logical_and(i < 64, x < 3), x < 3),
+        (tir.logical_and(x < 3, x < 5), x < 3),  # the stronger bound implies the other
+        (tir.logical_and(x < n, x < n + 1), x < n),
+        (tir.logical_or(x < 3, x < 5), x < 5),
+        (tir.logical_and(x < 3, x > 5), False),
+        (tir.logical_and(x < y, y < x), False),
+        (tir.logical_or(x < n, x >= n), True),
         (~(x < 3), x >= 3),
         (~~(x < 3), x < 3),
     ],
@@ -231,3 +237,12 @@ def test_constant_unit_range_binds_the_value():
     a = Analyzer()
     a.bind(x, R(5, 1))
     check(a, x + 1, 6)
+
+
+def test_unsigned_wraparound_is_respected():
+    u = tir.Var("u", "uint8")
+    a = Analyzer()
+    for before in ((u - 1) // 2, tir.min(u - 1, u), u + 1 < 3):
+        assert a.simplify(before) is before  # u = 0 wraps: no linear reasoning
+    assert a.const_int_bound(u - 1).max_value == 255
+    check(a, (u + 5) - 5, u)  # modular identities still hold

@@ -9,14 +9,27 @@ from unity.ir.module import IRModule
 from unity.tir import Block, BlockRealize, BufferRegion, For, ForKind, IterType, IterVar, Range
 
 
-def loop(var: tir.Var, extent: int | tir.PrimExpr, body: tir.Stmt, kind: ForKind = ForKind.SERIAL) -> For:
+def loop(
+    var: tir.Var, extent: int | tir.PrimExpr, body: tir.Stmt, kind: ForKind = ForKind.SERIAL
+) -> For:
     """`for var in range(extent)` with an int32 zero minimum."""
     return For(var, tir.const(0, var.dtype), tir.const(extent, var.dtype), kind, body)
 
 
-def realize(values: list[tir.PrimExpr], block: Block, predicate: tir.PrimExpr | None = None) -> BlockRealize:
+def realize(
+    values: list[tir.PrimExpr], block: Block, predicate: tir.PrimExpr | None = None
+) -> BlockRealize:
     """Bind `block`'s iter vars to `values`."""
-    return BlockRealize(tuple(values), predicate if predicate is not None else tir.const(True), block)
+    pred = predicate if predicate is not None else tir.const(True)
+    return BlockRealize(tuple(values), pred, block)
+
+
+def collect(node: object, cls: type | tuple[type, ...]) -> list[object]:
+    """Every node of class `cls` under `node`."""
+    found: list[object] = []
+    keep = lambda n: found.append(n) if isinstance(n, cls) else None  # noqa: E731
+    tir.post_order_visit(node, keep)  # type: ignore[arg-type]  # a Node
+    return found
 
 
 def iv(var: tir.Var, extent: int, kind: IterType = IterType.SPATIAL) -> IterVar:

@@ -1,9 +1,30 @@
-from _workloads import assert_same_results, loop, module
+from ._workloads import assert_same_results, loop, module
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Allocate
+from unity.script import tir as T
 from unity.tir.transform import CompactBufferAllocation
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
+        with T.allocate_buffer((16, 16), "float32") as A:
+            for j in T.serial(4):
+                A[0, j + 2] = X[j] * T.float32(3)
+                Y[j] = A[0, j + 2]
+
+    @T.prim_func
+    def expected(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
+        with T.allocate_buffer((1, 4), "float32") as A:
+            for j in T.serial(4):
+                A[0, j] = X[j] * T.float32(3)
+                Y[j] = A[0, j]
+
+    after = CompactBufferAllocation()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
 
 
 def _staged(shape: tuple[int, int], offset: int) -> tir.PrimFunc:

@@ -1,11 +1,34 @@
 import pytest
-from _workloads import assert_same_results, iv, loop, matmul, module, realize, root, softmax_rows
+from ._workloads import (
+    assert_same_results, collect, iv, loop, matmul, module, realize, root, softmax_rows,
+)  # fmt: skip
 
 from unity import tir
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Allocate, Block, BufferRegion, IfThenElse, MatchBufferRegion, Range
 from unity.tir.transform import ConvertBlocksToLoops, LowerInitBlock
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.serial(10):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.where(i < 8)
+                B[vi] = A[vi] * T.float32(2)
+
+    @T.prim_func
+    def expected(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.serial(10):
+            if i < 8:
+                B[i] = A[i] * T.float32(2)
+
+    after = ConvertBlocksToLoops()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
 
 
 def test_substitutes_iter_vars_and_turns_predicate_into_if():
@@ -49,10 +72,12 @@ def test_match_buffer_view_reads_the_source_with_offsets():
     i, j, vi = tir.Var("i"), tir.Var("j"), tir.Var("vi")
     region = BufferRegion(A, (Range.from_min_extent(vi, 1), Range.from_min_extent(0, 8)))
     inner = loop(j, 8, tir.BufferStore(B, view[j] + 1.0, (vi, j)))
-    block = Block((iv(vi, 4),), (), (), "rows", inner, match_buffers=(MatchBufferRegion(view, region),))
+    match = (MatchBufferRegion(view, region),)
+    block = Block((iv(vi, 4),), (), (), "rows", inner, match_buffers=match)
     before = tir.PrimFunc((A, B), root(loop(i, 4, realize([i], block))))
     after = ConvertBlocksToLoops()(module(before))
-    expected = tir.PrimFunc((A, B), loop(i, 4, loop(j, 8, tir.BufferStore(B, A[i, j] + 1.0, (i, j)))))
+    store = tir.BufferStore(B, A[i, j] + 1.0, (i, j))
+    expected = tir.PrimFunc((A, B), loop(i, 4, loop(j, 8, store)))
     assert_structural_equal(after["main"], expected)
 
 
@@ -73,6 +98,4 @@ def test_nothing_to_do_returns_same_module():
 
 
 def _has_blocks(stmt: tir.Stmt) -> bool:
-    found = []
-    tir.post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block | tir.BlockRealize) else None)
-    return bool(found)
+    return bool(collect(stmt, (Block, tir.BlockRealize)))

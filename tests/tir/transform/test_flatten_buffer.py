@@ -1,11 +1,30 @@
 import pytest
-from _workloads import assert_same_results, loop, matmul, module
+from ._workloads import assert_same_results, loop, matmul, module
 
 from unity import tir
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Allocate, Buffer
 from unity.tir.transform import ConvertBlocksToLoops, FlattenBuffer, LowerInitBlock
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        for i, j in T.grid(4, 8):
+            B[i, j] = A[i, j]
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        A_1 = T.Buffer((32,), "float32", data=A.data)
+        B_1 = T.Buffer((32,), "float32", data=B.data)
+        for i, j in T.grid(4, 8):
+            B_1[i * 8 + j] = A_1[i * 8 + j]
+
+    after = FlattenBuffer()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
 
 
 def _flat(buf: Buffer, size: int | tir.PrimExpr) -> Buffer:

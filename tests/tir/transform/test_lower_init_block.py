@@ -1,9 +1,34 @@
-from _workloads import assert_same_results, iv, loop, matmul, module, realize, root
+from ._workloads import assert_same_results, iv, loop, matmul, module, realize, root
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Block, IfThenElse, IterType
 from unity.tir.transform import LowerInitBlock
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+        for i, k in T.grid(4, 8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+        for i, k in T.grid(4, 8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                if vk == 0:
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+
+    after = LowerInitBlock()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
 
 
 def _reduce_block(with_init: bool) -> tir.PrimFunc:

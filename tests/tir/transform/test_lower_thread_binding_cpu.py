@@ -1,9 +1,29 @@
-from _workloads import loop, module
+from ._workloads import loop, module
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.tir import For, ForKind
 from unity.tir.transform import LowerThreadBindingCPU
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((4, 8, 2), "float32"), B: T.Buffer((4, 8, 2), "float32")):
+        for i in T.parallel(4):
+            for j in T.parallel(8):
+                for t in T.thread_binding(2, thread="threadIdx.x"):
+                    B[i, j, t] = A[i, j, t]
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 8, 2), "float32"), B: T.Buffer((4, 8, 2), "float32")):
+        for i in T.parallel(4):
+            for j in T.serial(8):
+                for t in T.serial(2):
+                    B[i, j, t] = A[i, j, t]
+
+    after = LowerThreadBindingCPU()(module(before))
+    assert_structural_equal(after["main"], expected)
 
 
 def _nest(kinds: tuple[ForKind, ForKind, ForKind]) -> tir.PrimFunc:

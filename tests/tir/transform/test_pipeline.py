@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _workloads import module
+from ._workloads import module
 
 from unity import te, tir
 from unity.ir.module import IRModule
@@ -32,7 +32,8 @@ def _conv2d(stride: int = 2, pad: int = 1):  # noqa: ANN202
         name="pad",
     )  # fmt: skip
     OH, OW = (H + 2 * pad - K) // stride + 1, (W + 2 * pad - K) // stride + 1
-    rc, rh, rw = te.reduce_axis((0, CI), "rc"), te.reduce_axis((0, K), "rh"), te.reduce_axis((0, K), "rw")
+    rc = te.reduce_axis((0, CI), "rc")
+    rh, rw = te.reduce_axis((0, K), "rh"), te.reduce_axis((0, K), "rw")
     Y = te.compute(
         (N, CO, OH, OW),
         lambda n, f, y, x: te.sum(

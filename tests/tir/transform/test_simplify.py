@@ -1,9 +1,26 @@
-from _workloads import assert_same_results, loop, module
+from ._workloads import assert_same_results, loop, module
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Buffer, IfThenElse
 from unity.tir.transform import Simplify
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        for i0, i1 in T.grid(4, 32):
+            B[(i0 * 32 + i1) // 32 * 32 + (i0 * 32 + i1) % 32] = A[i0 * 32 + i1 - 0]
+
+    @T.prim_func
+    def expected(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        for i0, i1 in T.grid(4, 32):
+            B[i0 * 32 + i1] = A[i0 * 32 + i1]
+
+    after = Simplify()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
 
 
 def _split_copy(index_of):  # noqa: ANN001, ANN202

@@ -1,9 +1,27 @@
-from _workloads import assert_same_results, loop, module
+from ._workloads import assert_same_results, loop, module
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Allocate, For, ForKind
 from unity.tir.transform import UnrollLoop
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+        for i in T.unroll(3):
+            B[i] = A[i] + T.float32(1)
+
+    @T.prim_func
+    def expected(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+        B[0] = A[0] + T.float32(1)
+        B[1] = A[1] + T.float32(1)
+        B[2] = A[2] + T.float32(1)
+
+    after = UnrollLoop()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
 
 
 def _add_one(kind: ForKind, extent: int = 3) -> tir.PrimFunc:

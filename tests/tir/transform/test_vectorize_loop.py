@@ -1,9 +1,26 @@
-from _workloads import assert_same_results, loop, module
+from ._workloads import assert_same_results, loop, module
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.tir import Broadcast, For, ForKind, IfThenElse, Ramp, SeqStmt
 from unity.tir.transform import VectorizeLoop
+from unity.script import tir as T
+
+
+def test_docstring_example():
+    @T.prim_func
+    def before(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.vectorized(8):
+            B[i] = A[i] * T.float32(2)
+
+    @T.prim_func
+    def expected(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        B[T.Ramp(0, 1, 8)] = A[T.Ramp(0, 1, 8)] * T.Broadcast(T.float32(2), 8)
+
+    after = VectorizeLoop()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)
+
 
 V = ForKind.VECTORIZED
 

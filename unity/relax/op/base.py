@@ -57,6 +57,7 @@ def register_op(name: str, infer: InferFn, **attrs: Any) -> Callable[[Callable[.
     def wrap(make: Callable[..., Call]) -> RelaxOp:
         attrs.setdefault("legalize", None)
         attrs.setdefault("fold", None)
+        attrs.setdefault("pure", True)
         op = RelaxOp(f"relax.{name}", make=make, infer=infer, **attrs)
         op.set_attr("doc", make.__doc__)
         return op
@@ -219,7 +220,13 @@ def with_shape(sinfo: TensorStructInfo, shape: Sequence[Dim] | None, ndim: int =
     """
     if shape is None:
         return TensorStructInfo(None, sinfo.dtype, ndim)
-    return TensorStructInfo(tuple(sympy.simplify(d) for d in shape), sinfo.dtype)
+    return TensorStructInfo(tuple(_simplify(sympy.sympify(d)) for d in shape), sinfo.dtype)
+
+
+def _simplify(dim: Dim) -> Dim:
+    if dim.is_number or dim.is_Symbol:
+        return dim
+    return sympy.simplify(dim) if dim.has(sympy.floor, sympy.ceiling, sympy.Min, sympy.Max) else sympy.expand(dim)
 
 
 def product(dims: Sequence[Dim]) -> Dim:

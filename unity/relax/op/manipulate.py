@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -240,7 +241,7 @@ def _infer_split(call: Call) -> StructInfo:
         sizes = [size] * (parts - 1) + [dim - size * (parts - 1)]
     else:
         points = [sympy.Integer(0), *map(sympy.Integer, parts), dim]
-        sizes = [sympy.Max(b - a, 0) for a, b in zip(points, points[1:], strict=False)]
+        sizes = [sympy.Max(b - a, 0) for a, b in itertools.pairwise(points)]
     return tuple_of([with_shape(x, [*x.shape[:axis], s, *x.shape[axis + 1 :]]) for s in sizes])
 
 

@@ -80,10 +80,10 @@ def _reduction(name: str, infer: object = infer_reduce) -> RelaxOp:
     return register_op(name, infer=infer)(make)  # type: ignore[arg-type]  # an InferFn
 
 
-sum = _reduction("sum")  # noqa: A001 - TVM's name
+sum = _reduction("sum")
 mean = _reduction("mean")
-max = _reduction("max")  # noqa: A001 - TVM's name
-min = _reduction("min")  # noqa: A001 - TVM's name
+max = _reduction("max")
+min = _reduction("min")
 prod = _reduction("prod")
 variance = _reduction("variance")
 argmax = _reduction("argmax", infer_arg_reduce)

@@ -58,13 +58,13 @@ def _unary(name: str, infer: object = infer_unary) -> RelaxOp:
     return register_op(name, infer=infer)(make)  # type: ignore[arg-type]  # an InferFn
 
 
-abs = _unary("abs")  # noqa: A001 - TVM's name
+abs = _unary("abs")
 negative = _unary("negative")
 sign = _unary("sign")
 square = _unary("square")
 floor = _unary("floor")
 ceil = _unary("ceil")
-round = _unary("round")  # noqa: A001 - TVM's name
+round = _unary("round")
 exp = _unary("exp", infer_unary_float)
 log = _unary("log", infer_unary_float)
 sqrt = _unary("sqrt", infer_unary_float)
@@ -99,7 +99,7 @@ def _infer_clip(call: Call) -> StructInfo:
 
 
 @register_op("clip", infer=_infer_clip)
-def clip(op: RelaxOp, x: Expr, min: float, max: float) -> Call:  # noqa: A002 - TVM's names
+def clip(op: RelaxOp, x: Expr, min: float, max: float) -> Call:
     """Clamp each element of `x` into ``[min, max]``.
 
     Example:

@@ -48,9 +48,17 @@ class Normalize(ModulePass):
 class _Normalizer(ExprMutator):
     def __init__(self, mod: IRModule) -> None:
         super().__init__()
+        self.mod = mod
         self.bb = BlockBuilder(mod)
 
     def visit_seq_expr_(self, expr: SeqExpr) -> Expr:
+        outer, self.bb = self.bb, BlockBuilder(self.mod)  # nested SeqExprs get their own blocks
+        try:
+            return self._seq(expr)
+        finally:
+            self.bb = outer
+
+    def _seq(self, expr: SeqExpr) -> Expr:
         blocks = [self._block(b) for b in expr.blocks]
         body = self.visit_expr(expr.body)
         self.bb.begin_block(dataflow=False)

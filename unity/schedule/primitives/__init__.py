@@ -2,6 +2,7 @@
 
 from unity.schedule.primitives.add_unit_loop import add_unit_loop
 from unity.schedule.primitives.annotate import annotate, unannotate
+from unity.schedule.primitives.blockize import blockize
 from unity.schedule.primitives.cache import cache_read, cache_write
 from unity.schedule.primitives.compute_at import compute_at, reverse_compute_at
 from unity.schedule.primitives.compute_inline import compute_inline, reverse_compute_inline
@@ -11,14 +12,20 @@ from unity.schedule.primitives.lookup import (
     get_block, get_child_blocks, get_consumers, get_loops, get_producers,
 )  # fmt: skip
 from unity.schedule.primitives.loop_kind import bind, parallel, unroll, vectorize
+from unity.schedule.primitives.pad_einsum import pad_einsum
 from unity.schedule.primitives.reorder import reorder
+from unity.schedule.primitives.rfactor import rfactor
 from unity.schedule.primitives.set_scope import set_scope
 from unity.schedule.primitives.split import split
+from unity.schedule.primitives.storage_align import storage_align
+from unity.schedule.primitives.tensorize import tensorize
+from unity.schedule.primitives.transform_layout import transform_layout
 
 __all__ = [
-    "add_unit_loop", "annotate", "bind", "cache_read", "cache_write", "compute_at",
+    "add_unit_loop", "annotate", "bind", "blockize", "cache_read", "cache_write", "compute_at",
     "compute_inline", "decompose_reduction", "fuse", "get_block", "get_child_blocks",
-    "get_consumers", "get_loops", "get_producers", "parallel", "reorder",
-    "reverse_compute_at", "reverse_compute_inline", "set_scope", "split", "unannotate",
+    "get_consumers", "get_loops", "get_producers", "pad_einsum", "parallel", "reorder",
+    "reverse_compute_at", "rfactor", "reverse_compute_inline", "set_scope", "split", "storage_align",
+    "tensorize", "transform_layout", "unannotate",
     "unroll", "vectorize",
 ]  # fmt: skip

@@ -18,9 +18,10 @@ After ``sch.parallel(i); sch.vectorize(j)``::
 
 from __future__ import annotations
 
-from unity.tir.stmt import For, ForKind
+from unity.tir.expr import IterType, Var
+from unity.tir.stmt import BlockRealize, For, ForKind
 
-from unity.schedule.analysis import child_realizes, reduction_loop_vars
+from unity.schedule.analysis import child_realizes, reduction_loop_vars, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
@@ -47,8 +48,25 @@ def _set_kind(
                     f"of block {realize.block.name_hint}; only data-parallel loops can be {kind.value}"
                 )
                 raise ScheduleError(primitive, msg, func, node)
+            if _is_reduction(realize) and not _feeds_spatial(realize, node.loop_var):
+                msg = (
+                    f"loop {node.loop_var.name} feeds no spatial iteration variable of reduction "
+                    f"block {realize.block.name_hint}; its iterations would race on the result"
+                )
+                raise ScheduleError(primitive, msg, func, node)
     new = node.replace(kind=kind, thread_binding=tag)
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {node: new})))
+
+
+def _is_reduction(realize: BlockRealize) -> bool:
+    return any(iv.iter_type is not IterType.SPATIAL for iv in realize.block.iter_vars)
+
+
+def _feeds_spatial(realize: BlockRealize, var: Var) -> bool:
+    return any(
+        iv.iter_type is IterType.SPATIAL and var in used_vars(value)
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values)
+    )
 
 
 def parallel(state: ScheduleState, loop: LoopRV) -> None:

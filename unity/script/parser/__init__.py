@@ -8,3 +8,5 @@ Example:
 
 from unity.script.parser.core import ScriptDecorator, from_source, register_namespace
 from unity.script.parser.errors import ParseError, Source
+
+__all__ = ["ParseError", "ScriptDecorator", "Source", "from_source", "register_namespace"]

@@ -71,7 +71,9 @@ class ScriptDecorator:
     the decorator: `@T.prim_func(private=True)`.
     """
 
-    def __init__(self, name: str, handler: Handler, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, name: str, handler: Handler, options: Mapping[str, Any] | None = None
+    ) -> None:
         self.name = name
         self.handler = handler
         self.options = dict(options or {})
@@ -106,7 +108,9 @@ def capture_env(obj: Any, frame: FrameType | None) -> Mapping[str, Any]:
     functions = [obj] if isinstance(obj, FunctionType) else _methods(obj)
     for fn in functions:
         closure = fn.__closure__ or ()
-        maps.append({n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, closure) if _filled(c)})
+        maps.append(
+            {n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, closure) if _filled(c)}
+        )
     if frame is not None:
         maps += [frame.f_locals, frame.f_globals]
     maps += [fn.__globals__ for fn in functions[:1]]
@@ -126,7 +130,11 @@ def _filled(cell: Any) -> bool:
 
 
 def _methods(cls: Any) -> list[FunctionType]:
-    return [v for v in vars(cls).values() if isinstance(v, FunctionType)] if isinstance(cls, type) else []
+    return (
+        [v for v in vars(cls).values() if isinstance(v, FunctionType)]
+        if isinstance(cls, type)
+        else []
+    )
 
 
 def parse_object(obj: Any, decorator: ScriptDecorator, frame: FrameType | None) -> Any:
@@ -157,7 +165,9 @@ def from_source(text: str, env: Mapping[str, Any] | None = None, filename: str =
     try:
         tree = ast.parse(source.text)
     except SyntaxError as err:
-        raise ParseError(err.msg, filename, err.lineno or 0, err.offset or 0, err.text or "") from None
+        raise ParseError(
+            err.msg, filename, err.lineno or 0, err.offset or 0, err.text or ""
+        ) from None
     scope = ChainMap(dict(env or {}), NAMESPACES, vars(builtins))
     ctx = ParseContext(source, scope)
     for node in tree.body:
@@ -166,7 +176,9 @@ def from_source(text: str, env: Mapping[str, Any] | None = None, filename: str =
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             decorator = find_decorator(ctx, node)
             return decorator.handler(ctx, node, decorator.options)
-        raise ctx.error(node, "expected a decorated function or class (e.g. @T.prim_func or @I.ir_module)")
+        raise ctx.error(
+            node, "expected a decorated function or class (e.g. @T.prim_func or @I.ir_module)"
+        )
     raise ctx.error(None, "the script holds no function or module")
 
 
@@ -180,7 +192,9 @@ def find_decorator(ctx: ParseContext, node: ast.FunctionDef | ast.ClassDef) -> S
         value = _eval_decorator(ctx, expr)
         if isinstance(value, ScriptDecorator):
             return value
-    raise ctx.error(node, f"{node.name} has no script decorator (such as @T.prim_func or @I.ir_module)")
+    raise ctx.error(
+        node, f"{node.name} has no script decorator (such as @T.prim_func or @I.ir_module)"
+    )
 
 
 def _eval_decorator(ctx: ParseContext, expr: ast.expr) -> object:
@@ -211,5 +225,8 @@ def _parse_class_by_methods(cls: type, frame: FrameType | None) -> Any:
         source = Source.of(method)
         ctx = ParseContext(source, capture_env(method, frame), global_vars)
         decorator: ScriptDecorator = method.__unity_script__  # type: ignore[attr-defined]
-        mod.update_func(global_vars[method.__name__], decorator.handler(ctx, ast.parse(source.text).body[0], decorator.options))
+        mod.update_func(
+            global_vars[method.__name__],
+            decorator.handler(ctx, ast.parse(source.text).body[0], decorator.options),
+        )
     return mod

@@ -26,7 +26,9 @@ class ParseError(DiagnosticError):
     under the offending text.
     """
 
-    def __init__(self, message: str, filename: str, line: int, column: int, source_line: str, width: int = 1) -> None:
+    def __init__(
+        self, message: str, filename: str, line: int, column: int, source_line: str, width: int = 1
+    ) -> None:
         super().__init__(message)
         self.filename = filename
         self.line = line
@@ -36,7 +38,8 @@ class ParseError(DiagnosticError):
 
     def __str__(self) -> str:
         caret = " " * (self.column - 1) + "^" * self.width
-        return f"{self.filename}:{self.line}:{self.column}: error: {self.message}\n    {self.source_line}\n    {caret}"
+        where = f"{self.filename}:{self.line}:{self.column}"
+        return f"{where}: error: {self.message}\n    {self.source_line}\n    {caret}"
 
 
 class Source:
@@ -67,7 +70,9 @@ class Source:
             lines, start = inspect.getsourcelines(obj)  # type: ignore[arg-type]  # function or class
             filename = inspect.getsourcefile(obj) or "<unknown>"  # type: ignore[arg-type]
         except (OSError, TypeError) as err:
-            raise OSError(f"cannot read the source of {getattr(obj, '__name__', obj)}: {err}") from None
+            raise OSError(
+                f"cannot read the source of {getattr(obj, '__name__', obj)}: {err}"
+            ) from None
         return Source("".join(lines), filename, max(start - 1, 0))
 
     def error(self, node: ast.AST | None, message: str) -> ParseError:
@@ -78,7 +83,14 @@ class Source:
         end_col = getattr(node, "end_col_offset", col + 1)
         full = self.full_lines[line - 1] if 0 < line <= len(self.full_lines) else ""
         width = (end_col - col) if end_line == line and end_col else 1
-        return ParseError(message, self.filename, line + self.line_offset, col + self.indent + 1, full.strip("\n"), width)
+        return ParseError(
+            message,
+            self.filename,
+            line + self.line_offset,
+            col + self.indent + 1,
+            full.strip("\n"),
+            width,
+        )
 
 
 def _common_indent(lines: list[str]) -> int:

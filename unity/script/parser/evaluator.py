@@ -24,14 +24,35 @@ from typing import Any
 from unity.script.parser.errors import ParseError, Source
 
 _BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-    ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
-}  # fmt: skip
-_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-            ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|"}  # fmt: skip
-_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-            ast.Gt: operator.gt, ast.GtE: operator.ge}  # fmt: skip
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+}
+_SYMBOLS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 
 
 class Evaluator:
@@ -76,31 +97,33 @@ class Evaluator:
             raise self.error(node, f"unsupported syntax in a script: {type(node).__name__}")
         return method(node)
 
-    def eval_Name(self, node: ast.Name) -> Any:  # noqa: N802 - ast class names
+    def eval_Name(self, node: ast.Name) -> Any:
         return self.lookup(node.id, node)
 
-    def eval_Constant(self, node: ast.Constant) -> Any:  # noqa: N802
+    def eval_Constant(self, node: ast.Constant) -> Any:
         return node.value
 
-    def eval_Tuple(self, node: ast.Tuple) -> Any:  # noqa: N802
+    def eval_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self.eval(e) for e in node.elts)
 
-    def eval_List(self, node: ast.List) -> Any:  # noqa: N802
+    def eval_List(self, node: ast.List) -> Any:
         return [self.eval(e) for e in node.elts]
 
-    def eval_Dict(self, node: ast.Dict) -> Any:  # noqa: N802
+    def eval_Dict(self, node: ast.Dict) -> Any:
         if any(k is None for k in node.keys):
             raise self.error(node, "`**` in a dict is not supported in a script")
         return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
 
-    def eval_Attribute(self, node: ast.Attribute) -> Any:  # noqa: N802
+    def eval_Attribute(self, node: ast.Attribute) -> Any:
         base = self.eval(node.value)
         try:
             return getattr(base, node.attr)
         except AttributeError:
-            raise self.error(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}") from None
+            raise self.error(
+                node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}"
+            ) from None
 
-    def eval_Call(self, node: ast.Call) -> Any:  # noqa: N802
+    def eval_Call(self, node: ast.Call) -> Any:
         fn = self.eval(node.func)
         args = [self.eval(a) for a in node.args]
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
@@ -118,7 +141,7 @@ class Evaluator:
             name = ast.unparse(getattr(node, "func", node))
             raise self.error(node, f"bad call of {name}: {err}") from None
 
-    def eval_BinOp(self, node: ast.BinOp) -> Any:  # noqa: N802
+    def eval_BinOp(self, node: ast.BinOp) -> Any:
         fn = _BINOPS.get(type(node.op))
         if fn is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}")
@@ -132,30 +155,34 @@ class Evaluator:
         except (TypeError, ValueError) as err:
             raise self.error(node, f"cannot apply {symbol}: {err}") from None
 
-    def eval_UnaryOp(self, node: ast.UnaryOp) -> Any:  # noqa: N802
+    def eval_UnaryOp(self, node: ast.UnaryOp) -> Any:
         value = self.eval(node.operand)
         ops = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
         if isinstance(node.op, ast.Not):
             return self.logical_not(node, value)
-        return self.binary(node, type(node.op).__name__, lambda v, _: ops[type(node.op)](v), value, None)
+        return self.binary(
+            node, type(node.op).__name__, lambda v, _: ops[type(node.op)](v), value, None
+        )
 
     def logical_not(self, node: ast.AST, value: Any) -> Any:
         """`not value` (hook)."""
         return not value
 
-    def eval_Compare(self, node: ast.Compare) -> Any:  # noqa: N802
+    def eval_Compare(self, node: ast.Compare) -> Any:
         if len(node.ops) != 1:
             raise self.error(node, "chained comparisons are not supported in a script; use `and`")
         fn = _COMPARE.get(type(node.ops[0]))
         if fn is None:
             raise self.error(node, f"unsupported comparison {type(node.ops[0]).__name__}")
-        return self.compare(node, type(node.ops[0]), self.eval(node.left), self.eval(node.comparators[0]))
+        return self.compare(
+            node, type(node.ops[0]), self.eval(node.left), self.eval(node.comparators[0])
+        )
 
     def compare(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
         """Apply a comparison (hook)."""
         return _COMPARE[op](a, b)
 
-    def eval_BoolOp(self, node: ast.BoolOp) -> Any:  # noqa: N802
+    def eval_BoolOp(self, node: ast.BoolOp) -> Any:
         values = [self.eval(v) for v in node.values]
         result = values[0]
         for value in values[1:]:
@@ -166,7 +193,7 @@ class Evaluator:
         """`a and b` / `a or b` (hook)."""
         return (a and b) if is_and else (a or b)
 
-    def eval_Subscript(self, node: ast.Subscript) -> Any:  # noqa: N802
+    def eval_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
         index = self.eval(node.slice)
         try:
@@ -174,7 +201,7 @@ class Evaluator:
         except (TypeError, IndexError, KeyError) as err:
             raise self.error(node, f"cannot index {ast.unparse(node.value)}: {err}") from None
 
-    def eval_Slice(self, node: ast.Slice) -> Any:  # noqa: N802
+    def eval_Slice(self, node: ast.Slice) -> Any:
         if node.step is not None:
             raise self.error(node, "slices with a step are not supported in a script")
         lower = self.eval(node.lower) if node.lower is not None else None

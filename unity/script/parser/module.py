@@ -21,6 +21,7 @@ from typing import Any
 
 from unity.ir.module import BaseFunc, GlobalVar, IRModule
 from unity.script.parser.core import ParseContext, find_decorator
+from unity.script.parser.evaluator import Evaluator
 
 
 def parse_ir_module(ctx: ParseContext, node: ast.ClassDef, options: Mapping[str, Any]) -> IRModule:
@@ -41,6 +42,23 @@ def parse_ir_module(ctx: ParseContext, node: ast.ClassDef, options: Mapping[str,
             raise ctx.error(method, f"{method.name} did not parse to a function")
         mod.update_func(ctx.global_vars[method.name], func)
     for stmt in node.body:
-        if not isinstance(stmt, ast.FunctionDef | ast.Pass | ast.Expr):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            mod.attrs.update(_module_attrs(ctx, stmt.value))
+        elif not isinstance(stmt, ast.FunctionDef | ast.Pass | ast.Expr):
             raise ctx.error(stmt, "an @I.ir_module class holds only decorated functions")
     return mod
+
+
+def _module_attrs(ctx: ParseContext, call: ast.Call) -> dict[str, Any]:
+    evaluator = Evaluator(ctx.source, ctx.env)
+    attrs = evaluator.eval(call)
+    if not isinstance(attrs, ModuleAttrs):
+        raise ctx.error(call, "only I.module_attrs({...}) may stand in an @I.ir_module class body")
+    return attrs.attrs
+
+
+class ModuleAttrs:
+    """What `I.module_attrs({...})` returns: the module's attributes."""
+
+    def __init__(self, attrs: Mapping[str, Any]) -> None:
+        self.attrs = dict(attrs)

@@ -27,7 +27,14 @@ from unity.script.parser.evaluator import Evaluator
 from unity.tir import expr as E
 from unity.tir.buffer import Buffer, BufferRegion
 
-_TIR_COMPARE = {ast.Eq: tir.eq, ast.NotEq: tir.ne, ast.Lt: tir.lt, ast.LtE: tir.le, ast.Gt: tir.gt, ast.GtE: tir.ge}
+_TIR_COMPARE = {
+    ast.Eq: tir.eq,
+    ast.NotEq: tir.ne,
+    ast.Lt: tir.lt,
+    ast.LtE: tir.le,
+    ast.Gt: tir.gt,
+    ast.GtE: tir.ge,
+}
 
 
 class TIRExprEvaluator(Evaluator):
@@ -43,8 +50,14 @@ class TIRExprEvaluator(Evaluator):
         self.shape_vars: dict[str, E.Var] = {}
 
     # -- shape variables --------------------------------------------------------------
-    def shape_var(self, node: ast.AST, name: str, dtype: str = "int32", size_var: bool = False) -> E.Var:
+    def shape_var(
+        self, node: ast.AST, name: str, dtype: str = "int32", size_var: bool = False
+    ) -> E.Var:
         """The shape variable `name`, created on first use; a dtype clash is an error."""
+        if not dt.is_integer(dtype):
+            raise self.error(
+                node, f"shape variable {name!r} must have an integer dtype, not {dtype}"
+            )
         var = self.shape_vars.get(name)
         if var is None:
             var = E.SizeVar(name, dtype) if size_var else E.Var(name, dtype)
@@ -53,12 +66,12 @@ class TIRExprEvaluator(Evaluator):
             raise self.error(node, f"shape variable {name!r} used as {dtype} but it is {var.dtype}")
         return var
 
-    def eval_Constant(self, node: ast.Constant) -> Any:  # noqa: N802
+    def eval_Constant(self, node: ast.Constant) -> Any:
         if self.strings_as_vars and isinstance(node.value, str):
             return self.shape_var(node, node.value)
         return node.value
 
-    def eval_Call(self, node: ast.Call) -> Any:  # noqa: N802
+    def eval_Call(self, node: ast.Call) -> Any:
         fn = self.eval(node.func)
         if getattr(fn, "__name__", None) == "Let" and _is_script(fn):
             return self._let_expr(node)
@@ -108,8 +121,10 @@ class TIRExprEvaluator(Evaluator):
         ta, tb = a.dtype, b.dtype
         if ta == tb or (dt.is_integer(ta) and dt.is_integer(tb) and dt.lanes(ta) == dt.lanes(tb)):
             return
-        raise self.error(node, f"operands of {what} have different dtypes: {ta} and {tb}; "
-                               f"convert one with T.Cast")  # fmt: skip
+        raise self.error(
+            node,
+            f"operands of {what} have different dtypes: {ta} and {tb}; convert one with T.Cast",
+        )
 
     def compare(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
         if not isinstance(a, E.PrimExpr) and not isinstance(b, E.PrimExpr):
@@ -128,19 +143,21 @@ class TIRExprEvaluator(Evaluator):
             return not value
         return E.Not(value)
 
-    def eval_UnaryOp(self, node: ast.UnaryOp) -> Any:  # noqa: N802
+    def eval_UnaryOp(self, node: ast.UnaryOp) -> Any:
         if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
             return operator.neg(node.operand.value)  # a negative literal stays a Python number
         return super().eval_UnaryOp(node)
 
     # -- buffers ----------------------------------------------------------------------
-    def eval_Subscript(self, node: ast.Subscript) -> Any:  # noqa: N802
+    def eval_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
         if not isinstance(base, Buffer):
             return super().eval_Subscript(node)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) != base.ndim:
-            raise self.error(node, f"buffer {base.name} has {base.ndim} dims, indexed with {len(items)}")
+            raise self.error(
+                node, f"buffer {base.name} has {base.ndim} dims, indexed with {len(items)}"
+            )
         values = [self.eval(i) for i in items]
         if any(isinstance(v, slice) for v in values):
             return BufferRegion(base, tuple(self._range(items[k], v) for k, v in enumerate(values)))
@@ -206,4 +223,8 @@ def _is_script(fn: Any) -> bool:
 
 
 def _string_args(node: ast.Call) -> bool:
-    return bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+    return (
+        bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )

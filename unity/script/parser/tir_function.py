@@ -5,6 +5,8 @@ parameter's shape, strides and elem_offset, a string is a symbolic variable: `"n
 is an int32 `tir.Var`, `T.int64("n")` an int64 one, `T.SizeVar("n", "int32")` a
 `SizeVar`; one variable per distinct name, and a name equal to a scalar parameter is
 that parameter.  `T.alloc_buffer` at function level creates TVM's root block "root".
+TVM's older style, `a: T.handle` then `A = T.match_buffer(a, (n, 4), "float32")` in the
+body (with `n = T.int32()`), makes `A` the parameter.
 
 Example:
     >>> from unity.script import from_source
@@ -33,7 +35,9 @@ from unity.tir.buffer import Buffer
 from unity.tir.function import PrimFunc
 
 
-def parse_prim_func(ctx: ParseContext, node: ast.FunctionDef, options: Mapping[str, Any]) -> PrimFunc:
+def parse_prim_func(
+    ctx: ParseContext, node: ast.FunctionDef, options: Mapping[str, Any]
+) -> PrimFunc:
     """Build a `PrimFunc` from a function definition (`options`: `private`, accepted and unused).
 
     Example:
@@ -53,6 +57,7 @@ def parse_prim_func(ctx: ParseContext, node: ast.FunctionDef, options: Mapping[s
     if frame.alloc:
         root = S.Block((), (), (), "root", body, None, tuple(frame.alloc))
         body = S.BlockRealize((), tir.const(True), root)
+    params = [frame.param_buffers.get(id(p), p) for p in params]
     return PrimFunc(tuple(params), body, attrs=frame.attrs)
 
 
@@ -65,11 +70,16 @@ def _params(parser: TIRStmtParser, node: ast.FunctionDef) -> list[Buffer | E.Var
     scalars: dict[str, E.Var] = {}
     for arg in args.args:  # scalars first: a buffer shape may name one
         if arg.annotation is None:
-            raise parser.error(arg, f"parameter {arg.arg} needs an annotation (T.Buffer(...) or a dtype)")
+            raise parser.error(
+                arg, f"parameter {arg.arg} needs an annotation (T.Buffer(...) or a dtype)"
+            )
         if not _is_buffer_annotation(arg.annotation):
             annotation = parser.eval(arg.annotation)
             if not isinstance(annotation, T.DType):
-                raise parser.error(arg.annotation, f"parameter {arg.arg}: expected T.Buffer(...) or a dtype such as T.int32")
+                raise parser.error(
+                    arg.annotation,
+                    f"parameter {arg.arg}: expected T.Buffer(...) or a dtype such as T.int32",
+                )
             scalars[arg.arg] = parser.shape_vars[arg.arg] = E.Var(arg.arg, annotation.name)
     params: list[Buffer | E.Var] = []
     for arg in args.args:
@@ -80,8 +90,13 @@ def _params(parser: TIRStmtParser, node: ast.FunctionDef) -> list[Buffer | E.Var
 
 
 def _is_buffer_annotation(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) and (
-        getattr(node.func, "attr", None) == "Buffer" or getattr(node.func, "id", None) == "Buffer"
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (
+            getattr(node.func, "attr", None) == "Buffer"
+            or getattr(node.func, "id", None) == "Buffer"
+        )
     )
 
 
@@ -93,7 +108,9 @@ def _buffer_param(parser: TIRStmtParser, arg: ast.arg) -> Buffer:
     values: list[Any] = []
     for i, a in enumerate(call.args):
         values.append(_eval_symbolic(parser, a, i in symbolic))
-    kwargs = {k.arg: _eval_symbolic(parser, k.value, k.arg in symbolic) for k in call.keywords if k.arg}
+    kwargs = {
+        k.arg: _eval_symbolic(parser, k.value, k.arg in symbolic) for k in call.keywords if k.arg
+    }
     spec = parser.call(call, fn, values, kwargs)
     if not isinstance(spec, BufferSpec):
         raise parser.error(call, f"parameter {arg.arg}: expected T.Buffer(...)")

@@ -26,8 +26,16 @@ from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.functor import post_order_visit
 
 
-def infer_regions(body: S.Stmt, init: S.Stmt | None, alloc: Sequence[Buffer]) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
-    """The (reads, writes) regions of a block with `body`, `init` and allocated `alloc`."""
+def infer_regions(
+    body: S.Stmt,
+    init: S.Stmt | None,
+    alloc: Sequence[Buffer],
+    match: Sequence[S.MatchBufferRegion] = (),
+) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+    """The (reads, writes) of a block with `body`, `init`, buffers `alloc` and views `match`.
+
+    An access through a matched view counts as an access to the view's source region.
+    """
     loads: dict[Buffer, list[tuple[E.PrimExpr, ...]]] = {}
     stores: dict[Buffer, list[tuple[E.PrimExpr, ...]]] = {}
     inner: dict[E.Var, E.Range | None] = {}
@@ -47,13 +55,17 @@ def infer_regions(body: S.Stmt, init: S.Stmt | None, alloc: Sequence[Buffer]) ->
     for stmt in (body, init):
         if stmt is not None:
             post_order_visit(stmt, collect)
-    skip = set(alloc)
-    reads = tuple(_region(b, acc, inner) for b, acc in loads.items() if b not in skip)
-    writes = tuple(_region(b, acc, inner) for b, acc in stores.items() if b not in skip)
-    return reads, writes
+    skip = set(alloc) | {m.buffer for m in match}
+    reads = [_region(b, acc, inner) for b, acc in loads.items() if b not in skip]
+    writes = [_region(b, acc, inner) for b, acc in stores.items() if b not in skip]
+    reads += [m.source for m in match if m.buffer in loads]
+    writes += [m.source for m in match if m.buffer in stores]
+    return tuple(reads), tuple(writes)
 
 
-def _region(buf: Buffer, accesses: list[tuple[E.PrimExpr, ...]], inner: dict[E.Var, E.Range | None]) -> BufferRegion:
+def _region(
+    buf: Buffer, accesses: list[tuple[E.PrimExpr, ...]], inner: dict[E.Var, E.Range | None]
+) -> BufferRegion:
     ranges = []
     for dim, extent in enumerate(buf.shape):
         indices = [acc[dim] for acc in accesses]
@@ -61,7 +73,9 @@ def _region(buf: Buffer, accesses: list[tuple[E.PrimExpr, ...]], inner: dict[E.V
     return BufferRegion(buf, tuple(ranges))
 
 
-def _dim_range(indices: list[E.PrimExpr], extent: E.PrimExpr, inner: dict[E.Var, E.Range | None]) -> E.Range:
+def _dim_range(
+    indices: list[E.PrimExpr], extent: E.PrimExpr, inner: dict[E.Var, E.Range | None]
+) -> E.Range:
     first = indices[0]
     if not all(same_expr(first, i) for i in indices[1:]):
         return E.Range(tir.const(0, extent.dtype), extent)
@@ -77,5 +91,7 @@ def _dim_range(indices: list[E.PrimExpr], extent: E.PrimExpr, inner: dict[E.Var,
 
 def _uses_any(expr: E.PrimExpr, names: dict[E.Var, E.Range | None]) -> bool:
     found = []
-    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, E.Var) and n in names else None)
+    post_order_visit(
+        expr, lambda n: found.append(n) if isinstance(n, E.Var) and n in names else None
+    )
     return bool(found)

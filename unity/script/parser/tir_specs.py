@@ -100,3 +100,9 @@ class AssertSpec:
     condition: Any
     message: str
 
+
+@dataclass
+class VarSpec:
+    """`n = T.int32()`: declares a fresh variable named by the assignment."""
+
+    dtype: str

@@ -25,6 +25,7 @@ from typing import Any
 
 from unity import tir
 from unity.ir import dtype as dt
+from unity.ir.node import Span
 from unity.script.parser import tir_specs as spec
 from unity.script.parser.tir_expr import TIRExprEvaluator, extent_between
 from unity.script.parser.tir_regions import infer_regions
@@ -33,9 +34,12 @@ from unity.tir import stmt as S
 from unity.tir.buffer import Buffer, BufferRegion
 
 _KINDS = {
-    "serial": S.ForKind.SERIAL, "parallel": S.ForKind.PARALLEL, "vectorized": S.ForKind.VECTORIZED,
-    "unroll": S.ForKind.UNROLLED, "thread_binding": S.ForKind.THREAD_BINDING,
-}  # fmt: skip
+    "serial": S.ForKind.SERIAL,
+    "parallel": S.ForKind.PARALLEL,
+    "vectorized": S.ForKind.VECTORIZED,
+    "unroll": S.ForKind.UNROLLED,
+    "thread_binding": S.ForKind.THREAD_BINDING,
+}
 _ITER = {"spatial": E.IterType.SPATIAL, "reduce": E.IterType.REDUCE, "opaque": E.IterType.OPAQUE}
 _REMAP = {"S": E.IterType.SPATIAL, "R": E.IterType.REDUCE, "O": E.IterType.OPAQUE}
 
@@ -62,6 +66,8 @@ class FuncFrame:
 
     attrs: dict[str, Any] = field(default_factory=dict)
     alloc: list[Buffer] = field(default_factory=list)
+    param_buffers: dict[int, Buffer] = field(default_factory=dict)
+    """TVM's older style: `A = T.match_buffer(a, ...)` of a `T.handle` parameter `a`."""
 
 
 class TIRStmtParser(TIRExprEvaluator):
@@ -78,19 +84,39 @@ class TIRStmtParser(TIRExprEvaluator):
         for i, node in enumerate(stmts):
             method = getattr(self, f"_parse_{type(node).__name__}", None)
             if method is None:
-                raise self.error(node, f"unsupported statement in a TIR script: {type(node).__name__}")
+                raise self.error(
+                    node, f"unsupported statement in a TIR script: {type(node).__name__}"
+                )
             result, consumed_rest = method(node, stmts[i + 1 :])
             if result is not None:
-                out.append(result)
+                out.append(
+                    result if result.span is not None else result.replace(span=self.span(node))
+                )
             if consumed_rest:
                 break
         return tir.seq(*out) if out else S.Evaluate(tir.const(0))
 
+    def span(self, node: ast.AST) -> Span:
+        """Where `node` is in the user's file (1-based lines, 0-based columns)."""
+        src, indent = self.source, self.source.indent
+        line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
+        end_line, end_col = (
+            getattr(node, "end_lineno", line) or line,
+            getattr(node, "end_col_offset", col) or col,
+        )
+        return Span(
+            src.filename,
+            line + src.line_offset,
+            col + indent,
+            end_line + src.line_offset,
+            end_col + indent,
+        )
+
     # -- simple statements ------------------------------------------------------------
-    def _parse_Pass(self, node: ast.Pass, rest: list[ast.stmt]) -> tuple[None, bool]:  # noqa: N802
+    def _parse_Pass(self, node: ast.Pass, rest: list[ast.stmt]) -> tuple[None, bool]:
         return None, False
 
-    def _parse_Expr(self, node: ast.Expr, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:  # noqa: N802
+    def _parse_Expr(self, node: ast.Expr, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None, False  # a docstring
         value = self.eval(node.value)
@@ -101,7 +127,9 @@ class TIRStmtParser(TIRExprEvaluator):
             return None, False
         if isinstance(value, E.PrimExpr):
             return S.Evaluate(value), False
-        raise self.error(node, f"this expression does not make a statement (it gives a {type(value).__name__})")
+        raise self.error(
+            node, f"this expression does not make a statement (it gives a {type(value).__name__})"
+        )
 
     def _directive(self, node: ast.AST, d: spec.Directive) -> None:
         frame = self.frames[-1]
@@ -127,9 +155,11 @@ class TIRStmtParser(TIRExprEvaluator):
             return BufferRegion.from_point(value.buffer, value.indices)
         if isinstance(value, Buffer):
             return BufferRegion.full(value)
-        raise self.error(node, f"expected a buffer region such as A[vi, 0:4], got a {type(value).__name__}")
+        raise self.error(
+            node, f"expected a buffer region such as A[vi, 0:4], got a {type(value).__name__}"
+        )
 
-    def _parse_Assign(self, node: ast.Assign, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:  # noqa: N802
+    def _parse_Assign(self, node: ast.Assign, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:
         if len(node.targets) != 1:
             raise self.error(node, "chained assignment is not supported in a script")
         target = node.targets[0]
@@ -147,9 +177,14 @@ class TIRStmtParser(TIRExprEvaluator):
             raise self.error(target, "unsupported assignment target")
         return self._assign_name(node, target.id, value, rest)
 
-    def _assign_name(self, node: ast.AST, name: str, value: Any, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:
+    def _assign_name(
+        self, node: ast.AST, name: str, value: Any, rest: list[ast.stmt]
+    ) -> tuple[S.Stmt | None, bool]:
         if isinstance(value, spec.BufferSpec):
             self._declare_buffer(node, name, value)
+            return None, False
+        if isinstance(value, spec.VarSpec):
+            self.define(name, E.Var(name, value.dtype))
             return None, False
         if isinstance(value, spec.AxisSpec):
             self._axis(node, name, value)
@@ -160,13 +195,19 @@ class TIRStmtParser(TIRExprEvaluator):
         self.define(name, value)  # a script-level constant (a buffer alias, a tuple, ...)
         return None, False
 
-    def _parse_AnnAssign(self, node: ast.AnnAssign, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:  # noqa: N802
+    def _parse_AnnAssign(self, node: ast.AnnAssign, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:
         from unity.script import tir as T
 
         annotation = self.eval(node.annotation)
-        if not isinstance(node.target, ast.Name) or not isinstance(annotation, T.DType) or node.value is None:
+        if (
+            not isinstance(node.target, ast.Name)
+            or not isinstance(annotation, T.DType)
+            or node.value is None
+        ):
             raise self.error(node, "expected a typed let such as `x: T.int32 = value`")
-        value = self.typed_value(node.value, self.eval(node.value), annotation.name, f"variable {node.target.id}")
+        value = self.typed_value(
+            node.value, self.eval(node.value), annotation.name, f"variable {node.target.id}"
+        )
         return self._let(node, E.Var(node.target.id, annotation.name), value, rest), True
 
     def typed_value(self, node: ast.AST, value: Any, dtype: str, what: str) -> E.PrimExpr:
@@ -177,8 +218,11 @@ class TIRStmtParser(TIRExprEvaluator):
             except (TypeError, ValueError) as err:
                 raise self.error(node, f"cannot use {value!r} as {dtype}: {err}") from None
         if value.dtype != dtype:
-            raise self.error(node, f"{what} has dtype {dtype} but the value has dtype {value.dtype}; "
-                                   f'convert it with T.Cast("{dtype}", ...)')  # fmt: skip
+            raise self.error(
+                node,
+                f"{what} has dtype {dtype} but the value has dtype {value.dtype}; "
+                f'convert it with T.Cast("{dtype}", ...)',
+            )
         return value
 
     def _let(self, node: ast.AST, var: E.Var, value: E.PrimExpr, rest: list[ast.stmt]) -> S.Stmt:
@@ -194,16 +238,19 @@ class TIRStmtParser(TIRExprEvaluator):
         value = self.typed_value(node, value, load.dtype, f"buffer {load.buffer.name}")
         return S.BufferStore(load.buffer, value, load.indices)
 
-    def _parse_AugAssign(self, node: ast.AugAssign, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:  # noqa: N802
+    def _parse_AugAssign(self, node: ast.AugAssign, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:
         if not isinstance(node.target, ast.Subscript):
             raise self.error(node, "augmented assignment works on buffer elements only")
-        binop = ast.BinOp(left=ast.Subscript(node.target.value, node.target.slice, ast.Load()), op=node.op,
-                          right=node.value)  # fmt: skip
+        binop = ast.BinOp(
+            left=ast.Subscript(node.target.value, node.target.slice, ast.Load()),
+            op=node.op,
+            right=node.value,
+        )
         ast.copy_location(binop, node)
         ast.fix_missing_locations(binop)
         return self._store(node, node.target, self.eval(binop)), False
 
-    def _parse_Assert(self, node: ast.Assert, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:  # noqa: N802
+    def _parse_Assert(self, node: ast.Assert, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:
         cond = tir.const(self.eval(node.test))
         message = self.eval(node.msg) if node.msg is not None else ""
         if not isinstance(message, str):
@@ -211,7 +258,7 @@ class TIRStmtParser(TIRExprEvaluator):
         return S.AssertStmt(cond, message, self.parse_stmts(rest)), True
 
     # -- compound statements ----------------------------------------------------------
-    def _parse_If(self, node: ast.If, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:  # noqa: N802
+    def _parse_If(self, node: ast.If, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:
         cond = self.eval(node.test)
         if isinstance(cond, bool):  # decided while parsing, like a Python `if`
             chosen = node.body if cond else node.orelse
@@ -222,38 +269,52 @@ class TIRStmtParser(TIRExprEvaluator):
             other = self.parse_stmts(node.orelse) if node.orelse else None
         return S.IfThenElse(tir.const(cond), then, other), False
 
-    def _parse_While(self, node: ast.While, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:  # noqa: N802
+    def _parse_While(self, node: ast.While, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:
         if node.orelse:
             raise self.error(node, "`while ... else` is not supported in a script")
         cond = tir.const(self.eval(node.test))
         with self.scope():
             return S.While(cond, self.parse_stmts(node.body)), False
 
-    def _parse_For(self, node: ast.For, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:  # noqa: N802
+    def _parse_For(self, node: ast.For, rest: list[ast.stmt]) -> tuple[S.Stmt, bool]:
         if node.orelse:
             raise self.error(node, "`for ... else` is not supported in a script")
         it = self.eval(node.iter)
-        names = [t.id for t in node.target.elts if isinstance(t, ast.Name)] if isinstance(node.target, ast.Tuple) \
-            else [node.target.id] if isinstance(node.target, ast.Name) else []  # fmt: skip
+        names = (
+            [t.id for t in node.target.elts if isinstance(t, ast.Name)]
+            if isinstance(node.target, ast.Tuple)
+            else [node.target.id]
+            if isinstance(node.target, ast.Name)
+            else []
+        )
         if isinstance(it, spec.GridSpec):
             loops = [spec.LoopSpec("serial", (e,)) for e in it.extents]
         elif isinstance(it, spec.LoopSpec):
             loops = [it]
         else:
-            raise self.error(node.iter, "a loop iterates over T.serial / T.parallel / T.vectorized / T.unroll / "
-                                        "T.thread_binding / T.grid")  # fmt: skip
+            raise self.error(
+                node.iter,
+                "a loop iterates over T.serial / T.parallel / T.vectorized / T.unroll / "
+                "T.thread_binding / T.grid",
+            )
         if len(names) != len(loops):
-            raise self.error(node.target, f"{len(loops)} loop variable(s) expected, got {len(names)}")
+            raise self.error(
+                node.target, f"{len(loops)} loop variable(s) expected, got {len(names)}"
+            )
         headers = [self._loop_header(node.iter, name, loop) for name, loop in zip(names, loops)]
         with self.scope():
             for var, _, _, _ in headers:
                 self.define(var.name, var)
             body = self.parse_stmts(node.body)
         for var, lo, ext, loop in reversed(headers):
-            body = S.For(var, lo, ext, _KINDS[loop.kind], body, loop.thread, dict(loop.annotations or {}))
+            body = S.For(
+                var, lo, ext, _KINDS[loop.kind], body, loop.thread, dict(loop.annotations or {})
+            )
         return body, False
 
-    def _loop_header(self, node: ast.AST, name: str, loop: spec.LoopSpec) -> tuple[E.Var, E.PrimExpr, E.PrimExpr, Any]:
+    def _loop_header(
+        self, node: ast.AST, name: str, loop: spec.LoopSpec
+    ) -> tuple[E.Var, E.PrimExpr, E.PrimExpr, Any]:
         if len(loop.args) == 1:
             ext = tir.const(loop.args[0])
             lo = tir.const(0, ext.dtype)
@@ -261,14 +322,17 @@ class TIRStmtParser(TIRExprEvaluator):
             lo, hi = E._promote(*loop.args)
             ext = extent_between(lo, hi)
         else:
-            raise self.error(node, f"T.{loop.kind} takes (extent) or (start, stop), got {len(loop.args)} arguments")
+            raise self.error(
+                node,
+                f"T.{loop.kind} takes (extent) or (start, stop), got {len(loop.args)} arguments",
+            )
         if not dt.is_integer(ext.dtype):
             raise self.error(node, f"a loop extent must be an integer, got {ext.dtype}")
         var = E.Var(name, ext.dtype)
         self.loop_doms[id(var)] = (lo, ext)
         return var, lo, ext, loop
 
-    def _parse_With(self, node: ast.With, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:  # noqa: N802
+    def _parse_With(self, node: ast.With, rest: list[ast.stmt]) -> tuple[S.Stmt | None, bool]:
         if len(node.items) != 1:
             raise self.error(node, "a `with` statement in a script takes one item")
         item = node.items[0]
@@ -285,7 +349,9 @@ class TIRStmtParser(TIRExprEvaluator):
             return None, False
         if isinstance(ctx, spec.AssertSpec):
             with self.scope():
-                return S.AssertStmt(tir.const(ctx.condition), ctx.message, self.parse_stmts(node.body)), False
+                return S.AssertStmt(
+                    tir.const(ctx.condition), ctx.message, self.parse_stmts(node.body)
+                ), False
         if name is None:
             raise self.error(node, "this `with` needs a name: `with ... as x:`")
         if isinstance(ctx, spec.LetSpec):
@@ -308,7 +374,15 @@ class TIRStmtParser(TIRExprEvaluator):
         try:
             strides = tuple(tir.const(x) for x in s.strides)
             offset = None if s.elem_offset is None else tir.const(s.elem_offset)
-            return Buffer(data, tuple(tir.const(d) for d in shape), dt.check(s.dtype), name, strides, offset, s.scope)
+            return Buffer(
+                data,
+                tuple(tir.const(d) for d in shape),
+                dt.check(s.dtype),
+                name,
+                strides,
+                offset,
+                s.scope,
+            )
         except (TypeError, ValueError) as err:
             raise self.error(node, f"bad buffer {name}: {err}") from None
 
@@ -317,12 +391,19 @@ class TIRStmtParser(TIRExprEvaluator):
         frame = self.frames[-1]
         if s.kind == "alloc":
             frame.alloc.append(buf)
+        elif s.kind == "match" and isinstance(frame, FuncFrame):
+            if not (isinstance(s.source, E.Var) and s.source.dtype == "handle"):
+                raise self.error(
+                    node, "at function level, T.match_buffer takes a T.handle parameter"
+                )
+            frame.param_buffers[id(s.source)] = buf
         elif s.kind == "match":
-            if not isinstance(frame, BlockFrame):
-                raise self.error(node, "T.match_buffer belongs inside a block")
+            assert isinstance(frame, BlockFrame)
             frame.match.append(S.MatchBufferRegion(buf, self._region(node, s.source)))
         elif s.kind == "allocate":
-            raise self.error(node, "T.allocate_buffer is used as `with T.allocate_buffer(...) as name:`")
+            raise self.error(
+                node, "T.allocate_buffer is used as `with T.allocate_buffer(...) as name:`"
+            )
         self.define(name, buf)
 
     def _axis(self, node: ast.AST, name: str, a: spec.AxisSpec) -> None:
@@ -335,18 +416,26 @@ class TIRStmtParser(TIRExprEvaluator):
             dom = E.Range(tir.const(0, ext.dtype), ext)
         var = E.Var(name, a.dtype or dom.extent.dtype)
         frame.iter_vars.append(E.IterVar(var, dom, _ITER[a.kind]))
-        frame.values.append(tir.const(a.value, var.dtype) if not isinstance(a.value, E.PrimExpr) else a.value)
+        frame.values.append(
+            tir.const(a.value, var.dtype) if not isinstance(a.value, E.PrimExpr) else a.value
+        )
         self.define(name, var)
 
     def _remap(self, node: ast.AST, target: ast.Tuple, r: spec.RemapSpec) -> None:
         frame = self._block_frame(node, "T.axis.remap")
         names = [t.id if isinstance(t, ast.Name) else "" for t in target.elts]
         if not (len(names) == len(r.kinds) == len(r.values)):
-            raise self.error(node, f"T.axis.remap: {len(names)} names, {len(r.kinds)} kinds, {len(r.values)} loops")
+            raise self.error(
+                node,
+                f"T.axis.remap: {len(names)} names, {len(r.kinds)} kinds, {len(r.values)} loops",
+            )
         for name, kind, value in zip(names, r.kinds, r.values):
             dom = self.loop_doms.get(id(value))
             if dom is None or kind not in _REMAP:
-                raise self.error(node, f"T.axis.remap needs enclosing loop variables and kinds S/R/O; bad {name!r}")
+                raise self.error(
+                    node,
+                    f"T.axis.remap needs enclosing loop variables and kinds S/R/O; bad {name!r}",
+                )
             var = E.Var(name, value.dtype)
             frame.iter_vars.append(E.IterVar(var, E.Range(*dom), _REMAP[kind]))
             frame.values.append(value)
@@ -368,11 +457,22 @@ class TIRStmtParser(TIRExprEvaluator):
             self.frames.pop()
         reads, writes = frame.reads, frame.writes
         if reads is None or writes is None:
-            inferred_reads, inferred_writes = infer_regions(body, frame.init, frame.alloc)
+            inferred_reads, inferred_writes = infer_regions(
+                body, frame.init, frame.alloc, frame.match
+            )
             reads = inferred_reads if reads is None else reads
             writes = inferred_writes if writes is None else writes
-        block = S.Block(tuple(frame.iter_vars), reads, writes, b.name, body, frame.init, tuple(frame.alloc),
-                        tuple(frame.match), frame.annotations)  # fmt: skip
+        block = S.Block(
+            tuple(frame.iter_vars),
+            reads,
+            writes,
+            b.name,
+            body,
+            frame.init,
+            tuple(frame.alloc),
+            tuple(frame.match),
+            frame.annotations,
+        )
         predicate = frame.predicate if frame.predicate is not None else tir.const(True)
         return S.BlockRealize(tuple(frame.values), predicate, block)
 

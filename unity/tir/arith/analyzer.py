@@ -17,9 +17,10 @@ from typing import Any
 
 from unity.ir import dtype as dt
 from unity.tir import expr as E
+from unity.tir.arith.canonical import as_nonpositive
 from unity.tir.arith.const_int_bound import POS_INF, BoundAnalyzer, ConstIntBound
 from unity.tir.arith.int_set import IntervalSet, eval_set
-from unity.tir.arith.key import expr_key
+from unity.tir.arith.key import expr_key, same_tree
 from unity.tir.arith.linear import Linear, is_index_dtype
 from unity.tir.arith.rewrite_simplify import Simplifier
 
@@ -121,7 +122,7 @@ class Analyzer:
             self._set(self._simplifier.facts, expr_key(cond.a, self._bounds.keys), False, undo)
         if isinstance(cond, E.CmpOp) and is_index_dtype(cond.a.dtype):
             lin_a, lin_b = self._simplifier.linear(cond.a), self._simplifier.linear(cond.b)
-            for d in _as_nonpositive(type(cond), lin_a.plus(lin_b, -1)):
+            for d in as_nonpositive(type(cond), lin_a.plus(lin_b, -1)):
                 self._record_upper(d, undo)
         self._simplifier.clear()
 
@@ -173,9 +174,7 @@ class Analyzer:
             self._simplifier.lin.clear()
             self._bounds.keys.clear()
         out = self._simplifier.simplify(expr)
-        if out is not expr and expr_key(out, self._bounds.keys) == expr_key(
-            expr, self._bounds.keys
-        ):
+        if out is not expr and same_tree(out, expr):
             return expr
         return out
 
@@ -249,19 +248,3 @@ class Analyzer:
 
 
 _MISSING = object()
-
-
-def _as_nonpositive(cls: type, d: Linear) -> list[Linear]:
-    """Turn `d <op> 0` into facts of the form `e <= 0` (integers)."""
-    one = Linear(d.dtype, None, 1)
-    if cls is E.LT:
-        return [d.plus(one)]
-    if cls is E.LE:
-        return [d]
-    if cls is E.GT:
-        return [d.scaled(-1).plus(one)]
-    if cls is E.GE:
-        return [d.scaled(-1)]
-    if cls is E.EQ:
-        return [d, d.scaled(-1)]
-    return []

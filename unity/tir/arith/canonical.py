@@ -24,13 +24,17 @@ from __future__ import annotations
 from collections.abc import Hashable
 from math import gcd
 
+from unity.tir import expr as E
 from unity.tir.arith.const_int_bound import POS_INF, BoundAnalyzer
 from unity.tir.arith.key import expr_key
 from unity.tir.arith.linear import Linear, make_int, to_linear
 from unity.tir.expr import FloorDiv, FloorMod, IntImm, PrimExpr
 
+_TRUE = IntImm("bool", 1)
+_FALSE = IntImm("bool", 0)
 
-def _split_multiples(lin: Linear, c: int) -> tuple[Linear, Linear]:
+
+def split_multiples(lin: Linear, c: int) -> tuple[Linear, Linear]:
     """Write `lin = c*q + r` with `q` taking the terms whose coefficient `c` divides."""
     q_terms: dict[Hashable, tuple[PrimExpr, int]] = {}
     r_terms: dict[Hashable, tuple[PrimExpr, int]] = {}
@@ -49,7 +53,7 @@ def _digit_split(b: BoundAnalyzer, r: Linear, c: int) -> tuple[int, Linear, Line
     for g in factors:
         if g <= 1 or g >= c:
             continue
-        r1, r2 = _split_multiples(r, g)
+        r1, r2 = split_multiples(r, g)
         lo, hi = b.bound_linear(r2)
         if lo >= 0 and hi < g:
             return g, r1, r2
@@ -67,7 +71,7 @@ def floordiv_linear(b: BoundAnalyzer, lin: Linear, c: int) -> Linear:
     """
     if c == 1:
         return lin
-    q, r = _split_multiples(lin, c)
+    q, r = split_multiples(lin, c)
     if r.is_const():
         return q
     lo, hi = b.bound_linear(r)
@@ -93,7 +97,7 @@ def floormod_linear(b: BoundAnalyzer, lin: Linear, c: int) -> Linear:
     """
     if c == 1:
         return Linear(lin.dtype)
-    _, r = _split_multiples(lin, c)
+    _, r = split_multiples(lin, c)
     if r.is_const():
         return r
     lo, hi = b.bound_linear(r)
@@ -147,3 +151,78 @@ def merge_div_mod_pairs(b: BoundAnalyzer, lin: Linear) -> Linear:
         merged = rest.plus(to_linear(atom.a, b.keys).scaled(coeff))  # type: ignore[attr-defined]
         return merge_div_mod_pairs(b, merged)
     return lin
+
+
+def as_nonpositive(cls: type, d: Linear) -> list[Linear]:
+    """Turn `d <op> 0` into facts of the form `e <= 0` (integers; `!=` gives none).
+
+    Example:
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> as_nonpositive(E.LT, to_linear(i - 3))[0].const        # i - 3 < 0 -> i - 2 <= 0
+        -2
+    """
+    one = Linear(d.dtype, None, 1)
+    if cls is E.LT:
+        return [d.plus(one)]
+    if cls is E.LE:
+        return [d]
+    if cls is E.GT:
+        return [d.scaled(-1).plus(one)]
+    if cls is E.GE:
+        return [d.scaled(-1)]
+    if cls is E.EQ:
+        return [d, d.scaled(-1)]
+    return []
+
+
+_FLIP = {E.LT: E.GT, E.GT: E.LT, E.LE: E.GE, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
+
+
+def decide(cls: type, lo: int, hi: int) -> bool | None:
+    """Decide `d <op> 0` from `lo <= d <= hi`, or None.
+
+    Example:
+        >>> decide(E.LT, -5, -1), decide(E.LT, -5, 3)
+        (True, None)
+    """
+    if cls is E.LT:
+        return True if hi < 0 else False if lo >= 0 else None
+    if cls is E.LE:
+        return True if hi <= 0 else False if lo > 0 else None
+    if cls is E.GT:
+        return True if lo > 0 else False if hi <= 0 else None
+    if cls is E.GE:
+        return True if lo >= 0 else False if hi < 0 else None
+    if lo == hi == 0:
+        return cls is E.EQ
+    if lo > 0 or hi < 0:
+        return cls is E.NE
+    return None
+
+
+def normalize_compare(cls: type, d: Linear) -> E.PrimExpr:
+    """Write `d <op> 0` as `positive terms <op> other terms + k`, divided by the terms' gcd.
+
+    Example:
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> normalize_compare(E.LT, to_linear(i * 4 - 8)).b.value        # i*4 - 8 < 0 -> i < 2
+        2
+    """
+    if all(c < 0 for _, c in d.terms.values()):
+        d, cls = d.scaled(-1), _FLIP[cls]
+    g = 0
+    for _, c in d.terms.values():
+        g = gcd(g, c)
+    k = -d.const
+    if cls is E.EQ or cls is E.NE:
+        if k % g:
+            return _TRUE if cls is E.NE else _FALSE
+        bound = k // g
+    else:
+        rounds_up = cls is E.LT or cls is E.GE
+        bound = -((-k) // g) if rounds_up else k // g
+    left = Linear(d.dtype, {key: (a, c // g) for key, (a, c) in d.terms.items() if c > 0})
+    right = Linear(d.dtype, {key: (a, -c // g) for key, (a, c) in d.terms.items() if c < 0}, bound)
+    return cls(left.to_expr(), right.to_expr())

@@ -31,6 +31,7 @@ NEG_INF = -POS_INF
 """Sentinel for "no lower bound"."""
 
 Interval = tuple[int, int]
+_FINITE = 2**40  # below this, sums of a few scaled ends cannot reach the sentinels
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +143,7 @@ class BoundAnalyzer:
         self.lower: dict[Hashable, int] = {}
         self.keys: dict[Node, Hashable] = {}
         self.memo: dict[Node, Interval] = {}
+        self.lin: dict[Node, Linear] = {}
 
     def bound(self, expr: E.PrimExpr) -> Interval:
         """Return `(lo, hi)` for `expr` (memoized until the analyzer's state changes).
@@ -155,7 +157,13 @@ class BoundAnalyzer:
             return done
         cls = type(expr)
         if (cls is E.Add or cls is E.Sub or cls is E.Mul) and is_index_dtype(expr.dtype):
-            result = self.bound_linear(to_linear(expr, self.keys))
+            lin = self.lin.get(expr)
+            if lin is None:
+                lin = self.lin[expr] = to_linear(expr, self.keys)
+            result = self.bound_linear(lin)
+            if dt.is_uint(expr.dtype):  # the sum equals its linear form only if nothing wraps
+                full = dtype_range(expr.dtype)
+                result = result if full[0] <= result[0] and result[1] <= full[1] else full
         else:
             result = self.bound_atom(expr, expr_key(expr, self.keys))
         self.memo[expr] = result
@@ -173,8 +181,16 @@ class BoundAnalyzer:
         lo = hi = lin.const
         for key, (atom, coeff) in lin.terms.items():
             memo = self.memo.get(atom)
-            b = memo if memo is not None else self.bound_atom(atom, key)
-            s_lo, s_hi = scale_interval(b, coeff)
+            if memo is None:
+                memo = self.memo[atom] = self.bound_atom(atom, key)
+            a_lo, a_hi = memo
+            if -_FINITE < a_lo and a_hi < _FINITE and -_FINITE < lo and hi < _FINITE:
+                if coeff > 0:  # finite and small: no saturation needed yet
+                    lo, hi = lo + a_lo * coeff, hi + a_hi * coeff
+                else:
+                    lo, hi = lo + a_hi * coeff, hi + a_lo * coeff
+                continue
+            s_lo, s_hi = scale_interval(memo, coeff)
             lo, hi = _add(lo, s_lo), _add(hi, s_hi)
         if len(lin.terms) > 1 and (self.upper or self.lower):
             shape = lin.shape_key()
@@ -183,7 +199,7 @@ class BoundAnalyzer:
                 hi = min(hi, _add(up, lin.const))
             if down is not None:
                 lo = max(lo, _add(down, lin.const))
-        return (lo, hi)
+        return (_clamp(lo), _clamp(hi))
 
 
 def _dtype_rule(b: BoundAnalyzer, expr: E.PrimExpr) -> Interval:

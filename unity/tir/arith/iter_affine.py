@@ -117,7 +117,7 @@ def detect_iter_map(
         ext, lo = ana.simplify(rng.extent), ana.simplify(rng.min)
         if type(ext) is not E.IntImm or type(lo) is not E.IntImm or lo.value != 0:
             errors.append(
-                f"iterator {var.name} must range over [0, constant); got min {lo!r}, extent {ext!r}"
+                f"iterator {var.name} must range over [0, constant); got min {lo.script()}, extent {ext.script()}"
             )
             continue
         extents[var] = ext.value
@@ -147,7 +147,7 @@ def _decompose(
             continue
         split = _split_of(atom, coeff, extents)
         if split is None:
-            errors.append(f"index {n} is not quasi-affine in the iterators: term {atom!r}")
+            errors.append(f"index {n} is not quasi-affine in the iterators: term {atom.script()}")
             continue
         splits.append(split)
     splits.sort(key=lambda s: -s.scale)

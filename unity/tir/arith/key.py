@@ -73,3 +73,33 @@ def _value_key(value: object, memo: dict[Node, Hashable] | None) -> Hashable:
     if isinstance(value, Node):
         return ("node", id(value))  # buffers and the like: identity
     return value  # type: ignore[return-value]  # plain field values (str, int)
+
+
+def same_tree(a: PrimExpr, b: PrimExpr) -> bool:
+    """True when `a` and `b` have equal keys; exits at the first difference (cheap on misses).
+
+    Example:
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> same_tree(i + 1, i + 1), same_tree(i + 1, i)
+        (True, False)
+    """
+    if a is b:
+        return True
+    cls = type(a)
+    if cls is not type(b) or isinstance(a, Var):
+        return False
+    if cls is IntImm or cls is FloatImm:
+        return a.dtype == b.dtype and a.value == b.value  # type: ignore[attr-defined]
+    if not isinstance(a, BinaryOp) and a.dtype != b.dtype:
+        return False
+    for name in child_fields(cls):
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, PrimExpr) and isinstance(y, PrimExpr):
+            if not same_tree(x, y):
+                return False
+        elif _value_key(x, None) != _value_key(y, None):
+            return False
+    return getattr(a, "op", None) is getattr(b, "op", None) and getattr(
+        a, "lanes", None
+    ) == getattr(b, "lanes", None)

@@ -141,9 +141,16 @@ def _int_layout(dtype: str) -> tuple[int, int, int]:
     return (0, (1 << bits) - 1, (1 << bits) - 1)
 
 
+@cache
 def is_index_dtype(dtype: str) -> bool:
     """True for scalar signed/unsigned integer dtypes (the ones linear forms cover)."""
     return dt.is_integer(dtype) and dt.lanes(dtype) == 1
+
+
+@cache
+def is_signed_index_dtype(dtype: str) -> bool:
+    """True for scalar signed integers: their sums do not wrap (overflow is ignored)."""
+    return dt.is_int(dtype) and dt.lanes(dtype) == 1
 
 
 def to_linear(expr: PrimExpr, memo: dict[Node, Hashable] | None = None) -> Linear:

@@ -126,20 +126,30 @@ class PLit(Pattern):
 
 
 class PNode(Pattern):
-    """Matches a node of exactly class `cls` whose children match `children`."""
+    """Matches a node of exactly class `cls` whose children match `children`.
 
-    __slots__ = ("children", "cls", "fields")
+    `attrs` binds plain fields (e.g. a vector's `lanes`) to names: `(("lanes", "l"),)`.
+    """
 
-    def __init__(self, cls: type, children: tuple[Pattern, ...]) -> None:
+    __slots__ = ("attrs", "children", "cls", "fields")
+
+    def __init__(
+        self, cls: type, children: tuple[Pattern, ...], attrs: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self.cls = cls
         self.children = children
         self.fields = child_fields(cls)
+        self.attrs = attrs
 
     def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
         if type(expr) is not self.cls:
             return False
         for name, child in zip(self.fields, self.children):
             if not child.match(getattr(expr, name), env, keys):
+                return False
+        for field_name, bind_name in self.attrs:
+            value = getattr(expr, field_name)
+            if env.setdefault(bind_name, value) != value:  # type: ignore[arg-type]
                 return False
         return True
 
@@ -183,6 +193,16 @@ class P:
     def select(c: object, t: object, f: object) -> Pattern:
         """`select(c, t, f)`."""
         return PNode(E.Select, (lift(c), lift(t), lift(f)))
+
+    @staticmethod
+    def ramp(base: object, stride: object, lanes: str) -> Pattern:
+        """`ramp(base, stride, lanes)`; the lane count binds to the name `lanes`."""
+        return PNode(E.Ramp, (lift(base), lift(stride)), (("lanes", lanes),))
+
+    @staticmethod
+    def broadcast(value: object, lanes: str) -> Pattern:
+        """`broadcast(value, lanes)`; the lane count binds to the name `lanes`."""
+        return PNode(E.Broadcast, (lift(value),), (("lanes", lanes),))
 
 
 class Rule:

@@ -17,19 +17,31 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from math import gcd
 from typing import Any
-
-import numpy as np
 
 from unity.ir import dtype as dt
 from unity.ir.node import Node
 from unity.tir import expr as E
-from unity.tir.arith.canonical import floordiv_linear, floormod_linear, merge_div_mod_pairs
-from unity.tir.arith.const_int_bound import BoundAnalyzer, dtype_range
+from unity.tir.arith.canonical import (
+    as_nonpositive,
+    decide,
+    floordiv_linear,
+    floormod_linear,
+    merge_div_mod_pairs,
+    normalize_compare,
+)
+from unity.tir.arith.const_fold import fold, fold_cast
+from unity.tir.arith.const_int_bound import BoundAnalyzer
 from unity.tir.arith.key import expr_key
-from unity.tir.arith.linear import Linear, is_index_dtype, make_int, to_linear
+from unity.tir.arith.linear import (
+    Linear,
+    is_index_dtype,
+    is_signed_index_dtype,
+    make_int,
+    to_linear,
+)
 from unity.tir.arith.pattern import P, Rule, RuleSet
+from unity.tir.arith.rewrite_vector import VECTOR_RULES, ramp_divmod
 from unity.tir.functor import child_fields, substitute
 
 TRUE = E.IntImm("bool", 1)
@@ -70,8 +82,8 @@ MINMAX_RULES = RuleSet([
     Rule(P.max(P.min(x, y), x), lambda x, y: x),                        # max(min(x, y), x) -> x
     Rule(P.min(x, P.min(x, y)), lambda x, y: E.Min(x, y)),              # min(x, min(x, y)) -> min(x, y)
     Rule(P.max(x, P.max(x, y)), lambda x, y: E.Max(x, y)),              # max(x, max(x, y)) -> max(x, y)
-    Rule(P.min(P.min(x, c1), c2), lambda x, c1, c2: E.Min(x, _fold(E.Min, c1, c2))),  # fold consts
-    Rule(P.max(P.max(x, c1), c2), lambda x, c1, c2: E.Max(x, _fold(E.Max, c1, c2))),  # fold consts
+    Rule(P.min(P.min(x, c1), c2), lambda x, c1, c2: E.Min(x, fold(E.Min, c1, c2))),  # fold consts
+    Rule(P.max(P.max(x, c1), c2), lambda x, c1, c2: E.Max(x, fold(E.Max, c1, c2))),  # fold consts
 ])  # fmt: skip
 
 SELECT_RULES = RuleSet([
@@ -93,100 +105,13 @@ def _int_only(operand: E.PrimExpr, out: E.PrimExpr) -> E.PrimExpr | None:
     return out if is_index_dtype(operand.dtype) else None
 
 
-# -- constant folding ---------------------------------------------------------------------
-def _tdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-_INT_FOLD: dict[type, Callable[[int, int], int]] = {
-    E.Add: lambda a, b: a + b, E.Sub: lambda a, b: a - b, E.Mul: lambda a, b: a * b,
-    E.Div: _tdiv, E.Mod: lambda a, b: a - b * _tdiv(a, b), E.FloorDiv: lambda a, b: a // b,
-    E.FloorMod: lambda a, b: a % b, E.Min: min, E.Max: max,
-    E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a, b: a < b,
-    E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b,
-    E.And: lambda a, b: bool(a and b), E.Or: lambda a, b: bool(a or b),
-}  # fmt: skip
-
-_FLOAT_FOLD: dict[type, Callable[[Any, Any], Any]] = {
-    E.Add: np.add, E.Sub: np.subtract, E.Mul: np.multiply, E.Div: np.divide,
-    E.FloorDiv: np.floor_divide, E.FloorMod: np.mod, E.Mod: np.fmod, E.Min: np.minimum,
-    E.Max: np.maximum, E.EQ: np.equal, E.NE: np.not_equal, E.LT: np.less, E.LE: np.less_equal,
-    E.GT: np.greater, E.GE: np.greater_equal,
-}  # fmt: skip
-
-_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
-
-
-def _fold(cls: type, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
-    """Evaluate `cls(a, b)` on two immediates as the target would; None if not foldable."""
-    is_cmp = issubclass(cls, E.CmpOp)
-    if type(a) is E.IntImm and type(b) is E.IntImm:
-        if cls in _DIVISIONS and b.value == 0:
-            return None  # division by zero stays for the runtime to report
-        value = _INT_FOLD[cls](a.value, b.value)
-        return make_int("bool" if is_cmp else a.dtype, int(value))
-    if (
-        type(a) is E.FloatImm
-        and type(b) is E.FloatImm
-        and a.dtype in ("float16", "float32", "float64")
-    ):
-        np_type = np.dtype(a.dtype).type
-        with np.errstate(all="ignore"):
-            value = _FLOAT_FOLD[cls](np_type(a.value), np_type(b.value))
-        return make_int("bool", int(value)) if is_cmp else E.FloatImm(a.dtype, float(value))
-    return None
-
-
 def _is_imm(expr: E.PrimExpr, value: float) -> bool:
     return type(expr) in (E.IntImm, E.FloatImm) and expr.value == value  # type: ignore[attr-defined]
 
 
-_FLIP = {E.LT: E.GT, E.GT: E.LT, E.LE: E.GE, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
-
-
-def _decide(cls: type, lo: int, hi: int) -> bool | None:
-    """Decide `d <op> 0` from `lo <= d <= hi`, or None."""
-    if cls is E.LT:
-        return True if hi < 0 else False if lo >= 0 else None
-    if cls is E.LE:
-        return True if hi <= 0 else False if lo > 0 else None
-    if cls is E.GT:
-        return True if lo > 0 else False if hi <= 0 else None
-    if cls is E.GE:
-        return True if lo >= 0 else False if hi < 0 else None
-    if lo == hi == 0:
-        return cls is E.EQ
-    if lo > 0 or hi < 0:
-        return cls is E.NE
-    return None
-
-
-def normalize_compare(cls: type, d: Linear) -> E.PrimExpr:
-    """Write `d <op> 0` as `positive terms <op> other terms + k`, divided by the terms' gcd.
-
-    Example:
-        >>> from unity import tir
-        >>> i = tir.Var("i")
-        >>> normalize_compare(E.LT, to_linear(i * 4 - 8)).b.value        # i*4 - 8 < 0 -> i < 2
-        2
-    """
-    if all(c < 0 for _, c in d.terms.values()):
-        d, cls = d.scaled(-1), _FLIP[cls]
-    g = 0
-    for _, c in d.terms.values():
-        g = gcd(g, c)
-    k = -d.const
-    if cls is E.EQ or cls is E.NE:
-        if k % g:
-            return TRUE if cls is E.NE else FALSE
-        bound = k // g
-    else:
-        rounds_up = cls is E.LT or cls is E.GE
-        bound = -((-k) // g) if rounds_up else k // g
-    left = Linear(d.dtype, {key: (a, c // g) for key, (a, c) in d.terms.items() if c > 0})
-    right = Linear(d.dtype, {key: (a, -c // g) for key, (a, c) in d.terms.items() if c < 0}, bound)
-    return cls(left.to_expr(), right.to_expr())
+_VECTORS = (E.Ramp, E.Broadcast)
+_ORDERED = (E.LT, E.LE, E.GT, E.GE)
+_NOT_PINNED = (E.IntImm, E.Add, E.Sub, E.Mul)  # sums of unpinned atoms are not pinned
 
 
 # -- the simplifier -----------------------------------------------------------------------
@@ -199,7 +124,7 @@ class Simplifier:
         self.subst: dict[E.Var, E.PrimExpr] = {}
         self.facts: dict[Hashable, bool] = {}
         self.memo: dict[Node, E.PrimExpr] = {}
-        self.lin: dict[Node, Linear] = {}
+        self.lin: dict[Node, Linear] = bounds.lin
 
     def clear(self) -> None:
         """Forget memoized results (call when bounds or facts change)."""
@@ -211,8 +136,8 @@ class Simplifier:
         done = self.memo.get(expr)
         if done is not None:
             return done
-        out = _DISPATCH.get(type(expr), Simplifier.generic)(self, expr)
-        if type(out) is not E.IntImm and is_index_dtype(out.dtype):
+        out = _DISPATCH.get(type(expr), Simplifier._generic)(self, expr)
+        if type(out) not in _NOT_PINNED and is_index_dtype(out.dtype):
             lo, hi = self.bounds.bound(out)
             if lo == hi:  # pinned down by bounds or facts (e.g. inside `if x % 4 == 0`)
                 out = make_int(out.dtype, lo)
@@ -244,20 +169,20 @@ class Simplifier:
         new = rules.apply(out, self.keys)
         return out if new is None else self.simplify(new)
 
-    def var(self, expr: E.Var) -> E.PrimExpr:
+    def _var(self, expr: E.Var) -> E.PrimExpr:
         return self.subst.get(expr, expr)
 
-    def leaf(self, expr: E.PrimExpr) -> E.PrimExpr:
+    def _leaf(self, expr: E.PrimExpr) -> E.PrimExpr:
         return expr
 
-    def arith(self, expr: Any) -> E.PrimExpr:
+    def _arith(self, expr: Any) -> E.PrimExpr:
         a, b = self._children(expr)
         cls = type(expr)
-        folded = _fold(cls, a, b)
+        folded = fold(cls, a, b)
         if folded is not None:
             return folded
         if not is_index_dtype(expr.dtype):
-            return self._float_arith(expr, a, b)
+            return self._non_index(expr, a, b)
         la, lb = self.linear(a), self.linear(b)
         if cls is E.Add or cls is E.Sub:
             lin = la.plus(lb, 1 if cls is E.Add else -1)
@@ -271,6 +196,31 @@ class Simplifier:
             lin = merge_div_mod_pairs(self.bounds, lin)
         return self.emit(lin)
 
+    def _non_index(self, expr: Any, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+        if type(a) in _VECTORS or type(b) in _VECTORS:
+            return self._vector(expr, a, b)
+        return self._float_arith(expr, a, b)
+
+    def _vector(self, expr: Any, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+        cls = type(expr)
+        if (
+            (cls is E.FloorDiv or cls is E.FloorMod)
+            and type(a) is E.Ramp
+            and type(b) is E.Broadcast
+        ):
+            c = b.value
+            if type(c) is E.IntImm and c.value > 0 and is_signed_index_dtype(c.dtype):
+                out = ramp_divmod(self, cls, a, c.value)
+                if out is not None:
+                    return self.simplify(out)
+        return self._rules(VECTOR_RULES, expr.replace(a=a, b=b))
+
+    def _ramp(self, expr: E.Ramp) -> E.PrimExpr:
+        base, stride = self.simplify(expr.base), self.simplify(expr.stride)
+        if type(stride) is E.IntImm and stride.value == 0:
+            return E.Broadcast(base, expr.lanes)  # ramp(b, 0, l) -> broadcast(b, l)
+        return expr.replace(base=base, stride=stride)
+
     def _float_arith(self, expr: Any, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
         cls = type(expr)
         if (cls is E.Mul or cls is E.Div) and _is_imm(b, 1):
@@ -279,16 +229,20 @@ class Simplifier:
             return b
         return expr.replace(a=a, b=b)
 
-    def division(self, expr: Any) -> E.PrimExpr:
+    def _division(self, expr: Any) -> E.PrimExpr:
         a, b = self._children(expr)
         cls = type(expr)
-        folded = _fold(cls, a, b)
+        folded = fold(cls, a, b)
         if folded is not None:
             return folded
         if not is_index_dtype(expr.dtype):
-            return self._float_arith(expr, a, b)
+            return self._non_index(expr, a, b)
         floor = cls is E.FloorDiv or cls is E.FloorMod
         is_div = cls is E.FloorDiv or cls is E.Div
+        if type(b) is E.IntImm and b.value == 1:
+            return a if is_div else make_int(expr.dtype, 0)
+        if not is_signed_index_dtype(expr.dtype):
+            return expr.replace(a=a, b=b)  # unsigned sums wrap: linear reasoning is unsafe
         if type(b) is E.IntImm and b.value > 0 and (floor or self.bounds.bound(a)[0] >= 0):
             split = floordiv_linear if is_div else floormod_linear
             return self.emit(split(self.bounds, self.linear(a), b.value))
@@ -302,12 +256,14 @@ class Simplifier:
             return False
         return self.bounds.bound_linear(self.linear(a).plus(self.linear(b), -1))[1] < 0
 
-    def min_max(self, expr: Any) -> E.PrimExpr:
+    def _min_max(self, expr: Any) -> E.PrimExpr:
         a, b = self._children(expr)
-        folded = _fold(type(expr), a, b)
+        folded = fold(type(expr), a, b)
         if folded is not None:
             return folded
-        if is_index_dtype(expr.dtype):
+        if type(a) in _VECTORS or type(b) in _VECTORS:
+            return self._vector(expr, a, b)
+        if is_signed_index_dtype(expr.dtype):
             lo, hi = self.bounds.bound_linear(self.linear(a).plus(self.linear(b), -1))
             if hi <= 0:
                 return a if type(expr) is E.Min else b
@@ -315,44 +271,77 @@ class Simplifier:
                 return b if type(expr) is E.Min else a
         return self._rules(MINMAX_RULES, expr.replace(a=a, b=b))
 
-    def compare(self, expr: Any) -> E.PrimExpr:
+    def _compare(self, expr: Any) -> E.PrimExpr:
         a, b = self._children(expr)
         cls = type(expr)
-        folded = _fold(cls, a, b)
+        folded = fold(cls, a, b)
         if folded is not None:
             return folded
-        if not is_index_dtype(a.dtype):
-            return expr.replace(a=a, b=b)
+        if not is_signed_index_dtype(a.dtype):
+            return expr.replace(a=a, b=b)  # unsigned differences wrap: no normal form
         d = self.linear(a).plus(self.linear(b), -1)
-        decided = _decide(cls, *self.bounds.bound_linear(d))
+        decided = decide(cls, *self.bounds.bound_linear(d))
         if decided is not None:
             return TRUE if decided else FALSE
         return normalize_compare(cls, d)
 
-    def logic(self, expr: Any) -> E.PrimExpr:
+    def _logic(self, expr: Any) -> E.PrimExpr:
         if type(expr) is E.Not:
             out = expr.replace(a=self.simplify(expr.a))
         else:
             a, b = self._children(expr)
-            folded = _fold(type(expr), a, b)
-            out = folded if folded is not None else expr.replace(a=a, b=b)
+            folded = fold(type(expr), a, b)
+            if folded is not None:
+                return folded
+            merged = self._merge_compares(type(expr) is E.And, a, b)
+            if merged is not None:
+                return merged
+            out = expr.replace(a=a, b=b)
         return self._rules(LOGIC_RULES, out)
 
-    def select(self, expr: E.Select) -> E.PrimExpr:
+    def _as_le0(self, cond: E.PrimExpr) -> Linear | None:
+        """`cond` as `d <= 0` when it is an integer `<`, `<=`, `>`, `>=`."""
+        cls = type(cond)
+        if cls not in _ORDERED or not is_signed_index_dtype(cond.a.dtype):  # type: ignore[attr-defined]
+            return None
+        d = self.linear(cond.a).plus(self.linear(cond.b), -1)  # type: ignore[attr-defined]
+        return as_nonpositive(cls, d)[0]
+
+    def _merge_compares(self, is_and: bool, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
+        """`a && b` / `a || b` of comparisons whose sums differ by a constant.
+
+        With `a` as `p <= 0` and `b` as `q <= 0`: `q - p` constant and <= 0 means a implies
+        b; `p + q` constant tells whether both can hold, or whether one always does.
+        """
+        p, q = self._as_le0(a), self._as_le0(b)
+        if p is None or q is None:
+            return None
+        diff, total = q.plus(p, -1), q.plus(p)
+        if not diff.terms:  # q = p + c: the larger side is implied by the smaller
+            a_implies_b = diff.const <= 0
+            return (a if a_implies_b else b) if is_and else (b if a_implies_b else a)
+        if not total.terms:  # q = -p + c: either both can hold, or one always does
+            if is_and and total.const > 0:
+                return FALSE  # p <= 0 and -p + c <= 0 need c <= 0
+            if not is_and and total.const <= 1:
+                return TRUE  # p >= 1 forces q = c - p <= 0
+        return None
+
+    def _select(self, expr: E.Select) -> E.PrimExpr:
         cond = self.simplify(expr.condition)
         if type(cond) is E.IntImm:
             return self.simplify(expr.true_value if cond.value else expr.false_value)
         t, f = self.simplify(expr.true_value), self.simplify(expr.false_value)
         return self._rules(SELECT_RULES, expr.replace(condition=cond, true_value=t, false_value=f))
 
-    def cast(self, expr: E.Cast) -> E.PrimExpr:
+    def _cast(self, expr: E.Cast) -> E.PrimExpr:
         value = self.simplify(expr.value)
         if value.dtype == expr.dtype:
             return value
-        folded = _fold_cast(expr.dtype, value)
+        folded = fold_cast(expr.dtype, value)
         return folded if folded is not None else expr.replace(value=value)
 
-    def let(self, expr: E.Let) -> E.PrimExpr:
+    def _let(self, expr: E.Let) -> E.PrimExpr:
         value = self.simplify(expr.value)
         if type(value) in (E.IntImm, E.FloatImm) or isinstance(value, E.Var):
             return self.simplify(substitute(expr.body, {expr.var: value}))
@@ -377,7 +366,7 @@ class Simplifier:
                 self.bounds.known[var] = old
             self.clear()
 
-    def generic(self, expr: E.PrimExpr) -> E.PrimExpr:
+    def _generic(self, expr: E.PrimExpr) -> E.PrimExpr:
         changes: dict[str, Any] = {}
         for name in child_fields(type(expr)):
             old = getattr(expr, name)
@@ -393,23 +382,6 @@ class Simplifier:
         return expr.replace(**changes) if changes else expr
 
 
-def _fold_cast(dtype: str, value: E.PrimExpr) -> E.PrimExpr | None:
-    if type(value) not in (E.IntImm, E.FloatImm) or dt.lanes(dtype) != 1:
-        return None
-    v = value.value  # type: ignore[attr-defined]
-    if dt.is_bool(dtype):
-        return make_int(dtype, int(v != 0))
-    if dt.is_integer(dtype):
-        if isinstance(v, float) and not np.isfinite(v):
-            return None
-        lo, hi = dtype_range(dtype)
-        iv = int(v)  # C casts truncate toward zero
-        return make_int(dtype, iv) if isinstance(v, int) or lo <= iv <= hi else None
-    if dtype in ("float16", "float32", "float64"):
-        return E.FloatImm(dtype, float(np.dtype(dtype).type(v)))
-    return None
-
-
 def _uses(expr: E.PrimExpr, var: E.Var) -> bool:
     from unity.tir.functor import post_order_visit
 
@@ -419,13 +391,14 @@ def _uses(expr: E.PrimExpr, var: E.Var) -> bool:
 
 
 _DISPATCH: dict[type, Callable[[Simplifier, Any], E.PrimExpr]] = {
-    E.Var: Simplifier.var, E.SizeVar: Simplifier.var, E.IntImm: Simplifier.leaf,
-    E.FloatImm: Simplifier.leaf, E.StringImm: Simplifier.leaf, E.Add: Simplifier.arith,
-    E.Sub: Simplifier.arith, E.Mul: Simplifier.arith, E.Div: Simplifier.division,
-    E.Mod: Simplifier.division, E.FloorDiv: Simplifier.division,
-    E.FloorMod: Simplifier.division, E.Min: Simplifier.min_max, E.Max: Simplifier.min_max,
-    E.EQ: Simplifier.compare, E.NE: Simplifier.compare, E.LT: Simplifier.compare,
-    E.LE: Simplifier.compare, E.GT: Simplifier.compare, E.GE: Simplifier.compare,
-    E.And: Simplifier.logic, E.Or: Simplifier.logic, E.Not: Simplifier.logic,
-    E.Select: Simplifier.select, E.Cast: Simplifier.cast, E.Let: Simplifier.let,
+    E.Var: Simplifier._var, E.SizeVar: Simplifier._var, E.IntImm: Simplifier._leaf,
+    E.FloatImm: Simplifier._leaf, E.StringImm: Simplifier._leaf, E.Add: Simplifier._arith,
+    E.Sub: Simplifier._arith, E.Mul: Simplifier._arith, E.Div: Simplifier._division,
+    E.Mod: Simplifier._division, E.FloorDiv: Simplifier._division,
+    E.FloorMod: Simplifier._division, E.Min: Simplifier._min_max, E.Max: Simplifier._min_max,
+    E.EQ: Simplifier._compare, E.NE: Simplifier._compare, E.LT: Simplifier._compare,
+    E.LE: Simplifier._compare, E.GT: Simplifier._compare, E.GE: Simplifier._compare,
+    E.And: Simplifier._logic, E.Or: Simplifier._logic, E.Not: Simplifier._logic,
+    E.Select: Simplifier._select, E.Cast: Simplifier._cast, E.Let: Simplifier._let,
+    E.Ramp: Simplifier._ramp,
 }  # fmt: skip

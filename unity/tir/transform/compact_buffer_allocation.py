@@ -2,17 +2,17 @@
 
 Before::
 
-    A = T.alloc_buffer((16, 16))       # inside: for j in range(4): A[0, j + 2] = ...
-    for j in T.serial(4):
-        A[0, j + 2] = X[j]
-        Y[j] = A[0, j + 2]
+    with T.allocate_buffer((16, 16), "float32") as A:
+        for j in T.serial(4):
+            A[0, j + 2] = X[j] * T.float32(3)
+            Y[j] = A[0, j + 2]
 
 After ``CompactBufferAllocation()``::
 
-    A = T.alloc_buffer((1, 4))
-    for j in T.serial(4):
-        A[0, j] = X[j]
-        Y[j] = A[0, j]
+    with T.allocate_buffer((1, 4), "float32") as A:
+        for j in T.serial(4):
+            A[0, j] = X[j] * T.float32(3)
+            Y[j] = A[0, j]
 
 Works on `Allocate` statements (run it after `ConvertBlocksToLoops`): for each
 dimension, the bounds of every index over the loops inside the allocation are computed
@@ -77,11 +77,15 @@ class _Accesses(StmtExprVisitor):
         for d, index in enumerate(indices):
             bound = self.analyzer.const_int_bound(index)
             lo, hi = bound.min_value, bound.max_value
-            if not isinstance(lo, int) or not isinstance(hi, int) or abs(lo) > 2**40 or abs(hi) > 2**40:
+            if not _finite(lo) or not _finite(hi):
                 self.ok = False
                 return
             self.lo[d] = lo if self.lo[d] is None else min(self.lo[d], lo)
             self.hi[d] = hi if self.hi[d] is None else max(self.hi[d], hi)
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int) and abs(value) < 2**40  # the analyzer's infinities are larger
 
 
 class _Compactor(StmtExprMutator):
@@ -105,12 +109,15 @@ class _Compactor(StmtExprMutator):
         self.shift[buffer] = (new, lows)
         return Allocate(new, self.visit_stmt(alloc.body), span=alloc.span)
 
-    def _shifted(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> tuple[Buffer, tuple[PrimExpr, ...]] | None:
+    def _shifted(
+        self, buffer: Buffer, indices: tuple[PrimExpr, ...]
+    ) -> tuple[Buffer, tuple[PrimExpr, ...]] | None:
         entry = self.shift.get(buffer)
         if entry is None:
             return None
         new, lows = entry
-        return new, tuple(i if lo == 0 else self.analyzer.simplify(i - lo) for i, lo in zip(indices, lows))
+        simplify = self.analyzer.simplify
+        return new, tuple(i if lo == 0 else simplify(i - lo) for i, lo in zip(indices, lows))
 
     def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
         load = self._mutate_fields(load)

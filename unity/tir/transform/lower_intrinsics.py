@@ -4,13 +4,14 @@ Before::
 
     B[i] = T.sigmoid(A[i])
 
-After ``LowerIntrinsics()``::
+After ``LowerIntrinsics(fast_exp=False)``::
 
     B[i] = T.float32(1) / (T.float32(1) + T.exp(T.float32(0) - A[i]))
 
 With `fast_exp` (the default), float32 `exp` itself becomes a polynomial and selects
-(see `fast_exp`), so softmax and gelu vectorize.  After this pass only calls whose op has a non-None `"llvm"` attribute remain (exp,
-log, sqrt, fabs, floor, ...), so the CPU codegen maps each call to one LLVM intrinsic.
+(see `_fast_exp`), so softmax and gelu vectorize.  After this pass only calls whose op
+has a non-None `"llvm"` attribute remain (log, sqrt, fabs, floor, ...), so the CPU codegen
+maps each call to one LLVM intrinsic.  Values a rewrite uses twice are bound with `Let`.
 Every rewrite works lane-wise on vectors too (constants are built in the argument's
 dtype, so they broadcast).  Approximations are accurate to a few float32 ulps.
 """
@@ -26,7 +27,9 @@ from unity.ir.module import IRModule
 from unity.ir.op import Op
 from unity.ir.transform import ModulePass, PassContext
 from unity.tir import op
-from unity.tir.expr import Call, PrimExpr, const, eq, ne, select
+from unity.tir.expr import (
+    Broadcast, Call, FloatImm, IntImm, Let, PrimExpr, Var, const, eq, ne, select,
+)  # fmt: skip
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
 from unity.tir.transform._base import with_body
@@ -61,116 +64,144 @@ def _poly(x: PrimExpr, coeffs: tuple[float, ...]) -> PrimExpr:
     return acc
 
 
-def _rsqrt(x: PrimExpr) -> PrimExpr:
+class _Lets:
+    """Name the values a rewrite uses more than once, so the result stays a tree.
+
+    Codegen and the interpreter walk expressions without sharing: a value used twice
+    would be computed twice (and nested rewrites would grow exponentially).
+    """
+
+    def __init__(self) -> None:
+        self.bindings: list[tuple[Var, PrimExpr]] = []
+
+    def __call__(self, name: str, value: PrimExpr) -> PrimExpr:
+        if isinstance(value, Var | IntImm | FloatImm | Broadcast):
+            return value
+        var = Var(name, value.dtype)
+        self.bindings.append((var, value))
+        return var
+
+    def wrap(self, body: PrimExpr) -> PrimExpr:
+        for var, value in reversed(self.bindings):
+            body = Let(var, value, body)
+        return body
+
+
+def _rsqrt(let: _Lets, x: PrimExpr) -> PrimExpr:
     return _c(x, 1.0) / op.sqrt(x)
 
 
-def _sigmoid(x: PrimExpr) -> PrimExpr:
+def _sigmoid(let: _Lets, x: PrimExpr) -> PrimExpr:
     return _c(x, 1.0) / (_c(x, 1.0) + op.exp(_c(x, 0.0) - x))
 
 
-def _tanh(x: PrimExpr) -> PrimExpr:
-    ax = op.fabs(x)
-    t = op.exp(_c(x, -2.0) * ax)
-    big = (_c(x, 1.0) - t) / (_c(x, 1.0) + t)  # tanh(|x|), exact enough away from 0
+def _tanh(let: _Lets, x: PrimExpr) -> PrimExpr:
+    x = let("x", x)
+    ax = let("ax", op.fabs(x))
+    t = let("t", op.exp(_c(x, -2.0) * ax))
+    big = let("big", (_c(x, 1.0) - t) / (_c(x, 1.0) + t))  # tanh(|x|), exact enough away from 0
     big = select(x < _c(x, 0.0), _c(x, 0.0) - big, big)
-    small = x * _poly(x * x, (62 / 2835, -17 / 315, 2 / 15, -1 / 3, 1.0))  # Taylor, |x| < 0.3
+    small = x * _poly(let("x2", x * x), (62 / 2835, -17 / 315, 2 / 15, -1 / 3, 1.0))  # |x| < 0.3
     return select(ax < _c(x, 0.3), small, big)
 
 
 _ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592, 0.0)
 
 
-def _erf(x: PrimExpr) -> PrimExpr:
-    ax = op.fabs(x)
-    small = x * _poly(x * x, (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
+def _erf(let: _Lets, x: PrimExpr) -> PrimExpr:
+    x = let("x", x)
+    ax = let("ax", op.fabs(x))
+    small = x * _poly(let("x2", x * x), (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
     small = small * _c(x, 2 / math.sqrt(math.pi))  # Taylor, |x| < 0.5
-    t = _c(x, 1.0) / (_c(x, 1.0) + _c(x, 0.3275911) * ax)  # Abramowitz-Stegun 7.1.26
-    big = _c(x, 1.0) - _poly(t, _ERF_A) * op.exp(_c(x, 0.0) - ax * ax)
+    t = let("t", _c(x, 1.0) / (_c(x, 1.0) + _c(x, 0.3275911) * ax))  # Abramowitz-Stegun 7.1.26
+    big = let("big", _c(x, 1.0) - _poly(t, _ERF_A) * op.exp(_c(x, 0.0) - ax * ax))
     big = select(x < _c(x, 0.0), _c(x, 0.0) - big, big)
     return select(ax < _c(x, 0.5), small, big)
 
 
-def _atan(x: PrimExpr) -> PrimExpr:
-    ax = op.fabs(x)
-    inverted = ax > _c(x, 1.0)
-    z = select(inverted, _c(x, 1.0) / ax, ax)  # atan(z) = pi/2 - atan(1/z)
-    shifted = z > _c(x, math.tan(math.pi / 8))
-    w = select(shifted, (z - _c(x, 1.0)) / (z + _c(x, 1.0)), z)  # atan(z) = pi/4 + atan(w)
+def _atan(let: _Lets, x: PrimExpr) -> PrimExpr:
+    x = let("x", x)
+    ax = let("ax", op.fabs(x))
+    inverted = let("inv", ax > _c(x, 1.0))
+    z = let("z", select(inverted, _c(x, 1.0) / ax, ax))  # atan(z) = pi/2 - atan(1/z)
+    shifted = let("shift", z > _c(x, math.tan(math.pi / 8)))
+    w = let("w", select(shifted, (z - _c(x, 1.0)) / (z + _c(x, 1.0)), z))  # pi/4 + atan(w)
     series = tuple((-1.0) ** k / (2 * k + 1) for k in range(9, -1, -1))
-    r = w * _poly(w * w, series)
-    r = select(shifted, _c(x, math.pi / 4) + r, r)
-    r = select(inverted, _c(x, math.pi / 2) - r, r)
+    r = let("r", w * _poly(w * w, series))
+    r = let("r", select(shifted, _c(x, math.pi / 4) + r, r))
+    r = let("r", select(inverted, _c(x, math.pi / 2) - r, r))
     return select(x < _c(x, 0.0), _c(x, 0.0) - r, r)
 
 
-def _asin(x: PrimExpr) -> PrimExpr:
-    return _atan(x / op.sqrt(_c(x, 1.0) - x * x))
+def _asin(let: _Lets, x: PrimExpr) -> PrimExpr:
+    x = let("x", x)
+    return _atan(let, let("q", x / op.sqrt(_c(x, 1.0) - x * x)))
 
 
-def _acos(x: PrimExpr) -> PrimExpr:
-    return _c(x, math.pi / 2) - _asin(x)
+def _acos(let: _Lets, x: PrimExpr) -> PrimExpr:
+    return _c(x, math.pi / 2) - _asin(let, x)
 
 
-def _atan2(y: PrimExpr, x: PrimExpr) -> PrimExpr:
+def _atan2(let: _Lets, y: PrimExpr, x: PrimExpr) -> PrimExpr:
+    y, x = let("y", y), let("x", x)
     zero = _c(x, 0.0)
-    a = _atan(y / x)
+    a = let("a", _atan(let, let("q", y / x)))
     r = select(x < zero, select(y < zero, a - _c(x, math.pi), a + _c(x, math.pi)), a)
     on_axis = select(y > zero, _c(x, math.pi / 2), select(y < zero, _c(x, -math.pi / 2), zero))
     return select(eq(x, zero), on_axis, r)
 
 
-def _sinh(x: PrimExpr) -> PrimExpr:
-    e = op.exp(x)
+def _sinh(let: _Lets, x: PrimExpr) -> PrimExpr:
+    x = let("x", x)
+    e = let("e", op.exp(x))
     big = (e - _c(x, 1.0) / e) * _c(x, 0.5)
-    small = x * _poly(x * x, (1 / 362880, 1 / 5040, 1 / 120, 1 / 6, 1.0))  # Taylor, |x| < 0.5
+    small = x * _poly(let("x2", x * x), (1 / 362880, 1 / 5040, 1 / 120, 1 / 6, 1.0))  # |x| < 0.5
     return select(op.fabs(x) < _c(x, 0.5), small, big)
 
 
-def _cosh(x: PrimExpr) -> PrimExpr:
-    e = op.exp(x)
+def _cosh(let: _Lets, x: PrimExpr) -> PrimExpr:
+    e = let("e", op.exp(x))
     return (e + _c(x, 1.0) / e) * _c(x, 0.5)
 
 
-def _fmod(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+def _fmod(let: _Lets, a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    a, b = let("a", a), let("b", b)
     return a - op.trunc(a / b) * b
 
 
 _LN2_HI, _LN2_LO = 0.693145751953125, 1.428606765330187e-06  # ln 2 = hi + lo, hi exact
 
 
-def fast_exp(x: PrimExpr) -> PrimExpr:
+def _fast_exp(let: _Lets, x: PrimExpr) -> PrimExpr:
     """`exp(x)` for float32 with only arithmetic, casts and selects (so it vectorizes).
 
     `x = n ln2 + r` with `|r| <= ln2 / 2` (Cody-Waite), `e^r` by a degree-7 polynomial,
     and `2^n` built from the bits of `|n| / 2` by selects (there is no bit reinterpret
     op), applied in two halves so no intermediate overflows before the result does.
-    Within 3 ulps of the true value on `[-87, 88]`; inf, -inf and NaN behave like `exp`.
-
-    Example:
-        >>> fast_exp(tir.Var("x", "float32")).dtype  # doctest: +SKIP
-        'float32'
+    Within 2 ulps on the normal range; inf, -inf and NaN behave like `exp`.
     """
-    xc = select(x > _c(x, 89.0), _c(x, 89.0), select(x < _c(x, -104.0), _c(x, -104.0), x))
-    nf = op.floor(xc * _c(x, 1 / math.log(2)) + _c(x, 0.5))
-    r = (xc - nf * _c(x, _LN2_HI)) - nf * _c(x, _LN2_LO)
+    x = let("x", x)
+    hi, lo = _c(x, 89.0), _c(x, -104.0)
+    xc = let("xc", select(x > hi, hi, select(x < lo, lo, x)))
+    nf = let("n", op.floor(xc * _c(x, 1 / math.log(2)) + _c(x, 0.5)))
+    r = let("r", (xc - nf * _c(x, _LN2_HI)) - nf * _c(x, _LN2_LO))
     p = _poly(r, tuple(1 / math.factorial(k) for k in range(7, -1, -1)))
-    half = op.floor(nf * _c(x, 0.5))  # n = 2 * half + odd, |half| <= 64
-    scale = _pow2(half)
+    half = let("h", op.floor(nf * _c(x, 0.5)))  # n = 2 * half + odd, |half| <= 64
+    scale = let("s", _pow2(let, half))
     odd = select(nf - half * _c(x, 2.0) > _c(x, 0.5), _c(x, 2.0), _c(x, 1.0))
-    result = p * scale * scale * odd
-    return select(ne(x, x), x, result)
+    return select(ne(x, x), x, p * scale * scale * odd)
 
 
-def _pow2(k: PrimExpr) -> PrimExpr:
-    """`2^k` for an integral float `k` in `[-64, 64]`: square-and-select over its bits."""
-    mag = op.fabs(k)
-    acc = _c(k, 1.0)
+def _pow2(let: _Lets, k: PrimExpr) -> PrimExpr:
+    """`2^k` for an integral float `k` in `[-64, 64]`: one select per bit of `|k|`."""
+    mag = let("m", op.fabs(k))
+    acc: PrimExpr = _c(k, 1.0)
     for bit in range(6, -1, -1):
         step = float(1 << bit)
-        has = mag >= _c(k, step)
-        acc = acc * select(has, _c(k, 2.0**step), _c(k, 1.0))
-        mag = mag - select(has, _c(k, step), _c(k, 0.0))
+        has = let("b", mag >= _c(k, step))
+        acc = let("p", acc * select(has, _c(k, 2.0**step), _c(k, 1.0)))
+        if bit:
+            mag = let("m", mag - select(has, _c(k, step), _c(k, 0.0)))
     return select(k < _c(k, 0.0), _c(k, 1.0) / acc, acc)
 
 
@@ -179,18 +210,26 @@ _RULES: dict[Op, Callable[..., PrimExpr]] = {
     op.sigmoid_op: _sigmoid,                               # sigmoid(x) -> 1 / (1 + exp(-x))
     op.tanh_op: _tanh,                                     # (1 - e^-2|x|) / (1 + e^-2|x|), signed
     op.erf_op: _erf,                                       # Taylor near 0, A&S 7.1.26 beyond
-    op.isnan_op: lambda x: ne(x, x),                       # isnan(x) -> x != x
-    op.isinf_op: lambda x: eq(op.fabs(x), _c(x, math.inf)),  # isinf(x) -> |x| == inf
-    op.tan_op: lambda x: op.sin(x) / op.cos(x),            # tan(x) -> sin(x) / cos(x)
+    op.isnan_op: lambda let, x: _self_ne(let("x", x)),     # isnan(x) -> x != x
+    op.isinf_op: lambda let, x: eq(op.fabs(x), _c(x, math.inf)),  # isinf(x) -> |x| == inf
+    op.tan_op: lambda let, x: _tan(let("x", x)),           # tan(x) -> sin(x) / cos(x)
     op.atan_op: _atan,                                     # range reduction + Taylor
     op.asin_op: _asin,                                     # asin(x) -> atan(x / sqrt(1 - x^2))
     op.acos_op: _acos,                                     # acos(x) -> pi/2 - asin(x)
     op.atan2_op: _atan2,                                   # atan(y / x) + quadrant
-    op.sinh_op: _sinh,                                     # (e^x - e^-x) / 2
+    op.sinh_op: _sinh,                                     # (e^x - e^-x) / 2, Taylor near 0
     op.cosh_op: _cosh,                                     # (e^x + e^-x) / 2
     op.fmod_op: _fmod,                                     # fmod(a, b) -> a - trunc(a / b) * b
 }  # fmt: skip
-"""How each intrinsic without an LLVM counterpart is computed."""
+"""How each intrinsic without an LLVM counterpart is computed: `rule(let, *args)`."""
+
+
+def _self_ne(x: PrimExpr) -> PrimExpr:
+    return ne(x, x)
+
+
+def _tan(x: PrimExpr) -> PrimExpr:
+    return op.sin(x) / op.cos(x)
 
 
 class _IntrinsicLowerer(StmtExprMutator):
@@ -200,9 +239,10 @@ class _IntrinsicLowerer(StmtExprMutator):
 
     def visit_call_(self, call: Call) -> PrimExpr:
         call = self._mutate_fields(call)
-        if call.op is op.exp_op and self.fast_exp and dt.element(call.dtype) == "float32":
-            return fast_exp(call.args[0])
         rule = _RULES.get(call.op)
+        if call.op is op.exp_op and self.fast_exp and dt.element(call.dtype) == "float32":
+            rule = _fast_exp
         if rule is None:
             return call
-        return self.visit_expr(rule(*call.args))
+        let = _Lets()
+        return self.visit_expr(let.wrap(rule(let, *call.args)))

@@ -16,6 +16,7 @@ from unity.tir.function import PrimFunc
 from unity.tir.transform.compact_buffer_allocation import CompactBufferAllocation
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
+from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
 from unity.tir.transform.lower_thread_binding_cpu import LowerThreadBindingCPU
@@ -34,6 +35,7 @@ def lowering_passes() -> list[ModulePass]:
     return [
         LowerInitBlock(),         # block init -> if (reduce vars at their min)
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
+        HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         CompactBufferAllocation(),  # intermediate buffers shrunk to the region used
         FlattenBuffer(),          # N-d accesses -> 1-D with strides and offset folded
         LowerThreadBindingCPU(),  # thread bindings -> serial, one level of parallel loops
@@ -63,5 +65,6 @@ def lower(mod_or_func: IRModule | PrimFunc) -> IRModule:
     elif isinstance(mod_or_func, IRModule):
         mod = mod_or_func
     else:
-        raise TypeError(f"lower takes an IRModule or a PrimFunc, not a {type(mod_or_func).__name__}")
+        kind = type(mod_or_func).__name__
+        raise TypeError(f"lower takes an IRModule or a PrimFunc, not a {kind}")
     return Sequential(lowering_passes(), name="tir.lower")(mod)

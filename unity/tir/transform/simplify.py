@@ -67,7 +67,8 @@ class _Simplifier(StmtExprMutator):
         lo, extent = self.visit_expr(loop.min), self.visit_expr(loop.extent)
         if isinstance(extent, IntImm) and extent.value <= 0:
             return Evaluate(IntImm("int32", 0))
-        if isinstance(extent, IntImm) and extent.value == 1 and loop.kind is not ForKind.THREAD_BINDING:
+        unit = isinstance(extent, IntImm) and extent.value == 1
+        if unit and loop.kind is not ForKind.THREAD_BINDING:
             return self.visit_stmt(substitute(loop.body, {loop.loop_var: lo}))
         self.analyzer.bind(loop.loop_var, Range(lo, extent))
         body = self.visit_stmt(loop.body)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.tir.buffer import Buffer
-from unity.tir.expr import IntImm, PrimExpr, Var, const
+from unity.tir.expr import IntImm, Let, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import Allocate, Evaluate, For, ForKind, LetStmt, Stmt, seq
@@ -76,6 +76,10 @@ class _Binders(StmtExprVisitor):
     def visit_let_stmt_(self, stmt: LetStmt) -> None:
         self.vars.append(stmt.var)
         self.visit_stmt_(stmt)
+
+    def visit_let_(self, expr: Let) -> None:
+        self.vars.append(expr.var)
+        self.visit_prim_expr_(expr)
 
     def visit_allocate_(self, alloc: Allocate) -> None:
         self.buffers.append(alloc.buffer)

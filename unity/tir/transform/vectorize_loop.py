@@ -160,7 +160,8 @@ class _Vectorizer:
             if self.analyzer is None:
                 return False
             for index, dim in zip(load.indices, load.buffer.shape):
-                if not self.analyzer.can_prove(index >= 0) or not self.analyzer.can_prove(index < dim):
+                prove = self.analyzer.can_prove
+                if not prove(index >= 0) or not prove(index < dim):
                     return False
         return True
 
@@ -214,7 +215,8 @@ class _Vectorizer:
         parts = [self.expr(e) for e in (expr.condition, expr.true_value, expr.false_value)]
         if all(_lanes(p) == 1 for p in parts):
             return expr.replace(condition=parts[0], true_value=parts[1], false_value=parts[2])
-        if _lanes(parts[0]) > 1 and not all(self._in_bounds(e) for e in (expr.true_value, expr.false_value)):
+        guarded = (expr.true_value, expr.false_value)
+        if _lanes(parts[0]) > 1 and not all(self._in_bounds(e) for e in guarded):
             # A lane whose condition is false may hold an out-of-bounds index (padding):
             # a vector load would read it, the scalar loop never does.
             raise CannotVectorize("a select on a vector condition guards a vector load")
@@ -223,7 +225,8 @@ class _Vectorizer:
     def visit_call_(self, expr: Call) -> PrimExpr:
         args = tuple(self.expr(a) for a in expr.args)
         if all(_lanes(a) == 1 for a in args):
-            return expr.replace(args=args) if any(a is not b for a, b in zip(args, expr.args)) else expr
+            changed = any(a is not b for a, b in zip(args, expr.args))
+            return expr.replace(args=args) if changed else expr
         dtype = dt.with_lanes(expr.dtype, self.lanes)
         return Call(dtype, expr.op, tuple(self.bcast(a) for a in args))
 

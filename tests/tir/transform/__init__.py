@@ -1,0 +1,1 @@
+"""Tests of the TIR lowering passes (a package, so test file names may repeat elsewhere)."""

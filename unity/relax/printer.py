@@ -1,0 +1,220 @@
+"""Print relax functions, expressions and struct info as TVM-style `@R.function` script.
+
+Registered with `unity.ir.printer` when `unity.relax` is imported, so `repr`,
+`mod.script()` and `DiagnosticError` renderings (with `^^^` under the bad node) work.
+The parser for this syntax is a later piece of work.
+
+Example:
+    >>> from unity.relax import TensorStructInfo
+    >>> print(TensorStructInfo(("n", 4), "float32").script())
+    R.Tensor((n, 4), dtype="float32")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from typing import Any
+
+import numpy as np
+
+from unity.ir.module import GlobalVar
+from unity.ir.op import Op
+from unity.ir.printer import Line, NameTable, Text, register_printer, render
+from unity.relax import expr as X
+from unity.relax import struct_info as SI
+from unity.relax.utils import free_symbols
+
+
+def format_struct_info(sinfo: SI.StructInfo | None) -> str:
+    """Render struct info as script (`R.Tensor((n, 4), dtype="float32")`).
+
+    Example:
+        >>> format_struct_info(SI.ShapeStructInfo((2, "n")))
+        'R.Shape([2, n])'
+    """
+    if sinfo is None:
+        return "R.Object"
+    if isinstance(sinfo, SI.TensorStructInfo):
+        dtype = f'dtype="{sinfo.dtype}"'
+        if sinfo.shape is not None:
+            return f"R.Tensor({SI.format_shape(sinfo.shape)}, {dtype})"
+        return f"R.Tensor(ndim={sinfo.ndim}, {dtype})" if sinfo.ndim >= 0 else f"R.Tensor({dtype})"
+    if isinstance(sinfo, SI.ShapeStructInfo):
+        if sinfo.values is not None:
+            return f"R.Shape([{', '.join(map(str, sinfo.values))}])"
+        return f"R.Shape(ndim={sinfo.ndim})"
+    if isinstance(sinfo, SI.PrimStructInfo):
+        return f'R.Prim(value={sinfo.value})' if sinfo.value is not None else f'R.Prim("{sinfo.dtype}")'
+    if isinstance(sinfo, SI.TupleStructInfo):
+        return f"R.Tuple({', '.join(format_struct_info(f) for f in sinfo.fields)})"
+    if isinstance(sinfo, SI.FuncStructInfo):
+        params = "..." if sinfo.params is None else ", ".join(map(format_struct_info, sinfo.params))
+        return f"R.Callable(({params}), {format_struct_info(sinfo.ret)})"
+    return "R.Object"
+
+
+class _Printer:
+    def __init__(self, underline: Collection[object]) -> None:
+        self.names = NameTable()
+        self.underline = tuple(underline)
+        self.lines: list[Line] = []
+
+    def mark(self, node: object, text: Text) -> Text:
+        return text.marked(any(node is u for u in self.underline))
+
+    # -- expressions ----------------------------------------------------------------------
+    def expr(self, e: object) -> Text:
+        return self.mark(e, self._expr(e))
+
+    def _expr(self, e: object) -> Text:
+        if isinstance(e, X.Var):
+            return Text(self.names.name(e, e.name_hint))
+        if isinstance(e, GlobalVar):
+            return Text(f"cls.{e.name_hint}")
+        if isinstance(e, X.Constant):
+            return Text(_const(e.data))
+        if isinstance(e, X.ShapeExpr):
+            return Text(f"R.shape([{', '.join(map(str, e.values))}])")
+        if isinstance(e, X.PrimValue):
+            return Text(f"R.prim_value({e.value})")
+        if isinstance(e, X.StringImm):
+            return Text(f"R.str({e.value!r})")
+        if isinstance(e, X.DataTypeImm):
+            return Text(f'R.dtype("{e.value}")')
+        if isinstance(e, X.ExternFunc):
+            return Text(f'R.ExternFunc("{e.global_symbol}")')
+        if isinstance(e, X.Tuple):
+            inner = Text.join(", ", [self.expr(f) for f in e.fields])
+            return "(" + inner + ("," if len(e.fields) == 1 else "") + ")"
+        if isinstance(e, X.TupleGetItem):
+            return self.expr(e.tuple_value) + f"[{e.index}]"
+        if isinstance(e, X.Call):
+            return self._call(e)
+        return Text(f"<{type(e).__name__}>")
+
+    def _call(self, call: X.Call) -> Text:
+        if isinstance(call.op, Op):
+            head = "R." + call.op.name.removeprefix("relax.")
+        else:
+            head = self.expr(call.op).text
+        parts: list[Text | str] = [self.expr(a) for a in call.args]
+        if dataclasses.is_dataclass(call.attrs):
+            for f in dataclasses.fields(call.attrs):
+                parts.append(f"{f.name}={_value(getattr(call.attrs, f.name))}")
+        if call.sinfo_args:
+            key = "sinfo_args" if head == "R.call_pure_packed" else "out_sinfo"
+            sinfos = [format_struct_info(s) for s in call.sinfo_args]
+            parts.append(f"{key}={sinfos[0] if len(sinfos) == 1 else '[' + ', '.join(sinfos) + ']'}")
+        return head + "(" + Text.join(", ", parts) + ")"
+
+    # -- statements -----------------------------------------------------------------------
+    def emit(self, indent: int, text: Text | str) -> None:
+        self.lines.append(Line(indent, text if isinstance(text, Text) else Text(text)))
+
+    def seq(self, seq: X.SeqExpr, indent: int) -> None:
+        for block in seq.blocks:
+            if isinstance(block, X.DataflowBlock):
+                self.emit(indent, self.mark(block, Text("with R.dataflow():")))
+                for b in block.bindings:
+                    self.binding(b, indent + 1)
+                outs = [b.var for b in block.bindings if not isinstance(b.var, X.DataflowVar)]
+                self.emit(indent + 1, f"R.output({', '.join(self.expr(v).text for v in outs)})")
+            else:
+                for b in block.bindings:
+                    self.binding(b, indent)
+        self.emit(indent, "return " + self.expr(seq.body))
+
+    def binding(self, b: X.Binding, indent: int) -> None:
+        lhs = self.expr(b.var) + f": {format_struct_info(b.var.struct_info_)} = "
+        value = b.value  # type: ignore[attr-defined]  # both binding kinds have it
+        if isinstance(value, X.If):
+            self.if_(b, value, indent)
+            return
+        if isinstance(b, X.MatchCast):
+            rhs = "R.match_cast(" + self.expr(value) + f", {format_struct_info(b.struct_info)})"
+        else:
+            rhs = self.expr(value)
+        self.emit(indent, self.mark(b, lhs + rhs))
+
+    def if_(self, b: X.Binding, value: X.If, indent: int) -> None:
+        self.emit(indent, "if " + self.expr(value.cond) + ":")
+        for branch in (value.true_branch, value.false_branch):
+            sub = _Printer(self.underline)
+            sub.names = self.names
+            sub.seq(branch, indent + 1)
+            last = sub.lines.pop()  # "return v" -> "var = v"
+            self.lines += sub.lines
+            self.emit(indent + 1, self.expr(b.var) + " = " + last.text.text.removeprefix("return "))
+            if branch is value.true_branch:
+                self.emit(indent, "else:")
+
+    def function(self, func: X.Function, name: str) -> None:
+        params = Text.join(", ", [self.expr(p) + f": {format_struct_info(p.struct_info_)}"
+                                  for p in func.params])  # fmt: skip
+        self.emit(0, "@R.function" + ("" if func.is_pure else "(pure=False)"))
+        ret = format_struct_info(func.ret_struct_info)
+        self.emit(0, self.mark(func, f"def {name}(" + params + f") -> {ret}:"))
+        symbols: set[Any] = set()
+        for p in func.params:
+            symbols |= free_symbols(p.struct_info_) if p.struct_info_ is not None else set()
+        for sym in sorted(symbols, key=str):
+            self.emit(1, f"{sym} = T.int64()")
+        self.seq(func.body, 1)
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def _const(data: np.ndarray) -> str:
+    if data.size <= 8:
+        return f'R.const({data.tolist()!r}, "{data.dtype}")'
+    return f'R.const(<{data.dtype} {list(data.shape)}>)'
+
+
+def print_function(func: X.Function, *, underline: Collection[object] = (), name: str | None = None,
+                   **_: Any) -> str:  # fmt: skip
+    """Print a relax function as `@R.function` script.
+
+    Example:
+        >>> print(print_function(func))  # doctest: +SKIP
+    """
+    printer = _Printer(underline)
+    printer.function(func, name or str(func.attrs.get("global_symbol", "main")))
+    return render(printer.lines)
+
+
+def print_expr(expr: object, *, underline: Collection[object] = (), **_: Any) -> str:
+    """Print a relax expression (a function body prints as its bindings).
+
+    Example:
+        >>> print_expr(op.exp(x))  # doctest: +SKIP
+        'R.exp(x)'
+    """
+    printer = _Printer(underline)
+    if isinstance(expr, X.SeqExpr):
+        printer.seq(expr, 0)
+        return render(printer.lines)
+    if isinstance(expr, X.Binding):
+        printer.binding(expr, 0)
+        return render(printer.lines)
+    return render([Line(0, printer.expr(expr))])
+
+
+def print_struct_info(sinfo: SI.StructInfo, **_: Any) -> str:
+    """Print struct info as script.
+
+    Example:
+        >>> print_struct_info(SI.ObjectStructInfo())
+        'R.Object'
+    """
+    return format_struct_info(sinfo)
+
+
+register_printer(X.Function, print_function)
+register_printer(X.Expr, print_expr)
+register_printer(X.Binding, print_expr)
+register_printer(SI.StructInfo, print_struct_info)

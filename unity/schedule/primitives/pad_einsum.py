@@ -1,0 +1,158 @@
+"""`pad_einsum`: pad an einsum block's iteration domain to multiples of `padding`.
+
+Inputs are copied into zero-padded buffers, the block runs over the padded domain
+into a padded output, and a final block copies the valid part back.
+
+Before::
+
+    for i, j, k in T.grid(6, 6, 5):
+        with T.block("C"):
+            ...  C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+After ``sch.pad_einsum(c, [4, 4, 4])``::
+
+    A_pad[ax0, ax1] = A[ax0, ax1] if ax0 < 6 and ax1 < 5 else 0     # (8, 8)
+    B_pad[ax0, ax1] = ...                                           # (8, 8)
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("C"):
+            ...  C_pad[vi, vj] = C_pad[vi, vj] + A_pad[vi, vk] * B_pad[vk, vj]
+    C[ax0, ax1] = C_pad[ax0, ax1]                                   # (6, 6)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from unity.tir.buffer import Buffer, BufferRegion, decl_buffer
+from unity.tir.expr import Add, BufferLoad, IterType, IterVar, PrimExpr, Range, Var, const, logical_and
+from unity.tir.functor import StmtExprVisitor, substitute
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
+
+from unity.schedule.analysis import as_int, with_regions
+from unity.schedule.error import ScheduleError
+from unity.schedule.primitives.cache import _check_no_reader_inside
+from unity.schedule.scope import alloc_in_root, top_level, with_root_block
+from unity.schedule.state import BlockRV, ScheduleState
+from unity.schedule.tree import find_path, replace_stmts
+
+P = "pad_einsum"
+
+
+def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> None:
+    """Pad each iteration variable's extent of an einsum block up to a multiple of `padding`.
+
+    Raises:
+        ScheduleError: wrong number of paddings, bindings other than one loop per
+            iteration variable, accesses other than plain iteration variables, or a
+            reduction that is not a sum (padding with zeros would change it).
+
+    Example:
+        >>> sch.pad_einsum(sch.get_block("C"), [32, 32, 32])  # doctest: +SKIP
+    """
+    func_name, func, path = state.resolve_block(block, P)
+    func = with_root_block(func)
+    path = find_path(func.body, lambda s: s is path[-1])
+    realize: BlockRealize = path[-1]  # type: ignore[index]
+    blk = realize.block
+    if len(padding) != len(blk.iter_vars) or any(p <= 0 for p in padding):
+        msg = f"block {blk.name_hint} has {len(blk.iter_vars)} iteration variables; got paddings {list(padding)}"
+        raise ScheduleError(P, msg, func, blk)
+    loops = _loops_of(path, realize, func)
+    if blk.init is not None and not (isinstance(blk.body, BufferStore) and isinstance(blk.body.value, Add)):
+        raise ScheduleError(P, f"block {blk.name_hint} is a reduction other than a sum", func, blk)
+    new_ext = {}
+    for iv, p in zip(blk.iter_vars, padding):
+        ext = as_int(iv.dom.extent)
+        if ext is None or as_int(iv.dom.min) != 0:
+            raise ScheduleError(P, f"iteration variable {iv.var.name} needs a constant domain from 0", func, blk)
+        new_ext[iv.var] = -(-ext // p) * p
+    accesses = _accesses(blk, func)
+    shapes = {buf: [const(new_ext[v], buf.shape[d].dtype) for d, v in enumerate(idx)] for buf, idx in accesses.items()}
+    padded = {buf: decl_buffer(shape, buf.dtype, f"{buf.name}_pad") for buf, shape in shapes.items()
+              if any(as_int(a) != as_int(b) for a, b in zip(shape, buf.shape))}  # fmt: skip
+    if not padded:
+        return
+    written = {r.buffer for r in blk.writes}
+    new_iters = tuple(iv.replace(dom=Range(iv.dom.min, const(new_ext[iv.var], iv.dom.extent.dtype))) for iv in blk.iter_vars)
+    new_blk = with_regions(substitute(blk.replace(iter_vars=new_iters), {}, padded))
+    nest = _rebuild(loops, realize.replace(block=new_blk), new_ext)
+    before = [_copy(buf, pad, state.unique_block_name(func, pad.name), True) for buf, pad in padded.items() if buf not in written]
+    after = [_copy(pad, buf, state.unique_block_name(func, f"{buf.name}_unpad"), False) for buf, pad in padded.items() if buf in written]
+    anchor = top_level(path)  # type: ignore[arg-type]
+    for buf in written:
+        _check_no_reader_inside(anchor, realize, buf, func, P)
+    new_anchor = replace_stmts(anchor, {loops[0][0]: nest})
+    body = replace_stmts(func.body, {anchor: seq(*before, new_anchor, *after)})
+    state.commit(func_name, alloc_in_root(func.replace(body=body), list(padded.values())))
+
+
+def _loops_of(path: list, realize: BlockRealize, func: object) -> list[tuple[For, IterVar]]:
+    blk = realize.block
+    by_var = {s.loop_var: s for s in path if isinstance(s, For)}
+    out = []
+    for iv, value in zip(blk.iter_vars, realize.iter_values):
+        if not isinstance(value, Var) or value not in by_var:
+            raise ScheduleError(P, f"iteration variable {iv.var.name} is not bound to a single loop", func, blk)
+        out.append((by_var[value], iv))
+    chain = [s for s in path if isinstance(s, For)][-len(out):]
+    if {id(c) for c in chain} != {id(lp) for lp, _ in out} or any(c.body is not n for c, n in zip(chain, chain[1:] + [realize])):
+        raise ScheduleError(P, f"the loops of block {blk.name_hint} must be perfectly nested around it", func, blk)
+    return sorted(out, key=lambda t: chain.index(t[0]))
+
+
+def _rebuild(loops: list[tuple[For, IterVar]], inner: Stmt, new_ext: dict[Var, int]) -> Stmt:
+    for lp, iv in reversed(loops):
+        inner = lp.replace(extent=const(new_ext[iv.var], lp.extent.dtype), body=inner)
+    return inner
+
+
+class _Collect(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.found: dict[Buffer, list[tuple[PrimExpr, ...]]] = {}
+
+    def visit_buffer_load_(self, load: BufferLoad) -> None:
+        self.found.setdefault(load.buffer, []).append(load.indices)
+        self.visit_prim_expr_(load)
+
+    def visit_buffer_store_(self, store: BufferStore) -> None:
+        self.found.setdefault(store.buffer, []).append(store.indices)
+        self.visit_stmt_(store)
+
+
+def _accesses(blk: Block, func: object) -> dict[Buffer, tuple[Var, ...]]:
+    col = _Collect()
+    col.visit_stmt(blk.body)
+    if blk.init is not None:
+        col.visit_stmt(blk.init)
+    ivars = {iv.var for iv in blk.iter_vars}
+    out = {}
+    for buf, idxs in col.found.items():
+        first = idxs[0]
+        if not all(isinstance(i, Var) and i in ivars for i in first) or any(
+            any(a is not b for a, b in zip(first, other)) for other in idxs
+        ):
+            raise ScheduleError(P, f"block {blk.name_hint} accesses {buf.name} other than by plain iteration variables", func, blk)
+        out[buf] = first
+    return out
+
+
+def _copy(src: Buffer, dst: Buffer, name: str, guard: bool) -> Stmt:
+    """`dst[v] = src[v]` over `dst`'s shape (over `src`'s when unpadding), zero outside `src`."""
+    shape = dst.shape
+    axes = [Var(f"ax{d}", dim.dtype) for d, dim in enumerate(shape)]
+    ivars = [IterVar(Var(f"v{d}", dim.dtype), Range(const(0, dim.dtype), dim), IterType.SPATIAL) for d, dim in enumerate(shape)]
+    idx = tuple(iv.var for iv in ivars)
+    if guard:
+        inside = [v < dim for v, dim in zip(idx, src.shape)]
+        cond = inside[0]
+        for c in inside[1:]:
+            cond = logical_and(cond, c)
+        body: Stmt = IfThenElse(cond, BufferStore(dst, src[idx], idx), BufferStore(dst, const(0, dst.dtype), idx))
+    else:
+        body = BufferStore(dst, src[idx], idx)
+    blk = Block(tuple(ivars), (BufferRegion.full(src),) if guard else (BufferRegion.from_point(src, idx),),
+                (BufferRegion.from_point(dst, idx),), name, body)  # fmt: skip
+    nest: Stmt = BlockRealize(tuple(axes), const(True), blk)
+    for ax, dim in zip(reversed(axes), reversed(shape)):
+        nest = For(ax, const(0, dim.dtype), dim, ForKind.SERIAL, nest)
+    return nest

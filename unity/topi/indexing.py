@@ -1,0 +1,125 @@
+"""Index-driven ops: take, gather_elements and scatter_elements.
+
+Indices follow numpy/ONNX: a negative index counts from the end of the axis.  Indices out
+of range are clamped into it, so compiled code never reads out of bounds.
+
+Example:
+    >>> from unity import te
+    >>> x = te.placeholder((5, 3), name="x")
+    >>> idx = te.placeholder((2, 2), "int64", name="idx")
+    >>> [d.value for d in take(x, idx, axis=0).shape]
+    [2, 2, 3]
+"""
+
+from __future__ import annotations
+
+from unity import te, tir
+from unity.te import Tensor
+from unity.tir.expr import PrimExpr, const
+from unity.topi.utils import normalize_axes, wrap_index
+
+
+def take(x: Tensor, indices: Tensor, axis: int = 0) -> Tensor:
+    """`out[pre, j..., post] = x[pre, indices[j...], post]` (numpy `take` along `axis`).
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((5,), name="x")
+        >>> take(x, te.placeholder((3,), "int32", name="i")).shape[0].value
+        3
+    """
+    (axis,) = normalize_axes(x.ndim, axis)
+    shape = [*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]]
+    k = indices.ndim
+
+    def body(*i: PrimExpr) -> PrimExpr:
+        idx = indices[tuple(i[axis : axis + k])] if k else indices[()]
+        src = [*i[:axis], wrap_index(idx, x.shape[axis]), *i[axis + k :]]
+        return x[tuple(src)]
+
+    return te.compute(shape, body, name="T_take")
+
+
+def gather_elements(x: Tensor, indices: Tensor, axis: int = 0) -> Tensor:
+    """`out[p] = x[p with p[axis] replaced by indices[p]]` (ONNX GatherElements).
+
+    Raises:
+        ValueError: `indices` has a different rank than `x`.
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((3, 3), name="x")
+        >>> gather_elements(x, te.placeholder((2, 3), "int64", name="i"), 1).shape[0].value
+        2
+    """
+    if indices.ndim != x.ndim:
+        raise ValueError(f"gather_elements: indices rank {indices.ndim} != data rank {x.ndim}")
+    (axis,) = normalize_axes(x.ndim, axis)
+
+    def body(*i: PrimExpr) -> PrimExpr:
+        src = list(i)
+        src[axis] = wrap_index(indices[i], x.shape[axis])
+        return x[tuple(src)]
+
+    return te.compute(indices.shape, body, name="T_gather_elements")
+
+
+_REDUCTIONS = ("update", "add", "mul", "min", "max")
+
+
+def scatter_elements(
+    x: Tensor, indices: Tensor, updates: Tensor, axis: int = 0, reduction: str = "update"
+) -> Tensor:
+    """A copy of `x` with `updates[p]` written at `p` with `p[axis] = indices[p]`.
+
+    `reduction` combines instead of writing: "add", "mul", "min", "max"; with "update",
+    the last update of a repeated index wins (ONNX ScatterElements).  Each output element
+    scans the updates along `axis`, so the cost is ``size(x) * indices.shape[axis]``.
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((3, 3), name="x")
+        >>> i = te.placeholder((1, 3), "int64", name="i")
+        >>> scatter_elements(x, i, te.placeholder((1, 3), name="u")).shape[0].value
+        3
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"scatter_elements: reduction {reduction!r} is not one of {_REDUCTIONS}")
+    if not indices.ndim == updates.ndim == x.ndim:
+        raise ValueError("scatter_elements: data, indices and updates must have one rank")
+    (axis,) = normalize_axes(x.ndim, axis)
+    r = te.reduce_axis((0, indices.shape[axis]), name="r")
+    zero = const(0, r.var.dtype)
+
+    def at(p: tuple[PrimExpr, ...], step: PrimExpr) -> tuple[PrimExpr, ...]:
+        """The index of `indices`/`updates` at scan `step` for output `p` (clamped)."""
+        out = [tir.min(q, d - 1) for q, d in zip(p, indices.shape, strict=True)]
+        out[axis] = step
+        return tuple(out)
+
+    def hit(p: tuple[PrimExpr, ...]) -> PrimExpr:
+        """Whether update `r` lands on output `p`."""
+        target = wrap_index(indices[at(p, r.var)], x.shape[axis])
+        match = tir.eq(target, p[axis].astype(target.dtype))
+        for k, (q, d) in enumerate(zip(p, indices.shape, strict=True)):
+            match = match if k == axis else tir.logical_and(match, q < d)
+        return match
+
+    if reduction == "update":
+        last = te.compute(x.shape, lambda *p: te.max(tir.select(hit(p), r.var, -1), axis=r),
+                          name="T_scatter_last")  # fmt: skip
+        return te.compute(
+            x.shape,
+            lambda *p: tir.select(last[p] >= 0, updates[at(p, tir.max(last[p], zero))], x[p]),
+            name="T_scatter_elements",
+        )
+    combine = {"add": te.sum, "mul": te.prod, "min": te.min, "max": te.max}[reduction]
+    reduced = te.compute(x.shape, lambda *p: combine(updates[at(p, r.var)], axis=r, where=hit(p)),
+                         name="T_scatter_reduce")  # fmt: skip
+    hits = te.compute(x.shape, lambda *p: te.sum(tir.select(hit(p), 1, 0), axis=r),
+                      name="T_scatter_hits")  # fmt: skip
+    pair = {"add": tir.add, "mul": tir.mul, "min": tir.min, "max": tir.max}[reduction]
+    return te.compute(
+        x.shape, lambda *p: tir.select(hits[p] > 0, pair(x[p], reduced[p]), x[p]),
+        name="T_scatter_elements",
+    )
