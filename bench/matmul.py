@@ -52,9 +52,8 @@ def main() -> None:
     print(f"matmul {N}^3 float32, unscheduled (build {build_s:.2f} s); peak {peak:.0f} GFLOP/s")
     for who, seconds in (("unity", ours), ("numpy", theirs)):
         gflops = flops / seconds
-        print(
-            f"  {who} : {seconds * 1e3:8.1f} ms  {gflops:7.1f} GFLOP/s  {100 * gflops / peak:5.1f}% of peak"
-        )
+        share = 100 * gflops / peak
+        print(f"  {who} : {seconds * 1e3:8.1f} ms  {gflops:7.1f} GFLOP/s  {share:5.1f}% of peak")
 
 
 def _time(fn) -> float:

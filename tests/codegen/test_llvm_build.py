@@ -275,3 +275,14 @@ def test_vector_code_in_narrow_dtypes(dtype: str):
     np.testing.assert_array_equal(b, ~a if dtype == "bool" else a * np.array(2, np_dtype))
     memory = {"float16": "half", "int8": "i8", "bool": "i8", "bfloat16": "i16"}[dtype]
     assert f"<16 x {memory}>" in lib.get_source("ll")
+
+
+def test_kernel_named_like_a_c_function_gets_its_own_symbol():
+    A = tir.decl_buffer((1 << 15,), "float32", "A")
+    T = tir.decl_buffer((1 << 15,), "float32", "T")  # 128 KiB: on the heap, so `free` is called
+    i = tir.Var("i")
+    body = tir.Allocate(T, _loop(i, 1 << 15, tir.BufferStore(A, tir.erf(A[i]), (i,))))
+    lib = unity.build(tir.PrimFunc((A,), body), name="free")
+    a = np.zeros(1 << 15, "float32")
+    lib["free"](a)
+    assert "define i32 @__unity_fn_free(" in lib.get_source("ll")

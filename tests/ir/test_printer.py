@@ -21,7 +21,7 @@ def _func():
 
 def test_underline_marks_expression_span_and_statement_first_line():
     f, load, loop = _func()
-    assert script(f, underline={load, loop}) == "\n".join(
+    assert script(f, underline={load, loop}) == "\n".join(  # noqa: FLY002 - one line per item
         [
             "@T.prim_func",
             'def main(A: T.Buffer((4,), "float32")):',

@@ -1,7 +1,14 @@
 """`compute_inline` / `reverse_compute_inline`: IR after, numbers unchanged, errors."""
 
 import pytest
-from schedule_workloads import assert_ir, check_same_result, elementwise, matmul, matmul_relu, softmax
+from schedule_workloads import (
+    assert_ir,
+    check_same_result,
+    elementwise,
+    matmul,
+    matmul_relu,
+    softmax,
+)
 
 from unity.schedule import Schedule, ScheduleError
 

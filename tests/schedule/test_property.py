@@ -36,7 +36,7 @@ def _step(sch: Schedule, data: st.DataObject) -> None:
     _OPS[op](sch, block, loops, data)
 
 
-def _pick(loops, data):  # noqa: ANN001, ANN202
+def _pick(loops, data):
     return data.draw(st.sampled_from(loops))
 
 
@@ -65,7 +65,7 @@ _OPS = {
 }
 
 
-def _to_other_block(sch, block, data, neighbours, primitive):  # noqa: ANN001, ANN202
+def _to_other_block(sch, block, data, neighbours, primitive):
     others = neighbours(block)
     if not others:
         return

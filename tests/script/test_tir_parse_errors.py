@@ -25,7 +25,7 @@ def _error(text: str) -> ParseError:
 def test_unknown_name_exact_position_and_text():
     err = _error(_UNKNOWN)
     assert (err.filename, err.line, err.column) == ("kernel.py", 4, 16)
-    assert str(err) == "\n".join(
+    assert str(err) == "\n".join(  # noqa: FLY002 - one line per item
         [
             "kernel.py:4:16: error: unknown name 'foo'",
             "            A[i] = foo[i] + T.float32(1)",

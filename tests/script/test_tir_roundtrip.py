@@ -61,11 +61,13 @@ def test_matmul_parses_to_a_reduction_block():
 
 
 def test_matmul_prints_tvm_style_script():
-    assert matmul.script() == "\n".join(
+    assert matmul.script() == "\n".join(  # noqa: FLY002 - one line per item
         [
             "@T.prim_func",
-            'def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), '
-            'C: T.Buffer((128, 128), "float32")):',
+            (
+                'def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), '
+                'C: T.Buffer((128, 128), "float32")):'
+            ),
             "    for i, j, k in T.grid(128, 128, 128):",
             '        with T.block("C"):',
             '            vi, vj, vk = T.axis.remap("SSR", [i, j, k])',

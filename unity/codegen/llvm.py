@@ -32,7 +32,7 @@ from typing import Any
 
 from llvmlite import ir
 
-from unity.codegen.llvm_expr import I8, I32, I64, PTR, ExprCodegen, llvm_type
+from unity.codegen.llvm_expr import I8, I32, I64, LIBM_FUNCTIONS, PTR, ExprCodegen, llvm_type
 from unity.ir import dtype as dt
 from unity.ir.node import dispatch_table
 from unity.runtime.module import METADATA_SYMBOL
@@ -93,15 +93,22 @@ class CodeGenLLVM(ExprCodegen):
 
     # -- functions ------------------------------------------------------------------------
     def add_function(self, name: str, func: PrimFunc) -> dict[str, Any]:
-        """Emit `func` as the symbol `name`; return its runtime metadata (JSON-able)."""
+        """Emit `func` as the symbol `name`; return its runtime metadata (JSON-able).
+
+        A name the generated code itself uses (`free`, `erff`, ...) gets the symbol
+        `__unity_fn_<name>` instead; the metadata records the symbol.
+        """
         self.where, self.asserts, self.env = f"@{name}", [], {}
+        symbol = f"__unity_fn_{name}" if _reserved(name) else name
+        if symbol in self.module.globals:
+            raise ValueError(f"codegen llvm: two functions are named {name!r}")
         buffers = func.buffer_params()
         scalars = [p for p in func.params if isinstance(p, Var)]
         shape_vars = func.shape_vars()
         arg_types = (
             [PTR] * len(buffers) + [_abi_type(v.dtype) for v in scalars] + [I64] * len(shape_vars)
         )
-        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name)
+        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), symbol)
         args = list(fn.args)
         for arg, buf in zip(args, buffers):
             arg.name = buf.name
@@ -118,7 +125,9 @@ class CodeGenLLVM(ExprCodegen):
         self.visit_stmt(func.body)
         if not self.builder.block.is_terminated:
             self.builder.ret(ir.Constant(I32, 0))
-        return _metadata(name, func, shape_vars, self.asserts)
+        meta = _metadata(name, func, shape_vars, self.asserts)
+        meta["symbol"] = symbol
+        return meta
 
     def finish(self, metadata: dict[str, Any]) -> ir.Module:
         """Embed `metadata` (as `__unity_metadata`) and return the finished module."""
@@ -374,7 +383,7 @@ class CodeGenLLVM(ExprCodegen):
         `noalias` (LLVM keeps that as scoped alias metadata when it inlines the body)."""
         saved = (self.builder, self.state, self.env)
         self._parallel_count += 1
-        name = f"{self.state.function.name}_par{self._parallel_count}"
+        name = f"__unity_{self.state.function.name}_par{self._parallel_count}"
         index_type = closure_type.elements[-1]
         body_type = ir.FunctionType(
             ir.VoidType(), [index_type, index_type, *closure_type.elements[:-3]]
@@ -431,6 +440,19 @@ class CodeGenLLVM(ExprCodegen):
         b.cbranch(failed, done, loop)
         b.position_at_end(done)
         b.ret_void()
+
+
+def _reserved(name: str) -> bool:
+    """True for names the generated code declares itself (C runtime, libgomp, libm)."""
+    c_runtime = {
+        "free",
+        "aligned_alloc",
+        "GOMP_parallel",
+        "omp_get_num_threads",
+        "omp_get_thread_num",
+    }
+    libm = {n for short in LIBM_FUNCTIONS for n in (short, short + "f")}
+    return name in c_runtime or name in libm or name.startswith(("llvm.", "__unity"))
 
 
 def _alloca(entry: ir.IRBuilder, ty: ir.Type, name: str) -> ir.Value:

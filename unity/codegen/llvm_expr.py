@@ -30,7 +30,7 @@ PTR = ir.PointerType()
 CONTRACT = ("contract",)
 """Fast-math flags on float arithmetic: FMA contraction only (results stay IEEE otherwise)."""
 
-_LIBM = {"erf", "tan", "atan", "asin", "acos", "sinh", "cosh", "atan2", "fmod"}
+LIBM_FUNCTIONS = {"erf", "tan", "atan", "asin", "acos", "sinh", "cosh", "atan2", "fmod"}
 """Math ops without an LLVM intrinsic: called in libm, lane by lane."""
 
 
@@ -270,7 +270,7 @@ class ExprCodegen:
         if short == "isinf":
             inf = self._float_const(x.type, float("inf"))
             return self.builder.fcmp_ordered("==", self.intrinsic("llvm.fabs", [x]), inf)
-        if short in _LIBM:
+        if short in LIBM_FUNCTIONS:
             return self._libm(short, args)
         raise self.error(f"no LLVM lowering for intrinsic {call.op.name}", call)
 

@@ -174,9 +174,9 @@ class ExprMutator:
             params = func.params
         body = self.visit_expr(func.body)
         ret = func.ret_struct_info
-        if body is not func.body and body.struct_info_ is not None:
-            if not struct_info_equal(ret, body.struct_info_):
-                ret = body.struct_info_
+        changed = body is not func.body and body.struct_info_ is not None
+        if changed and not struct_info_equal(ret, body.struct_info_):
+            ret = body.struct_info_
         return func.replace(params=params, body=body, ret_struct_info=ret)
 
     def visit_binding_block(self, block: BindingBlock) -> BindingBlock:

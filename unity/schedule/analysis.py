@@ -11,15 +11,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from unity.schedule.tree import children, walk
 from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import (
-    Add, BufferLoad, IntImm, IterType, Mul, PrimExpr, Range, Sub, Var, const, max_value_of,
+    Add,
+    BufferLoad,
+    IntImm,
+    IterType,
+    Mul,
+    PrimExpr,
+    Range,
+    Sub,
+    Var,
+    const,
+    max_value_of,
     min_value_of,
 )  # fmt: skip
 from unity.tir.functor import StmtExprVisitor, post_order_visit
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, Stmt
-
-from unity.schedule.tree import children, walk
 
 
 def simplify(expr: PrimExpr, doms: Mapping[Var, Range] | None = None) -> PrimExpr:
@@ -226,7 +235,7 @@ def _neg(e: PrimExpr) -> PrimExpr:
     return const(-k, e.dtype) if k is not None else e * -1
 
 
-def _fold(items: list[PrimExpr], fn) -> PrimExpr:  # noqa: ANN001 - tir.min / tir.max
+def _fold(items: list[PrimExpr], fn) -> PrimExpr:
     unique: list[PrimExpr] = []
     for e in items:
         if not any(_same_expr(e, u) for u in unique):

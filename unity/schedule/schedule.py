@@ -19,11 +19,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from unity.ir.module import IRModule
-from unity.tir.function import PrimFunc
-
 from unity.schedule import primitives as P
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.trace import Instruction, Trace
+from unity.tir.function import PrimFunc
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -89,7 +88,7 @@ class Schedule:
         new.trace = self.trace.copy()
         return new
 
-    def get(self, rv: BlockRV | LoopRV):  # noqa: ANN201 - a Block or a For
+    def get(self, rv: BlockRV | LoopRV):
         """The current `Block` or `For` a handle points at."""
         if isinstance(rv, BlockRV):
             return self.state.resolve_block(rv, "get")[2][-1].block

@@ -6,12 +6,11 @@ Example:
 
 from __future__ import annotations
 
+from unity.schedule.analysis import child_realizes
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.stmt import Block, BlockRealize, SeqStmt, Stmt
-
-from unity.schedule.analysis import child_realizes
 
 
 def scope_index(path: list[Stmt]) -> int:

@@ -17,12 +17,11 @@ from __future__ import annotations
 import itertools
 
 from unity.ir.module import IRModule
+from unity.schedule.error import ScheduleError
+from unity.schedule.tree import find_path
 from unity.tir.expr import Var
 from unity.tir.function import PrimFunc
 from unity.tir.stmt import Block, BlockRealize, For
-
-from unity.schedule.error import ScheduleError
-from unity.schedule.tree import find_path
 
 _ids = itertools.count()
 
@@ -32,7 +31,7 @@ class BlockRV:
 
     __slots__ = ("id",)
 
-    def __init__(self, id: int | None = None) -> None:  # noqa: A002 - TVM-like name
+    def __init__(self, id: int | None = None) -> None:
         self.id = next(_ids) if id is None else id
 
     def __repr__(self) -> str:
@@ -44,7 +43,7 @@ class LoopRV:
 
     __slots__ = ("id",)
 
-    def __init__(self, id: int | None = None) -> None:  # noqa: A002 - TVM-like name
+    def __init__(self, id: int | None = None) -> None:
         self.id = next(_ids) if id is None else id
 
     def __repr__(self) -> str:

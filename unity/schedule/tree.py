@@ -19,7 +19,16 @@ from collections.abc import Callable, Iterator, Mapping
 
 from unity.tir.expr import IntImm
 from unity.tir.stmt import (
-    Allocate, AssertStmt, Block, BlockRealize, Evaluate, For, IfThenElse, LetStmt, SeqStmt, Stmt,
+    Allocate,
+    AssertStmt,
+    Block,
+    BlockRealize,
+    Evaluate,
+    For,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
     While,
 )  # fmt: skip
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from unity.script.parser.core import ScriptDecorator
 from unity.ir.module import GlobalVar
+from unity.script.parser.core import ScriptDecorator
 from unity.script.parser.module import ModuleAttrs, parse_ir_module
 
 ir_module = ScriptDecorator("I.ir_module", parse_ir_module)

@@ -1,14 +1,15 @@
 import pytest
-from ._workloads import (
-    assert_same_results, collect, iv, loop, matmul, module, realize, root, softmax_rows,
-)  # fmt: skip
 
 from unity import tir
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import Allocate, Block, BufferRegion, IfThenElse, MatchBufferRegion, Range
 from unity.tir.transform import ConvertBlocksToLoops, LowerInitBlock
-from unity.script import tir as T
+
+from ._workloads import (
+    assert_same_results, collect, iv, loop, matmul, module, realize, root, softmax_rows,
+)  # fmt: skip
 
 
 def test_docstring_example():

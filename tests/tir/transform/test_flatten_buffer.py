@@ -1,12 +1,13 @@
 import pytest
-from ._workloads import assert_same_results, loop, matmul, module
 
 from unity import tir
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import Allocate, Buffer
 from unity.tir.transform import ConvertBlocksToLoops, FlattenBuffer, LowerInitBlock
-from unity.script import tir as T
+
+from ._workloads import assert_same_results, loop, matmul, module
 
 
 def test_docstring_example():

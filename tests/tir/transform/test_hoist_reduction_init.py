@@ -1,10 +1,10 @@
-from ._workloads import assert_same_results, collect, loop, matmul, module
-
 from unity import tir
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import ForKind, IfThenElse
 from unity.tir.transform import ConvertBlocksToLoops, HoistReductionInit, LowerInitBlock
-from unity.script import tir as T
+
+from ._workloads import assert_same_results, collect, loop, matmul, module
 
 
 def test_docstring_example():

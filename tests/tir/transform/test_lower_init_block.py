@@ -1,10 +1,10 @@
-from ._workloads import assert_same_results, iv, loop, matmul, module, realize, root
-
 from unity import tir
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import Block, IfThenElse, IterType
 from unity.tir.transform import LowerInitBlock
-from unity.script import tir as T
+
+from ._workloads import assert_same_results, iv, loop, matmul, module, realize, root
 
 
 def test_docstring_example():

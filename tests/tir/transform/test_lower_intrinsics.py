@@ -1,13 +1,14 @@
 import numpy as np
 import pytest
-from ._workloads import collect, loop, module
 
 from unity import tir
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import Call, ForKind
 from unity.tir import op as top
 from unity.tir.transform import LowerIntrinsics, VectorizeLoop
-from unity.script import tir as T
+
+from ._workloads import collect, loop, module
 
 
 def test_docstring_example():

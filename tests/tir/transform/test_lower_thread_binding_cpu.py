@@ -1,10 +1,10 @@
-from ._workloads import loop, module
-
 from unity import tir
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import For, ForKind
 from unity.tir.transform import LowerThreadBindingCPU
-from unity.script import tir as T
+
+from ._workloads import loop, module
 
 
 def test_docstring_example():

@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
-from ._workloads import module
 
 from unity import te, tir
 from unity.ir.module import IRModule
 from unity.tir import Block, BlockRealize, BufferLoad, BufferStore, Call, For, ForKind
 from unity.tir.functor import StmtExprMutator
 from unity.topi import testing
+
+from ._workloads import module
 
 
 def _matmul(n: int = 16, m: int = 12, k: int = 8):  # noqa: ANN202

@@ -1,10 +1,10 @@
-from ._workloads import assert_same_results, loop, module
-
 from unity import tir
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import Allocate, For, ForKind
 from unity.tir.transform import UnrollLoop
-from unity.script import tir as T
+
+from ._workloads import assert_same_results, loop, module
 
 
 def test_docstring_example():

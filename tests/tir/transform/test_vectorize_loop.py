@@ -1,10 +1,10 @@
-from ._workloads import assert_same_results, loop, module
-
 from unity import tir
 from unity.ir.structural import assert_structural_equal
+from unity.script import tir as T
 from unity.tir import Broadcast, For, ForKind, IfThenElse, Ramp, SeqStmt
 from unity.tir.transform import VectorizeLoop
-from unity.script import tir as T
+
+from ._workloads import assert_same_results, loop, module
 
 
 def test_docstring_example():

@@ -9,7 +9,11 @@ from unity.schedule.primitives.compute_inline import compute_inline, reverse_com
 from unity.schedule.primitives.decompose_reduction import decompose_reduction
 from unity.schedule.primitives.fuse import fuse
 from unity.schedule.primitives.lookup import (
-    get_block, get_child_blocks, get_consumers, get_loops, get_producers,
+    get_block,
+    get_child_blocks,
+    get_consumers,
+    get_loops,
+    get_producers,
 )  # fmt: skip
 from unity.schedule.primitives.loop_kind import bind, parallel, unroll, vectorize
 from unity.schedule.primitives.pad_einsum import pad_einsum
@@ -22,10 +26,33 @@ from unity.schedule.primitives.tensorize import tensorize
 from unity.schedule.primitives.transform_layout import transform_layout
 
 __all__ = [
-    "add_unit_loop", "annotate", "bind", "blockize", "cache_read", "cache_write", "compute_at",
-    "compute_inline", "decompose_reduction", "fuse", "get_block", "get_child_blocks",
-    "get_consumers", "get_loops", "get_producers", "pad_einsum", "parallel", "reorder",
-    "reverse_compute_at", "rfactor", "reverse_compute_inline", "set_scope", "split", "storage_align",
-    "tensorize", "transform_layout", "unannotate",
-    "unroll", "vectorize",
+    "add_unit_loop",
+    "annotate",
+    "bind",
+    "blockize",
+    "cache_read",
+    "cache_write",
+    "compute_at",
+    "compute_inline",
+    "decompose_reduction",
+    "fuse",
+    "get_block",
+    "get_child_blocks",
+    "get_consumers",
+    "get_loops",
+    "get_producers",
+    "pad_einsum",
+    "parallel",
+    "reorder",
+    "reverse_compute_at",
+    "reverse_compute_inline",
+    "rfactor",
+    "set_scope",
+    "split",
+    "storage_align",
+    "tensorize",
+    "transform_layout",
+    "unannotate",
+    "unroll",
+    "vectorize",
 ]  # fmt: skip

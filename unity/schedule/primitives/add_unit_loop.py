@@ -14,12 +14,11 @@ After ``sch.add_unit_loop(b)``::
 
 from __future__ import annotations
 
-from unity.tir.expr import Var, const
-from unity.tir.stmt import For, ForKind
-
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.expr import Var, const
+from unity.tir.stmt import For, ForKind
 
 
 def add_unit_loop(state: ScheduleState, block_or_loop: BlockRV | LoopRV) -> LoopRV:

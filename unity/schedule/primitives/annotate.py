@@ -13,14 +13,13 @@ After ``sch.annotate(i, "pragma_unroll", 4)``::
 
 from __future__ import annotations
 
-from unity.tir.stmt import AnnotationValue, BlockRealize
-
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.stmt import AnnotationValue, BlockRealize
 
 
-def _target(state: ScheduleState, rv: BlockRV | LoopRV, primitive: str):  # noqa: ANN202
+def _target(state: ScheduleState, rv: BlockRV | LoopRV, primitive: str):
     if isinstance(rv, LoopRV):
         func_name, func, path = state.resolve_loop(rv, primitive)
         return func_name, func, path[-1]

@@ -22,16 +22,22 @@ After ``sch.blockize(i_1)``::
 
 from __future__ import annotations
 
-from unity.tir.buffer import BufferRegion
-from unity.tir.expr import IterType, IterVar, PrimExpr, Range, Var, const
-from unity.tir.functor import substitute
-from unity.tir.stmt import Block, BlockRealize, For
-
-from unity.schedule.analysis import _add, binding_map, bound, child_realizes, reduction_loop_vars, used_vars
+from unity.schedule.analysis import (
+    _add,
+    binding_map,
+    bound,
+    child_realizes,
+    reduction_loop_vars,
+    used_vars,
+)
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import scope_index
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts, walk
+from unity.tir.buffer import BufferRegion
+from unity.tir.expr import IterType, IterVar, PrimExpr, Range, Var, const
+from unity.tir.functor import substitute
+from unity.tir.stmt import Block, BlockRealize, For
 
 P = "blockize"
 
@@ -60,7 +66,7 @@ def blockize(state: ScheduleState, loop: LoopRV) -> BlockRV:
     return state.block_rv(func_name, outer.name_hint)
 
 
-def blockize_loop(state: ScheduleState, func, lpath: list, realize: BlockRealize, p: str):  # noqa: ANN001, ANN201
+def blockize_loop(state: ScheduleState, func, lpath: list, realize: BlockRealize, p: str):
     """`(outer_realize, outer_block)` for the loop `lpath[-1]` holding block `realize`."""
     target: For = lpath[-1]
     outer_loops = [s for s in lpath[scope_index(lpath) + 1 : -1] if isinstance(s, For)]

@@ -25,17 +25,16 @@ After ``sch.cache_read(b, 0, "local")``::
 
 from __future__ import annotations
 
-from unity.tir.buffer import SCOPES, Buffer, BufferRegion, decl_buffer
-from unity.tir.expr import IterType, IterVar, Range, Var, const
-from unity.tir.functor import substitute
-from unity.tir.function import PrimFunc
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt, seq
-
 from unity.schedule.analysis import buffers_read, buffers_written, child_realizes
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import alloc_in_root, scope_realizes, top_level, with_root_block
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts
+from unity.tir.buffer import SCOPES, Buffer, BufferRegion, decl_buffer
+from unity.tir.expr import IterType, IterVar, Range, Var, const
+from unity.tir.function import PrimFunc
+from unity.tir.functor import substitute
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt, seq
 
 
 def _check_scope(scope: str, primitive: str) -> None:
@@ -60,7 +59,7 @@ def _cache_buffer(buf: Buffer, scope: str) -> Buffer:
     return decl_buffer(buf.shape, buf.dtype, f"{buf.name}_{scope.replace('.', '_')}", scope=scope)
 
 
-def _resolve(state: ScheduleState, block: BlockRV, p: str):  # noqa: ANN202
+def _resolve(state: ScheduleState, block: BlockRV, p: str):
     func_name, func, path = state.resolve_block(block, p)
     func = with_root_block(func)
     path = find_path(func.body, lambda s: s is path[-1])

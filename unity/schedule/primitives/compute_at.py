@@ -29,22 +29,29 @@ After ``sch.compute_at(sch.get_block("B"), i_0)``::
 
 from __future__ import annotations
 
-from unity.tir.buffer import Buffer, BufferRegion
-from unity.tir.expr import IterType, PrimExpr, Range, Var, const, ge, lt
-from unity.tir.functor import substitute
-from unity.tir.function import PrimFunc
-from unity.tir.stmt import BlockRealize, For, ForKind, Stmt, seq
-
-from unity.schedule.analysis import (
-    _add, _fold, _neg, as_int, binding_map, bound, buffers_read, buffers_written,
-    child_realizes, reduction_loop_vars, simplify,
-)  # fmt: skip
 from unity.ir.node import Node
+from unity.schedule.analysis import (
+    _add,
+    _fold,
+    _neg,
+    as_int,
+    binding_map,
+    bound,
+    buffers_read,
+    buffers_written,
+    child_realizes,
+    reduction_loop_vars,
+    simplify,
+)  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import conjoin, scope_index, scope_realizes
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts
-from unity.tir.expr import max_value_of, min_value_of
+from unity.tir.buffer import Buffer, BufferRegion
+from unity.tir.expr import IterType, PrimExpr, Range, Var, const, ge, lt, max_value_of, min_value_of
+from unity.tir.function import PrimFunc
+from unity.tir.functor import substitute
+from unity.tir.stmt import BlockRealize, For, ForKind, Stmt, seq
 
 
 def compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False) -> None:
@@ -125,7 +132,7 @@ def reverse_compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, prese
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target})))
 
 
-def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):  # noqa: ANN202
+def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):
     func_name, func, bpath = state.resolve_block(block, p)
     _, _, lpath = state.resolve_loop(loop, p)
     realize: BlockRealize = bpath[-1]
@@ -141,7 +148,7 @@ def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):  # noqa
     return func_name, func, bpath, lpath, realize, target, scope_realizes(func, bpath)
 
 
-def _key_access(realize: BlockRealize, regions: tuple[BufferRegion, ...], func: PrimFunc, p: str, what: str):  # noqa: ANN202
+def _key_access(realize: BlockRealize, regions: tuple[BufferRegion, ...], func: PrimFunc, p: str, what: str):
     blk = realize.block
     spatial = {iv.var for iv in blk.iter_vars if iv.iter_type is IterType.SPATIAL}
     if len({r.buffer for r in regions}) != 1:

@@ -23,17 +23,16 @@ After ``sch.compute_inline(sch.get_block("B"))``::
 
 from __future__ import annotations
 
-from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
-from unity.tir.functor import StmtExprMutator, substitute
-from unity.tir.function import PrimFunc
-from unity.tir.stmt import Block, BlockRealize, BufferStore, Stmt
-
 from unity.schedule.analysis import buffers_read, buffers_written, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import alloc_in_root, is_param, scope_realizes
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.buffer import Buffer
+from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator, substitute
+from unity.tir.stmt import Block, BlockRealize, BufferStore, Stmt
 
 
 def _elementwise_store(func: PrimFunc, blk: Block, primitive: str) -> BufferStore:

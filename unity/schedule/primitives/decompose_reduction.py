@@ -23,15 +23,14 @@ After ``sch.decompose_reduction(c, k)``::
 
 from __future__ import annotations
 
-from unity.tir.expr import IterType, IterVar, PrimExpr, Var
-from unity.tir.functor import substitute
-from unity.tir.stmt import Block, BlockRealize, For, ForKind, Stmt, seq
-
 from unity.schedule.analysis import reduction_loop_vars, used_vars, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import conjoin, conjuncts, scope_index
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.expr import IterType, IterVar, PrimExpr, Var
+from unity.tir.functor import substitute
+from unity.tir.stmt import Block, BlockRealize, For, ForKind, Stmt, seq
 
 P = "decompose_reduction"
 
@@ -85,7 +84,7 @@ def decompose_reduction(state: ScheduleState, block: BlockRV, loop: LoopRV) -> B
     return state.block_rv(func_name, init_realize[0].block.name_hint)
 
 
-def _init_realize(realize: BlockRealize, loops: list[For], name: str, func: object):  # noqa: ANN202
+def _init_realize(realize: BlockRealize, loops: list[For], name: str, func: object):
     blk = realize.block
     vmap: dict[Var, PrimExpr] = {}
     iters, values = [], []

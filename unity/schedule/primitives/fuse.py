@@ -18,15 +18,14 @@ After ``sch.fuse(i, j)``::
 
 from __future__ import annotations
 
-from unity.tir.expr import PrimExpr, Var, const
-from unity.tir.functor import substitute
-from unity.tir.stmt import For, ForKind
-
 from unity.schedule.analysis import as_int, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.split import _mul
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.expr import PrimExpr, Var, const
+from unity.tir.functor import substitute
+from unity.tir.stmt import For, ForKind
 
 
 def fuse(state: ScheduleState, *loops: LoopRV) -> LoopRV:

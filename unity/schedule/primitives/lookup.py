@@ -14,12 +14,11 @@ Example::
 
 from __future__ import annotations
 
-from unity.tir.stmt import BlockRealize, For
-
 from unity.schedule.analysis import buffers_read, buffers_written, child_realizes
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState, scope_block
 from unity.schedule.tree import find_path, walk
+from unity.tir.stmt import BlockRealize, For
 
 
 def get_block(state: ScheduleState, name: str, func_name: str = "main") -> BlockRV:
@@ -72,7 +71,7 @@ def get_child_blocks(state: ScheduleState, block_or_loop: BlockRV | LoopRV) -> l
     return [state.block_rv(func_name, r.block.name_hint) for r in child_realizes(under)]
 
 
-def sibling_realizes(state: ScheduleState, block: BlockRV, primitive: str):  # noqa: ANN201
+def sibling_realizes(state: ScheduleState, block: BlockRV, primitive: str):
     """`(func_name, func, path, siblings)`: the blocks sharing the scope of `block`."""
     func_name, func, path = state.resolve_block(block, primitive)
     scope = scope_block(path)
@@ -114,6 +113,6 @@ def get_consumers(state: ScheduleState, block: BlockRV) -> list[BlockRV]:
     ]
 
 
-def loop_path(func_body, loop: For) -> list:  # noqa: ANN001, ANN201
+def loop_path(func_body, loop: For) -> list:
     """The chain from the function body down to `loop`."""
     return find_path(func_body, lambda s: s is loop) or []

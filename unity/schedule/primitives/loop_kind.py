@@ -18,13 +18,12 @@ After ``sch.parallel(i); sch.vectorize(j)``::
 
 from __future__ import annotations
 
-from unity.tir.expr import IterType, Var
-from unity.tir.stmt import BlockRealize, For, ForKind
-
 from unity.schedule.analysis import child_realizes, reduction_loop_vars, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.expr import IterType, Var
+from unity.tir.stmt import BlockRealize, For, ForKind
 
 THREAD_TAGS = tuple(
     f"{kind}.{axis}" for kind in ("blockIdx", "threadIdx", "vthread") for axis in "xyz"

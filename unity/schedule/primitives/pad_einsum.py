@@ -23,17 +23,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from unity.tir.buffer import Buffer, BufferRegion, decl_buffer
-from unity.tir.expr import Add, BufferLoad, IterType, IterVar, PrimExpr, Range, Var, const, logical_and
-from unity.tir.functor import StmtExprVisitor, substitute
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
-
 from unity.schedule.analysis import as_int, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.cache import _check_no_reader_inside
 from unity.schedule.scope import alloc_in_root, top_level, with_root_block
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts
+from unity.tir.buffer import Buffer, BufferRegion, decl_buffer
+from unity.tir.expr import (
+    Add,
+    BufferLoad,
+    IterType,
+    IterVar,
+    PrimExpr,
+    Range,
+    Var,
+    const,
+    logical_and,
+)
+from unity.tir.functor import StmtExprVisitor, substitute
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
 
 P = "pad_einsum"
 

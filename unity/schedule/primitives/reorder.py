@@ -17,13 +17,12 @@ After ``sch.reorder(j, i)``::
 
 from __future__ import annotations
 
-from unity.tir.expr import IterType
-from unity.tir.stmt import BlockRealize, For
-
 from unity.schedule.analysis import child_realizes, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.expr import IterType
+from unity.tir.stmt import BlockRealize, For
 
 
 def reorder(state: ScheduleState, *loops: LoopRV) -> None:

@@ -29,11 +29,6 @@ After ``sch.rfactor(k, factor_axis=0)`` (with `k` split into `k_0, k_1` first, r
 
 from __future__ import annotations
 
-from unity.tir.buffer import decl_buffer
-from unity.tir.expr import Add, BufferLoad, IterType, IterVar, Max, Min, Mul, PrimExpr, Range, Var, const
-from unity.tir.functor import substitute
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt, seq
-
 from unity.ir.structural import structural_equal
 from unity.schedule.analysis import child_realizes, used_vars, with_regions
 from unity.schedule.error import ScheduleError
@@ -41,6 +36,22 @@ from unity.schedule.primitives.cache import _check_no_reader_inside
 from unity.schedule.scope import alloc_in_root, scope_index, top_level, with_root_block
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts
+from unity.tir.buffer import decl_buffer
+from unity.tir.expr import (
+    Add,
+    BufferLoad,
+    IterType,
+    IterVar,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    Range,
+    Var,
+    const,
+)
+from unity.tir.functor import substitute
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt, seq
 
 P = "rfactor"
 _COMBINERS = (Add, Mul, Max, Min)
@@ -102,7 +113,7 @@ def _check_loop(realize: BlockRealize, target: For, func: object) -> None:
         raise ScheduleError(P, f"loop {var.name} feeds no iteration variable of block {realize.block.name_hint}", func, target)
 
 
-def _rf_block(state, func, realize, store, combiner, rhs, target, loops, axis):  # noqa: ANN001, ANN202, PLR0913
+def _rf_block(state, func, realize, store, combiner, rhs, target, loops, axis):
     blk = realize.block
     rf_var = Var(f"v{target.loop_var.name}_rf", target.loop_var.dtype)
     iters = [IterVar(rf_var, Range(target.min, target.extent), IterType.SPATIAL)]
@@ -139,7 +150,7 @@ def _rf_block(state, func, realize, store, combiner, rhs, target, loops, axis): 
     return BlockRealize(tuple(values), realize.predicate, new_blk), rf_buf
 
 
-def _writeback(realize, store, combiner, rf_buf, target, axis) -> Stmt:  # noqa: ANN001
+def _writeback(realize, store, combiner, rf_buf, target, axis) -> Stmt:
     blk = realize.block
     spatial = [iv for iv in blk.iter_vars if iv.iter_type is IterType.SPATIAL]
     axes = [Var(f"ax{d}", iv.var.dtype) for d, iv in enumerate(spatial)] + [Var(f"ax{len(spatial)}", target.loop_var.dtype)]

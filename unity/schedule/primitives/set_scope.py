@@ -13,12 +13,11 @@ After ``sch.set_scope(sch.get_block("B"), 0, "shared")``::
 
 from __future__ import annotations
 
-from unity.tir.buffer import SCOPES
-from unity.tir.functor import substitute
-
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import is_param
 from unity.schedule.state import BlockRV, ScheduleState
+from unity.tir.buffer import SCOPES
+from unity.tir.functor import substitute
 
 
 def set_scope(state: ScheduleState, block: BlockRV, buffer_index: int, storage_scope: str) -> None:

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from unity.tir.expr import PrimExpr, Var, const, logical_and
-from unity.tir.functor import substitute
-from unity.tir.stmt import BlockRealize, For, ForKind
-
 from unity.schedule.analysis import _add, as_int, child_realizes, simplify
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.expr import PrimExpr, Var, const, logical_and
+from unity.tir.functor import substitute
+from unity.tir.stmt import BlockRealize, For, ForKind
 
 Factor = int | PrimExpr | None
 
@@ -137,7 +136,7 @@ def _divides(total: PrimExpr, extent: PrimExpr) -> bool:
     return bool(Analyzer().can_prove(eq(total, extent)))
 
 
-def _guard(body, cond: PrimExpr):  # noqa: ANN001, ANN202 - statement in, statement out
+def _guard(body, cond: PrimExpr):
     mapping = {}
     for realize in child_realizes_incl(body):
         pred = realize.predicate
@@ -146,7 +145,7 @@ def _guard(body, cond: PrimExpr):  # noqa: ANN001, ANN202 - statement in, statem
     return replace_stmts(body, mapping)
 
 
-def child_realizes_incl(stmt) -> list[BlockRealize]:  # noqa: ANN001
+def child_realizes_incl(stmt) -> list[BlockRealize]:
     """Block realizes at or under `stmt` that are not nested in another block."""
     if isinstance(stmt, BlockRealize):
         return [stmt]

@@ -21,18 +21,17 @@ After ``sch.tensorize(k_1, "dot_4")``::
 
 from __future__ import annotations
 
-from unity.tir.buffer import Buffer, BufferRegion
-from unity.tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Range, Var, const
-from unity.tir.function import PrimFunc
-from unity.tir.functor import child_fields, substitute
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, MatchBufferRegion, Stmt
-
 from unity.schedule.analysis import _add, as_int, binding_map, child_realizes, linear
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.blockize import blockize_loop
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tensor_intrin import TensorIntrin
 from unity.schedule.tree import replace_stmts, walk
+from unity.tir.buffer import Buffer, BufferRegion
+from unity.tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Range, Var, const
+from unity.tir.function import PrimFunc
+from unity.tir.functor import child_fields, substitute
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, MatchBufferRegion, Stmt
 
 P = "tensorize"
 

@@ -16,16 +16,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
+from unity.schedule.analysis import as_int, const_bound, simplify, with_regions
+from unity.schedule.error import ScheduleError
+from unity.schedule.scope import alloc_in_root, is_param
+from unity.schedule.state import BlockRV, ScheduleState
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.expr import BufferLoad, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
 from unity.tir.stmt import Block, BufferStore, Stmt
-
-from unity.schedule.analysis import as_int, const_bound, simplify, with_regions
-from unity.schedule.error import ScheduleError
-from unity.schedule.scope import alloc_in_root, is_param
-from unity.schedule.state import BlockRV, ScheduleState
 
 IndexMap = Callable[..., Sequence[PrimExpr] | PrimExpr]
 BufferSpec = tuple[str, int] | int | str

@@ -1,0 +1,144 @@
+"""Shape manipulation, indexing and creation ops vs numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unity import te, topi
+from tests.topi.run import check, rand
+
+
+def test_reshape_with_minus_one_and_symbolic_rows():
+    n = te.var("n")
+    x = te.placeholder((n, 6), name="x")
+    out = topi.reshape(x, (n * 3, 2))
+    for rows in (1, 3):
+        a = rand((rows, 6))
+        check([x], out, [a], a.reshape(rows * 3, 2))
+    y = te.placeholder((2, 3, 4), name="y")
+    b = rand((2, 3, 4))
+    check([y], topi.reshape(y, (4, -1)), [b], b.reshape(4, -1))
+
+
+def test_reshape_rejects_wrong_sizes():
+    with pytest.raises(ValueError, match="cannot reshape 6 elements into 8"):
+        topi.reshape(te.placeholder((2, 3), name="x"), (2, 4))
+
+
+def test_transpose_squeeze_expand_flatten():
+    x = te.placeholder((2, 1, 3), name="x")
+    a = rand((2, 1, 3))
+    check([x], [topi.transpose(x, (2, 0, 1)), topi.transpose(x), topi.squeeze(x),
+                topi.squeeze(x, [1]), topi.expand_dims(x, [0, -1]), topi.flatten(x)], [a],
+          [a.transpose(2, 0, 1), a.T, a.squeeze(), a.squeeze(1), a[None, ..., None], a.reshape(-1)])  # fmt: skip
+
+
+def test_concat_and_split_with_symbolic_axis():
+    n = te.var("n")
+    x, y = te.placeholder((2, n), name="x"), te.placeholder((2, 3), name="y")
+    out = topi.concatenate([x, y, x], axis=1)
+    for cols in (1, 4):
+        a, b = rand((2, cols)), rand((2, 3))
+        check([x, y], out, [a, b], np.concatenate([a, b, a], axis=1))
+    z = te.placeholder((7, 2), name="z")
+    c = rand((7, 2))
+    check([z], topi.split(z, [2, 5]), [c], np.split(c, [2, 5]))
+    w = te.placeholder((6, 2), name="w")
+    d = rand((6, 2))
+    check([w], topi.split(w, 3), [d], np.split(d, 3))
+
+
+def test_split_sections_of_a_symbolic_axis():
+    n = te.var("n")
+    x = te.placeholder((n,), name="x")
+    parts = topi.split(x, 2)
+    a = rand((8,))
+    check([x], parts, [a], np.split(a, 2))
+
+
+def test_broadcast_to():
+    x = te.placeholder((3, 1), name="x")
+    a = rand((3, 1))
+    check([x], topi.broadcast_to(x, (2, 3, 4)), [a], np.broadcast_to(a, (2, 3, 4)))
+
+
+@pytest.mark.parametrize(
+    ("begin", "end", "strides"),
+    [([1, 0], [3, 4], [1, 2]), ([-1, 3], [-6, 0], [-1, -1]), ([0], [2**31 - 1], [2]),
+     ([5, -2], [-100, 100], [-2, 1])],
+)  # fmt: skip
+def test_strided_slice_follows_python_slicing(begin, end, strides):
+    x = te.placeholder((5, 4), name="x")
+    a = rand((5, 4))
+    key = tuple(slice(b, None if e >= 2**31 - 1 else e, s) for b, e, s in zip(begin, end, strides))
+    check([x], topi.strided_slice(x, begin, end, strides), [a], a[key])
+
+
+def test_strided_slice_of_symbolic_axis():
+    n = te.var("n")
+    x = te.placeholder((n, 2), name="x")
+    out = topi.strided_slice(x, [1], [2**31 - 1], [2])
+    for rows in (2, 7):
+        a = rand((rows, 2))
+        check([x], out, [a], a[1::2])
+    out2 = topi.strided_slice(x, [-3], [-1], [1])
+    a = rand((6, 2))
+    check([x], out2, [a], a[-3:-1])
+
+
+def test_take_wraps_negative_indices_and_clamps_out_of_range():
+    x = te.placeholder((5, 3), name="x")
+    i = te.placeholder((2, 2), "int64", name="i")
+    a, idx = rand((5, 3)), np.array([[0, -1], [4, -5]], "int64")
+    check([x, i], [topi.take(x, i, 0), topi.take(x, i, 1)], [a, idx],
+          [np.take(a, idx, 0), np.take(a, np.clip(np.where(idx < 0, idx + 3, idx), 0, 2), 1)])  # fmt: skip
+
+
+def test_gather_elements():
+    x = te.placeholder((3, 3), name="x")
+    i = te.placeholder((2, 3), "int32", name="i")
+    a, idx = rand((3, 3)), np.array([[1, 2, -1], [0, 0, 2]], "int32")
+    check([x, i], topi.gather_elements(x, i, 0), [a, idx], np.take_along_axis(a, idx % 3, 0))
+
+
+def _scatter_ref(a, idx, upd, axis, reduction):
+    out = a.copy()
+    for p in np.ndindex(*idx.shape):
+        q = list(p)
+        q[axis] = idx[p] % a.shape[axis]
+        q = tuple(q)
+        if reduction == "update":
+            out[q] = upd[p]
+        elif reduction == "add":
+            out[q] += upd[p]
+        elif reduction == "mul":
+            out[q] *= upd[p]
+        elif reduction == "max":
+            out[q] = max(out[q], upd[p])
+        else:
+            out[q] = min(out[q], upd[p])
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["update", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scatter_elements(reduction, axis):
+    x = te.placeholder((3, 4), name="x")
+    i = te.placeholder((2, 3), "int64", name="i")
+    u = te.placeholder((2, 3), name="u")
+    a, upd = rand((3, 4)), rand((2, 3))
+    idx = np.array([[1, 0, 2], [1, -1, 0]], "int64")
+    want = _scatter_ref(a, idx, upd, axis, reduction)
+    check([x, i, u], topi.scatter_elements(x, i, u, axis, reduction), [a, idx, upd], want)
+
+
+def test_creation_ops():
+    n = te.var("n")
+    x = te.placeholder((n, 4), name="x")
+    outs = [topi.full((n, 2), "float32", 1.5), topi.tril(x), topi.triu(x, 1), topi.tril(x, -1),
+            topi.full_like(x, 3)]  # fmt: skip
+    a = rand((3, 4))
+    check([x], outs, [a], [np.full((3, 2), 1.5), np.tril(a), np.triu(a, 1), np.tril(a, -1), np.full((3, 4), 3.0)])
+    check([], topi.arange(1, 8, 3), [], np.arange(1, 8, 3))
+    check([], topi.arange(0.5, -1.0, -0.5, "float32"), [], np.arange(0.5, -1.0, -0.5, dtype="float32"))
