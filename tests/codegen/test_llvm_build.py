@@ -285,4 +285,4 @@ def test_kernel_named_like_a_c_function_gets_its_own_symbol():
     lib = unity.build(tir.PrimFunc((A,), body), name="free")
     a = np.zeros(1 << 15, "float32")
     lib["free"](a)
-    assert "define i32 @__unity_fn_free(" in lib.get_source("ll")
+    assert "@__unity_fn_free(" in lib.get_source("ll")

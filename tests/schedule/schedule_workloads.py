@@ -54,7 +54,9 @@ def conv2d(n: int = 1, ci: int = 2, hw: int = 6, co: int = 3, kk: int = 3) -> Pr
     out = hw - kk + 1
     y = te.compute(
         (n, co, out, out),
-        lambda b, c, h, x: te.sum(data[b, rc, h + ry, x + rx] * w[c, rc, ry, rx], axis=[rc, ry, rx]),
+        lambda b, c, h, x: te.sum(
+            data[b, rc, h + ry, x + rx] * w[c, rc, ry, rx], axis=[rc, ry, rx]
+        ),
         name="Y",
     )
     return te.create_prim_func([data, w, y])

@@ -11,7 +11,9 @@ def test_add_unit_loop_above_a_block():
     sch = Schedule(func)
     u = sch.add_unit_loop(sch.get_block("B"))
     assert sch.get(u).extent.value == 1
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -28,7 +30,8 @@ def test_add_unit_loop_above_a_block():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -44,6 +47,8 @@ def test_add_unit_loop_above_a_loop():
 def test_add_unit_loop_refuses_the_root_block():
     sch = Schedule(elementwise())
     before = sch.mod
-    with pytest.raises(ScheduleError, match="add_unit_loop: cannot add a loop above the root block"):
+    with pytest.raises(
+        ScheduleError, match="add_unit_loop: cannot add a loop above the root block"
+    ):
         sch.add_unit_loop(sch.get_block("root"))
     assert sch.mod is before

@@ -13,7 +13,9 @@ def test_annotate_a_loop_and_a_block():
     i, _ = sch.get_loops(block)
     sch.annotate(i, "pragma_unroll", 4)
     sch.annotate(block, "meta", "x")
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -32,7 +34,8 @@ def test_annotate_a_loop_and_a_block():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
     sch.unannotate(i, "pragma_unroll")
     sch.unannotate(block, "meta")

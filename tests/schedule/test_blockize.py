@@ -12,7 +12,9 @@ def test_blockize_the_inner_loop():
     _, j = sch.get_loops(sch.get_block("B"))
     outer = sch.blockize(j)
     assert sch.get(outer).name_hint == "B_o"
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -35,7 +37,8 @@ def test_blockize_the_inner_loop():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -78,5 +81,8 @@ def test_inline_into_a_blockized_consumer_updates_the_outer_regions():
     sch.compute_inline(sch.get_block("B"))
     reads = sch.get(outer).reads
     assert [r.buffer.name for r in reads] == ["A"]
-    assert [(r.min.script(), r.extent.script()) for r in reads[0].region] == [("vi", "1"), ("0", "6")]
+    assert [(r.min.script(), r.extent.script()) for r in reads[0].region] == [
+        ("vi", "1"),
+        ("0", "6"),
+    ]
     check_same_result(func, sch.mod)

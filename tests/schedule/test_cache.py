@@ -11,7 +11,9 @@ def test_cache_read_of_an_input():
     sch = Schedule(func)
     cache = sch.cache_read(sch.get_block("B"), 0, "shared")
     assert sch.get(cache).name_hint == "A_shared"
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -35,7 +37,8 @@ def test_cache_read_of_an_input():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -52,7 +55,9 @@ def test_cache_write_of_a_reduction():
     func = matmul(4, 4, 4)
     sch = Schedule(func)
     sch.cache_write(sch.get_block("C"), 0, "local")
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -71,7 +76,8 @@ def test_cache_write_of_a_reduction():
                     T.reads(C_local[v0, v1])
                     T.writes(C[v0, v1])
                     C[v0, v1] = C_local[v0, v1]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -79,7 +85,9 @@ def test_set_scope_of_an_intermediate():
     func = elementwise(8, 6)
     sch = Schedule(func)
     sch.set_scope(sch.get_block("B"), 0, "shared")
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -96,7 +104,8 @@ def test_set_scope_of_an_intermediate():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -105,9 +114,13 @@ def test_cache_and_scope_errors():
     before = sch.mod
     with pytest.raises(ScheduleError, match="cache_read: unknown storage scope 'texture'"):
         sch.cache_read(sch.get_block("B"), 0, "texture")
-    with pytest.raises(ScheduleError, match="cache_read: block B reads 1 buffers; index 3 is out of range"):
+    with pytest.raises(
+        ScheduleError, match="cache_read: block B reads 1 buffers; index 3 is out of range"
+    ):
         sch.cache_read(sch.get_block("B"), 3, "local")
-    with pytest.raises(ScheduleError, match="cache_write: block C writes 1 buffers; index 1 is out of range"):
+    with pytest.raises(
+        ScheduleError, match="cache_write: block C writes 1 buffers; index 1 is out of range"
+    ):
         sch.cache_write(sch.get_block("C"), 1, "local")
     with pytest.raises(ScheduleError, match="set_scope: C is a parameter of the function"):
         sch.set_scope(sch.get_block("C"), 0, "shared")

@@ -22,7 +22,9 @@ def test_compute_at_a_split_loop_computes_one_tile():
     i, _ = sch.get_loops(sch.get_block("C"))
     io, _ = sch.split(i, factors=[None, 4])
     sch.compute_at(sch.get_block("B"), io)
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -42,7 +44,8 @@ def test_compute_at_a_split_loop_computes_one_tile():
                         T.reads(B[v_i_1, v_j_1])
                         T.writes(C[v_i_1, v_j_1])
                         C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -73,7 +76,9 @@ def test_reverse_compute_at_an_epilogue():
     sch = Schedule(func)
     _, j, _ = sch.get_loops(sch.get_block("C"))
     sch.reverse_compute_at(sch.get_block("D"), j)
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((4, 8), "float32"), D: T.Buffer((8, 8), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -92,7 +97,8 @@ def test_reverse_compute_at_an_epilogue():
                     T.reads(C[v_i_1, v_j_1])
                     T.writes(D[v_i_1, v_j_1])
                     D[v_i_1, v_j_1] = T.max(C[v_i_1, v_j_1], T.float32(0.0))
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 

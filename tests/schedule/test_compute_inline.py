@@ -12,7 +12,7 @@ from schedule_workloads import (
 
 from unity.schedule import Schedule, ScheduleError
 
-INLINED = '''
+INLINED = """
     @T.prim_func
     def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
         T.func_attr({"tir.noalias": True})
@@ -25,7 +25,7 @@ INLINED = '''
                     T.reads(A[v_i, v_j])
                     T.writes(C[v_i, v_j])
                     C[v_i, v_j] = A[v_i, v_j] * T.float32(2.0) + T.float32(1.0)
-'''
+"""
 
 
 def test_compute_inline_folds_the_producer_into_its_consumer():
@@ -58,12 +58,19 @@ def test_inline_into_a_reduction_and_epilogue_into_one():
 def test_compute_inline_errors():
     sch = Schedule(matmul(4, 4, 4))
     before = sch.mod
-    with pytest.raises(ScheduleError, match=r"compute_inline: block C is a reduction \(it has an init\)"):
+    with pytest.raises(
+        ScheduleError, match=r"compute_inline: block C is a reduction \(it has an init\)"
+    ):
         sch.compute_inline(sch.get_block("C"))
     sch = Schedule(elementwise())
-    with pytest.raises(ScheduleError, match="compute_inline: block C writes C, an output of the function"):
+    with pytest.raises(
+        ScheduleError, match="compute_inline: block C writes C, an output of the function"
+    ):
         sch.compute_inline(sch.get_block("C"))
-    with pytest.raises(ScheduleError, match="reverse_compute_inline: block B must have exactly one producer, found 0"):
+    with pytest.raises(
+        ScheduleError,
+        match="reverse_compute_inline: block B must have exactly one producer, found 0",
+    ):
         sch.reverse_compute_inline(sch.get_block("B"))
     assert Schedule(matmul(4, 4, 4)).mod is not before
 
@@ -73,7 +80,9 @@ def test_error_text_underlines_the_block():
     with pytest.raises(ScheduleError) as info:
         sch.compute_inline(sch.get_block("C"))
     text = str(info.value)
-    assert text.startswith("ScheduleError in compute_inline: block C is a reduction (it has an init)")
+    assert text.startswith(
+        "ScheduleError in compute_inline: block C is a reduction (it has an init)"
+    )
     lines = text.splitlines()
     at = next(n for n, line in enumerate(lines) if 'with T.block("C"):' in line)
     col = lines[at].index("with")

@@ -14,7 +14,9 @@ def test_decompose_at_the_reduction_loop():
     init = sch.decompose_reduction(block, k)
     assert sch.get(init).name_hint == "C_init"
     assert sch.get(block).name_hint == "C_update"  # the handle follows the renamed block
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -30,7 +32,8 @@ def test_decompose_at_the_reduction_loop():
                         T.reads(A[v_i_1, v_k], B[v_k, v_j_1])
                         T.writes(C[v_i_1, v_j_1])
                         C[v_i_1, v_j_1] = C[v_i_1, v_j_1] + A[v_i_1, v_k] * B[v_k, v_j_1]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 

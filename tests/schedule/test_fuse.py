@@ -12,7 +12,9 @@ def test_fuse_two_loops():
     i, j = sch.get_loops(sch.get_block("B"))
     fused = sch.fuse(i, j)
     assert sch.get(fused).extent.value == 48
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -30,7 +32,8 @@ def test_fuse_two_loops():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -47,6 +50,8 @@ def test_fuse_needs_directly_nested_loops():
     sch = Schedule(matmul(4, 4, 4))
     i, _, k = sch.get_loops(sch.get_block("C"))
     before = sch.mod
-    with pytest.raises(ScheduleError, match="fuse: loop k is not the only statement directly in loop i"):
+    with pytest.raises(
+        ScheduleError, match="fuse: loop k is not the only statement directly in loop i"
+    ):
         sch.fuse(i, k)
     assert sch.mod is before

@@ -16,7 +16,9 @@ def test_get_block_and_loops_follow_the_nest():
 
 def test_get_block_names_the_blocks_it_has():
     sch = Schedule(elementwise())
-    with pytest.raises(ScheduleError, match=r"get_block: no block named 'X' in 'main' \(blocks: 'B', 'C'\)"):
+    with pytest.raises(
+        ScheduleError, match=r"get_block: no block named 'X' in 'main' \(blocks: 'B', 'C'\)"
+    ):
         sch.get_block("X")
     with pytest.raises(ScheduleError, match="no function 'other'"):
         sch.get_block("B", func_name="other")

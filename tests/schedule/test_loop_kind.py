@@ -15,7 +15,9 @@ def test_loop_kinds():
     i, j = sch.get_loops(sch.get_block("C"))
     sch.unroll(i)
     sch.bind(j, "threadIdx.x")
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -34,7 +36,8 @@ def test_loop_kinds():
                         T.reads(B[v_i_1, v_j_1])
                         T.writes(C[v_i_1, v_j_1])
                         C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 

@@ -10,7 +10,9 @@ def test_pad_a_matmul_to_multiples_of_four():
     func = matmul(6, 6, 5)
     sch = Schedule(func)
     sch.pad_einsum(sch.get_block("C"), [4, 4, 4])
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((6, 5), "float32"), B: T.Buffer((5, 6), "float32"), C: T.Buffer((6, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -49,7 +51,8 @@ def test_pad_a_matmul_to_multiples_of_four():
                     T.reads(C_pad[v0, v1])
                     T.writes(C[v0, v1])
                     C[v0, v1] = C_pad[v0, v1]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -69,5 +72,7 @@ def test_pad_einsum_errors():
     with pytest.raises(ScheduleError, match="pad_einsum: block M is a reduction other than a sum"):
         sch.pad_einsum(sch.get_block("M"), [4, 4])
     sch = Schedule(elementwise())
-    with pytest.raises(ScheduleError, match=r"block B has 2 iteration variables; got paddings \[4\]"):
+    with pytest.raises(
+        ScheduleError, match=r"block B has 2 iteration variables; got paddings \[4\]"
+    ):
         sch.pad_einsum(sch.get_block("B"), [4])

@@ -24,7 +24,11 @@ def _block_names(sch: Schedule) -> list[str]:
     from unity.schedule.tree import walk
 
     body = sch.mod["main"].body
-    return [s.block.name_hint for s in walk(body) if isinstance(s, BlockRealize) and s.block.name_hint != "root"]
+    return [
+        s.block.name_hint
+        for s in walk(body)
+        if isinstance(s, BlockRealize) and s.block.name_hint != "root"
+    ]
 
 
 def _step(sch: Schedule, data: st.DataObject) -> None:
@@ -57,7 +61,9 @@ _OPS = {
     "add_unit_loop": lambda s, b, ls, d: s.add_unit_loop(b),
     "rfactor": lambda s, b, ls, d: s.rfactor(_pick(ls, d), d.draw(st.integers(0, 1))),
     "blockize": lambda s, b, ls, d: s.blockize(ls[-1]),
-    "pad_einsum": lambda s, b, ls, d: s.pad_einsum(b, [d.draw(st.integers(1, 4))] * len(s.get(b).iter_vars)),
+    "pad_einsum": lambda s, b, ls, d: s.pad_einsum(
+        b, [d.draw(st.integers(1, 4))] * len(s.get(b).iter_vars)
+    ),
     "compute_at": lambda s, b, ls, d: _to_other_block(s, b, d, s.get_consumers, s.compute_at),
     "reverse_compute_at": lambda s, b, ls, d: _to_other_block(
         s, b, d, s.get_producers, s.reverse_compute_at

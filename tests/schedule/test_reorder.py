@@ -11,7 +11,9 @@ def test_reorder_reduction_loop_outermost():
     sch = Schedule(func)
     i, _, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(k, i)
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -23,7 +25,8 @@ def test_reorder_reduction_loop_outermost():
                     with T.init():
                         C[v_i, v_j] = T.float32(0.0)
                     C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -44,7 +47,9 @@ def test_reorder_rejects_loops_of_different_nests():
     i, _ = sch.get_loops(sch.get_block("B"))
     i2, _ = sch.get_loops(sch.get_block("C"))
     before = sch.mod
-    with pytest.raises(ScheduleError, match="reorder: loop i is not on the same loop nest as the others"):
+    with pytest.raises(
+        ScheduleError, match="reorder: loop i is not on the same loop nest as the others"
+    ):
         sch.reorder(i2, i)
     with pytest.raises(ScheduleError, match="more than once"):
         sch.reorder(i, i)

@@ -16,7 +16,9 @@ def test_rfactor_a_row_sum():
     _, kk = sch.get_loops(sch.get_block("S"))
     rf = sch.rfactor(kk, 0)
     assert sch.get(rf).name_hint == "S_rf"
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((4, 8), "float32"), S: T.Buffer((4,), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -37,7 +39,8 @@ def test_rfactor_a_row_sum():
                     with T.init():
                         S[v_i_1] = T.float32(0.0)
                     S[v_i_1] = S[v_i_1] + S_rf[vk, v_i_1]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 

@@ -13,7 +13,9 @@ def test_split_with_inferred_outer_factor():
     i, _ = sch.get_loops(sch.get_block("B"))
     io, ii = sch.split(i, factors=[None, 4])
     assert [sch.get(lp).extent.value for lp in (io, ii)] == [2, 4]
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -31,7 +33,8 @@ def test_split_with_inferred_outer_factor():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -40,7 +43,9 @@ def test_split_that_does_not_divide_adds_a_guard():
     sch = Schedule(func)
     i, _ = sch.get_loops(sch.get_block("B"))
     sch.split(i, factors=[None, 4])
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((10, 6), "float32"), C: T.Buffer((10, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -59,7 +64,8 @@ def test_split_that_does_not_divide_adds_a_guard():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -77,10 +83,15 @@ def test_split_of_a_symbolic_extent_keeps_a_guard():
     A = tir.decl_buffer((n,), "float32", "A")
     i, vi = tir.Var("i"), tir.Var("vi")
     block = tir.Block(
-        (tir.IterVar(vi, tir.Range.from_min_extent(0, n)),), (), (), "B",
+        (tir.IterVar(vi, tir.Range.from_min_extent(0, n)),),
+        (),
+        (),
+        "B",
         tir.BufferStore(A, tir.const(1.0), (vi,)),
     )
-    body = tir.For(i, tir.const(0), n, tir.ForKind.SERIAL, tir.BlockRealize((i,), tir.const(True), block))
+    body = tir.For(
+        i, tir.const(0), n, tir.ForKind.SERIAL, tir.BlockRealize((i,), tir.const(True), block)
+    )
     sch = Schedule(tir.PrimFunc((A,), body))
     io, ii = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
     realize = sch.get(ii).body
@@ -92,7 +103,9 @@ def test_split_errors_leave_the_schedule_unchanged():
     sch = Schedule(elementwise(8, 6))
     i, _ = sch.get_loops(sch.get_block("B"))
     before = sch.mod
-    with pytest.raises(ScheduleError, match=r"split: the factors \[2, 3\] multiply to 6 < the loop extent 8"):
+    with pytest.raises(
+        ScheduleError, match=r"split: the factors \[2, 3\] multiply to 6 < the loop extent 8"
+    ):
         sch.split(i, factors=[2, 3])
     with pytest.raises(ScheduleError, match="at most one factor may be None"):
         sch.split(i, factors=[None, None])

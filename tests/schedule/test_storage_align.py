@@ -10,7 +10,9 @@ def test_storage_align_annotates_the_block():
     func = elementwise(8, 6)
     sch = Schedule(func)
     sch.storage_align(sch.get_block("B"), 0, axis=0, factor=8, offset=1)
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -28,7 +30,8 @@ def test_storage_align_annotates_the_block():
                     T.reads(B[v_i_1, v_j_1])
                     T.writes(C[v_i_1, v_j_1])
                     C[v_i_1, v_j_1] = B[v_i_1, v_j_1] + T.float32(1.0)
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 

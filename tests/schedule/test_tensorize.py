@@ -9,7 +9,9 @@ from unity.script import tir as T
 
 
 @T.prim_func
-def dot4_desc(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"), c: T.Buffer((1,), "float32")):
+def dot4_desc(
+    a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"), c: T.Buffer((1,), "float32")
+):
     for k in T.serial(4):
         with T.block("update"):
             vk = T.axis.reduce(4, k)
@@ -17,7 +19,9 @@ def dot4_desc(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"), c: T.B
 
 
 @T.prim_func
-def dot4_impl(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"), c: T.Buffer((1,), "float32")):
+def dot4_impl(
+    a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"), c: T.Buffer((1,), "float32")
+):
     c[0] = c[0] + a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
 
 
@@ -40,7 +44,9 @@ def test_tensorize_a_matvec_with_a_dot_product():
     ko, ki = sch.split(k, factors=[None, 4])
     sch.decompose_reduction(block, ko)
     sch.tensorize(ki, "test_dot_4")
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((6, 8), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -59,7 +65,8 @@ def test_tensorize_a_matvec_with_a_dot_product():
                         b = T.match_buffer(B[vk_0 * 4:vk_0 * 4 + 4], (4,), "float32")
                         c = T.match_buffer(C[vi], (1,), "float32")
                         c[0] = c[0] + a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
 
 
@@ -69,9 +76,13 @@ def test_tensorize_errors():
     block = sch.get_block("C")
     _, k = sch.get_loops(block)
     before = sch.mod
-    with pytest.raises(ScheduleError, match=r"tensorize: no tensor intrinsic 'nope' \(registered: .*test_dot_4"):
+    with pytest.raises(
+        ScheduleError, match=r"tensorize: no tensor intrinsic 'nope' \(registered: .*test_dot_4"
+    ):
         sch.tensorize(k, "nope")
-    with pytest.raises(ScheduleError, match=r"loop extents \['8'\] do not match intrinsic test_dot_4's \['4'\]"):
+    with pytest.raises(
+        ScheduleError, match=r"loop extents \['8'\] do not match intrinsic test_dot_4's \['4'\]"
+    ):
         sch.tensorize(k, "test_dot_4")
     _, ki = sch.split(k, factors=[None, 4])
     with pytest.raises(ScheduleError, match="differ in having an init"):

@@ -12,7 +12,9 @@ def test_pack_a_cached_matrix_into_panels():
     sch = Schedule(func)
     packed = sch.cache_read(sch.get_block("C"), 1, "global")
     sch.transform_layout(packed, ("write", 0), lambda k, j: (j // 4, k, j % 4))
-    assert_ir(sch.mod, '''
+    assert_ir(
+        sch.mod,
+        """
         @T.prim_func
         def main(A: T.Buffer((4, 2), "float32"), B: T.Buffer((2, 8), "float32"), C: T.Buffer((4, 8), "float32")):
             T.func_attr({"tir.noalias": True})
@@ -31,7 +33,8 @@ def test_pack_a_cached_matrix_into_panels():
                     with T.init():
                         C[v_i, v_j] = T.float32(0.0)
                     C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B_global[v_j // 4, v_k, v_j % 4]
-    ''')
+    """,
+    )
     check_same_result(func, sch.mod)
     assert "index_map=lambda k, j: (j // 4, k, j % 4))" in sch.trace.show()
     again = Schedule(func)

@@ -66,6 +66,18 @@ _DIM_OPS: dict[str, Callable[[int, int], int]] = {
 }
 
 
+def _data_pointer(arr: np.ndarray) -> int:
+    """Address of `arr`'s first element (`from_buffer` is 3x faster than `arr.ctypes.data`,
+    but needs a writable, non-empty array)."""
+    try:
+        return ctypes.addressof(_BYTE.from_buffer(arr))
+    except (TypeError, ValueError):
+        return arr.ctypes.data
+
+
+_BYTE = ctypes.c_char
+
+
 def scalar_ctype(dtype: str) -> type:
     """The ctypes type a scalar parameter of `dtype` is passed as.
 
@@ -152,7 +164,7 @@ class _BufferArg:
             )
         if self.strides is not None:
             self._bind_strides(arr, env)
-        return arr.ctypes.data
+        return _data_pointer(arr)
 
     def check_exprs(self, arr_shape: tuple[int, ...], env: dict[str, int]) -> None:
         for axis, dim in self.expr_dims:

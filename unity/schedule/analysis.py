@@ -279,10 +279,16 @@ class _Accesses(StmtExprVisitor):
         from unity.tir.functor import substitute
 
         bmap = binding_map(realize)
-        for regions, table in ((realize.block.reads, self.reads), (realize.block.writes, self.writes)):
+        for regions, table in (
+            (realize.block.reads, self.reads),
+            (realize.block.writes, self.writes),
+        ):
             for r in regions:
                 lo = tuple(substitute(rng.min, bmap) for rng in r.region)
-                hi = tuple(substitute(_add(rng.min, _add(rng.extent, const(-1, rng.extent.dtype))), bmap) for rng in r.region)
+                hi = tuple(
+                    substitute(_add(rng.min, _add(rng.extent, const(-1, rng.extent.dtype))), bmap)
+                    for rng in r.region
+                )
                 table.setdefault(r.buffer, []).extend((lo, hi))
 
 

@@ -63,7 +63,9 @@ class Schedule:
         elif isinstance(func_or_mod, IRModule):
             mod = func_or_mod.copy()
         else:
-            raise TypeError(f"Schedule takes a PrimFunc or an IRModule, not {type(func_or_mod).__name__}")
+            raise TypeError(
+                f"Schedule takes a PrimFunc or an IRModule, not {type(func_or_mod).__name__}"
+            )
         self.state = ScheduleState(mod)
         self.trace = Trace()
 
@@ -193,7 +195,9 @@ class Schedule:
         P.compute_at(self.state, block, loop, preserve_unit_loops)
 
     @_traced
-    def reverse_compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False) -> None:
+    def reverse_compute_at(
+        self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False
+    ) -> None:
         """Move a consumer block under a loop of its producer."""
         P.reverse_compute_at(self.state, block, loop, preserve_unit_loops)
 
@@ -213,7 +217,9 @@ class Schedule:
         P.set_scope(self.state, block, buffer_index, storage_scope)
 
     @_traced
-    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int) -> None:
+    def storage_align(
+        self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
+    ) -> None:
         """Pad the stride of one axis of a buffer `block` writes (a lowering hint)."""
         P.storage_align(self.state, block, buffer_index, axis, factor, offset)
 

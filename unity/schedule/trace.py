@@ -51,7 +51,9 @@ class Trace:
         names: dict[object, str] = {}
         lines = []
         for inst in self.insts:
-            call = f"sch.{inst.kind}({', '.join(_fmt_arg(k, v, names) for k, v in inst.args.items())})"
+            call = (
+                f"sch.{inst.kind}({', '.join(_fmt_arg(k, v, names) for k, v in inst.args.items())})"
+            )
             targets = _name_outputs(inst.outputs, names)
             lines.append(f"{targets} = {call}" if targets else call)
         return "\n".join(lines)

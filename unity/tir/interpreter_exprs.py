@@ -142,12 +142,12 @@ def e_cast_(self: Any, node: E.Cast) -> str:
     if target == "bool":
         return f"bool({value})"
     if dt.is_float(target):
-        return f"{self.hoist('t', target, _np_dtype(target).type)}({value})"
+        return f"{self.hoist('s', target, _np_dtype(target).type)}({value})"
     bits, signed = dt.bits(target), dt.is_int(target)
     wrapped = f"_wrap_int(int({value}), {bits}, {signed})"
     if target in ("int32", "int64"):
         return wrapped
-    return f"{self.hoist('t', target, _np_dtype(target).type)}({wrapped})"
+    return f"{self.hoist('s', target, _np_dtype(target).type)}({wrapped})"
 
 
 def e_ramp_(self: Any, node: E.Ramp) -> str:

@@ -18,7 +18,7 @@ from unity import te, tir
 from unity.ir import dtype as dt
 from unity.te import Tensor
 from unity.tir.expr import IterVar, PrimExpr, const
-from unity.topi.utils import AxisLike, normalize_axes, product
+from unity.topi.utils import AxisLike, cast, normalize_axes, product
 
 Reducer = Callable[..., PrimExpr]
 
@@ -109,7 +109,7 @@ def _count(x: Tensor, axes: tuple[int, ...]) -> PrimExpr:
 def _divide(total: Tensor, count: PrimExpr, name: str) -> Tensor:
     def body(*i: PrimExpr) -> PrimExpr:
         v = total[i]
-        return v / count.astype(v.dtype)
+        return v / cast(count, v.dtype)
 
     return te.compute(total.shape, body, name=name)
 

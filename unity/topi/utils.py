@@ -257,3 +257,18 @@ def scalar_or_load(value: Tensor | ExprLike, indices: Sequence[PrimExpr],
     if isinstance(value, Tensor):
         return broadcast_load(value, indices, out_shape)
     return const(value)
+
+
+def cast(value: ExprLike, dtype: str) -> PrimExpr:
+    """`value` as `dtype`, folding constants (an element count becomes a float immediate).
+
+    Example:
+        >>> cast(tir.const(3), "float32").value
+        3.0
+    """
+    expr = const(value)
+    if isinstance(expr, IntImm) and dtype.startswith(("float", "bfloat")):
+        return const(float(expr.value), dtype)
+    if isinstance(expr, IntImm) and dtype.startswith(("int", "uint")):
+        return const(expr.value, dtype)
+    return expr.astype(dtype)

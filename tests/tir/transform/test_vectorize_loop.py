@@ -1,3 +1,5 @@
+import numpy as np
+
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.script import tir as T
@@ -98,9 +100,29 @@ def test_reduction_into_one_element_stays_serial():
     assert_same_results(before, after)
 
 
-def test_symbolic_extent_becomes_serial():
-    n = tir.Var("n")
-    after = VectorizeLoop()(module(_scale(n)))
+def test_symbolic_extent_gets_vector_chunks_and_scalar_tail():
+    n = tir.SizeVar("n")
+    A = tir.decl_buffer((n,), "float32", "A")
+    B = tir.decl_buffer((n,), "float32", "B")
+    i = tir.Var("i")
+    before = module(tir.PrimFunc((A, B), loop(i, n, tir.BufferStore(B, A[i] * 2.0, (i,)), V)))
+    main, tail = VectorizeLoop()(before)["main"].body.seq
+    assert_structural_equal(main.extent, n // 16)
+    assert main.body.value.dtype == "float32x16"
+    assert_structural_equal((tail.min, tail.extent), (n // 16 * 16, n - n // 16 * 16))
+    after = VectorizeLoop()(before)
+    for size in (5, 16, 37):
+        a = np.arange(size, dtype="float32")
+        b = np.zeros(size, "float32")
+        tir.interpret(after, a, b)
+        np.testing.assert_array_equal(b, a * 2)
+
+
+def test_nested_loop_inside_stays_serial():
+    A = tir.decl_buffer((8, 4), "float32", "A")
+    i, j = tir.Var("i"), tir.Var("j")
+    body = loop(j, 4, tir.BufferStore(A, tir.const(1.0), (i, j)))
+    after = VectorizeLoop()(module(tir.PrimFunc((A,), loop(i, 8, body, V))))
     assert after["main"].body.kind is ForKind.SERIAL
 
 

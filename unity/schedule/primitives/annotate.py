@@ -28,14 +28,18 @@ def _target(state: ScheduleState, rv: BlockRV | LoopRV, primitive: str):
     return func_name, func, realize.block
 
 
-def annotate(state: ScheduleState, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: AnnotationValue) -> None:
+def annotate(
+    state: ScheduleState, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: AnnotationValue
+) -> None:
     """Set annotation `ann_key` to `ann_val` on a block or loop.
 
     Example:
         >>> sch.annotate(i, "pragma_auto_unroll_max_step", 16)  # doctest: +SKIP
     """
     if not isinstance(ann_key, str):
-        raise ScheduleError("annotate", f"the annotation key must be a string, not {type(ann_key).__name__}")
+        raise ScheduleError(
+            "annotate", f"the annotation key must be a string, not {type(ann_key).__name__}"
+        )
     func_name, func, node = _target(state, block_or_loop, "annotate")
     new = node.replace(annotations={**node.annotations, ann_key: ann_val})
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {node: new})))
@@ -50,6 +54,8 @@ def unannotate(state: ScheduleState, block_or_loop: BlockRV | LoopRV, ann_key: s
     func_name, func, node = _target(state, block_or_loop, "unannotate")
     if ann_key not in node.annotations:
         have = ", ".join(map(repr, node.annotations)) or "none"
-        raise ScheduleError("unannotate", f"no annotation {ann_key!r} here (it has: {have})", func, node)
+        raise ScheduleError(
+            "unannotate", f"no annotation {ann_key!r} here (it has: {have})", func, node
+        )
     new = node.replace(annotations={k: v for k, v in node.annotations.items() if k != ann_key})
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {node: new})))

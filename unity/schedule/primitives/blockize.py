@@ -73,7 +73,11 @@ def blockize_loop(state: ScheduleState, func, lpath: list, realize: BlockRealize
     used = set().union(*(used_vars(v) for v in realize.iter_values))
     reduce_used = reduction_loop_vars(realize)
     spatial_used = set().union(
-        *(used_vars(v) for iv, v in zip(realize.block.iter_vars, realize.iter_values) if iv.iter_type is IterType.SPATIAL)
+        *(
+            used_vars(v)
+            for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+            if iv.iter_type is IterType.SPATIAL
+        )
     )
     iters, values, vmap = [], [], {}
     for lp in outer_loops:
@@ -96,7 +100,9 @@ def blockize_loop(state: ScheduleState, func, lpath: list, realize: BlockRealize
     return BlockRealize(tuple(values), const(True), outer), outer
 
 
-def _regions(body: For, inner: BlockRealize, regions: tuple[BufferRegion, ...]) -> tuple[BufferRegion, ...]:
+def _regions(
+    body: For, inner: BlockRealize, regions: tuple[BufferRegion, ...]
+) -> tuple[BufferRegion, ...]:
     path = find_path(body, lambda s: s is inner) or []
     doms = {s.loop_var: Range(s.min, s.extent) for s in path if isinstance(s, For)}
     bmap = binding_map(inner)
@@ -105,7 +111,9 @@ def _regions(body: For, inner: BlockRealize, regions: tuple[BufferRegion, ...]) 
         ranges = []
         for r in region.region:
             lo = bound(substitute(r.min, bmap), doms)
-            hi = bound(substitute(_add(r.min, _add(r.extent, const(-1, r.extent.dtype))), bmap), doms)
+            hi = bound(
+                substitute(_add(r.min, _add(r.extent, const(-1, r.extent.dtype))), bmap), doms
+            )
             if lo is None or hi is None:
                 out.append(BufferRegion.full(region.buffer))
                 break

@@ -45,10 +45,19 @@ def _check_scope(scope: str, primitive: str) -> None:
 def _copy_nest(src: Buffer, dst: Buffer, name: str) -> Stmt:
     """Loops `ax*` over the whole buffer and a block `name` doing `dst[v] = src[v]`."""
     axes = [Var(f"ax{d}", dim.dtype) for d, dim in enumerate(src.shape)]
-    ivars = [IterVar(Var(f"v{d}", dim.dtype), Range(const(0, dim.dtype), dim), IterType.SPATIAL) for d, dim in enumerate(src.shape)]
+    ivars = [
+        IterVar(Var(f"v{d}", dim.dtype), Range(const(0, dim.dtype), dim), IterType.SPATIAL)
+        for d, dim in enumerate(src.shape)
+    ]
     idx = tuple(iv.var for iv in ivars)
     store = BufferStore(dst, src[idx] if idx else src[()], idx)  # type: ignore[index]
-    blk = Block(tuple(ivars), (BufferRegion.from_point(src, idx),), (BufferRegion.from_point(dst, idx),), name, store)
+    blk = Block(
+        tuple(ivars),
+        (BufferRegion.from_point(src, idx),),
+        (BufferRegion.from_point(dst, idx),),
+        name,
+        store,
+    )
     nest: Stmt = BlockRealize(tuple(axes), const(True), blk)
     for ax, dim in zip(reversed(axes), reversed(src.shape)):
         nest = For(ax, const(0, dim.dtype), dim, ForKind.SERIAL, nest)
@@ -66,7 +75,9 @@ def _resolve(state: ScheduleState, block: BlockRV, p: str):
     return func_name, func, path
 
 
-def _check_no_reader_inside(anchor: Stmt, writer: BlockRealize, buf: Buffer, func: PrimFunc, p: str) -> None:
+def _check_no_reader_inside(
+    anchor: Stmt, writer: BlockRealize, buf: Buffer, func: PrimFunc, p: str
+) -> None:
     """The copy goes after the writer's whole loop nest: nothing in that nest may read `buf`."""
     nest = [anchor] if isinstance(anchor, BlockRealize) else child_realizes(anchor)
     for r in nest:
@@ -75,7 +86,9 @@ def _check_no_reader_inside(anchor: Stmt, writer: BlockRealize, buf: Buffer, fun
             raise ScheduleError(p, msg, func, r.block)
 
 
-def cache_read(state: ScheduleState, block: BlockRV, read_buffer_index: int, storage_scope: str) -> BlockRV:
+def cache_read(
+    state: ScheduleState, block: BlockRV, read_buffer_index: int, storage_scope: str
+) -> BlockRV:
     """Copy the `read_buffer_index`-th buffer `block` reads into a new buffer in `storage_scope`.
 
     Every block of the scope that reads the buffer then reads the copy.  The copy block
@@ -119,7 +132,9 @@ def cache_read(state: ScheduleState, block: BlockRV, read_buffer_index: int, sto
     return state.block_rv(func_name, name)
 
 
-def cache_write(state: ScheduleState, block: BlockRV, write_buffer_index: int, storage_scope: str) -> BlockRV:
+def cache_write(
+    state: ScheduleState, block: BlockRV, write_buffer_index: int, storage_scope: str
+) -> BlockRV:
     """Make `block` write a new buffer in `storage_scope`, copied back by a new block after it.
 
     Raises:

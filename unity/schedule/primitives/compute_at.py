@@ -54,7 +54,9 @@ from unity.tir.functor import substitute
 from unity.tir.stmt import BlockRealize, For, ForKind, Stmt, seq
 
 
-def compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False) -> None:
+def compute_at(
+    state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False
+) -> None:
     """Move producer `block` under `loop`, computing only what one iteration consumes.
 
     Raises:
@@ -70,27 +72,40 @@ def compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit
     writes = buffers_written([realize])
     consumers = [r for r in siblings if r is not realize and buffers_read([r]) & writes]
     if not consumers:
-        raise ScheduleError(p, f"block {realize.block.name_hint} has no consumer", func, realize.block)
+        raise ScheduleError(
+            p, f"block {realize.block.name_hint} has no consumer", func, realize.block
+        )
     for c in consumers:
         if c not in under:
             msg = f"consumer {c.block.name_hint} of block {realize.block.name_hint} is not under loop {target.loop_var.name}"
             raise ScheduleError(p, msg, func, target)
     first = siblings.index(consumers[0])
     if siblings.index(realize) > siblings.index(under[0]):
-        raise ScheduleError(p, f"block {realize.block.name_hint} comes after loop {target.loop_var.name}", func, realize.block)
+        raise ScheduleError(
+            p,
+            f"block {realize.block.name_hint} comes after loop {target.loop_var.name}",
+            func,
+            realize.block,
+        )
     reads = buffers_read([realize])
     for r in siblings[siblings.index(realize) + 1 : first] + under:
         if buffers_written([r]) & (reads | writes):
             msg = f"block {r.block.name_hint} writes a buffer block {realize.block.name_hint} reads or writes"
             raise ScheduleError(p, msg, func, r.block)
     buf, key = _key_access(realize, realize.block.writes, func, p, "writes")
-    region = _hull([_needed(target, c, buf, c.block.reads) for c in consumers if buf in buffers_read([c])], buf)
+    region = _hull(
+        [_needed(target, c, buf, c.block.reads) for c in consumers if buf in buffers_read([c])], buf
+    )
     nest = _nest(realize, key, region, preserve_unit_loops, lpath, func)
     new_target = target.replace(body=seq(nest, target.body))
-    state.commit(func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target})))
+    state.commit(
+        func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target}))
+    )
 
 
-def reverse_compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False) -> None:
+def reverse_compute_at(
+    state: ScheduleState, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False
+) -> None:
     """Move consumer `block` under `loop`, consuming what one iteration produces.
 
     Raises:
@@ -108,7 +123,9 @@ def reverse_compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, prese
     index = siblings.index(realize)
     producers = [r for r in siblings[:index] if buffers_written([r]) & reads]
     if not producers:
-        raise ScheduleError(p, f"block {realize.block.name_hint} has no producer", func, realize.block)
+        raise ScheduleError(
+            p, f"block {realize.block.name_hint} has no producer", func, realize.block
+        )
     for prod in producers:
         if prod not in under:
             msg = f"producer {prod.block.name_hint} of block {realize.block.name_hint} is not under loop {target.loop_var.name}"
@@ -118,18 +135,32 @@ def reverse_compute_at(state: ScheduleState, block: BlockRV, loop: LoopRV, prese
             msg = f"loop {target.loop_var.name} (or a loop above it) is a reduction loop of producer {prod.block.name_hint}"
             raise ScheduleError(p, msg, func, target)
     if index < siblings.index(under[-1]):
-        raise ScheduleError(p, f"block {realize.block.name_hint} comes before loop {target.loop_var.name}", func, realize.block)
+        raise ScheduleError(
+            p,
+            f"block {realize.block.name_hint} comes before loop {target.loop_var.name}",
+            func,
+            realize.block,
+        )
     writes = buffers_written([realize])
     for r in siblings[siblings.index(under[-1]) + 1 : index] + under:
-        if (buffers_read([r]) | buffers_written([r])) & writes or (r not in producers and buffers_written([r]) & reads):
+        if (buffers_read([r]) | buffers_written([r])) & writes or (
+            r not in producers and buffers_written([r]) & reads
+        ):
             msg = f"block {r.block.name_hint} touches a buffer block {realize.block.name_hint} reads or writes"
             raise ScheduleError(p, msg, func, r.block)
     produced = buffers_written(producers) & reads
-    buf, key = _key_access(realize, tuple(r for r in realize.block.reads if r.buffer in produced), func, p, "reads")
-    region = _hull([_needed(target, q, buf, q.block.writes) for q in producers if buf in buffers_written([q])], buf)
+    buf, key = _key_access(
+        realize, tuple(r for r in realize.block.reads if r.buffer in produced), func, p, "reads"
+    )
+    region = _hull(
+        [_needed(target, q, buf, q.block.writes) for q in producers if buf in buffers_written([q])],
+        buf,
+    )
     nest = _nest(realize, key, region, preserve_unit_loops, lpath, func)
     new_target = target.replace(body=seq(target.body, nest))
-    state.commit(func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target})))
+    state.commit(
+        func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target}))
+    )
 
 
 def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):
@@ -138,7 +169,12 @@ def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):
     realize: BlockRealize = bpath[-1]
     target: For = lpath[-1]
     if realize in lpath:
-        raise ScheduleError(p, f"loop {target.loop_var.name} is inside block {realize.block.name_hint}", func, target)
+        raise ScheduleError(
+            p,
+            f"loop {target.loop_var.name} is inside block {realize.block.name_hint}",
+            func,
+            target,
+        )
     bs, ls = scope_index(bpath), scope_index(lpath)
     if (bpath[bs] if bs >= 0 else None) is not (lpath[ls] if ls >= 0 else None):
         msg = f"loop {target.loop_var.name} is not in the scope of block {realize.block.name_hint}"
@@ -148,7 +184,9 @@ def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):
     return func_name, func, bpath, lpath, realize, target, scope_realizes(func, bpath)
 
 
-def _key_access(realize: BlockRealize, regions: tuple[BufferRegion, ...], func: PrimFunc, p: str, what: str):
+def _key_access(
+    realize: BlockRealize, regions: tuple[BufferRegion, ...], func: PrimFunc, p: str, what: str
+):
     blk = realize.block
     spatial = {iv.var for iv in blk.iter_vars if iv.iter_type is IterType.SPATIAL}
     if len({r.buffer for r in regions}) != 1:
@@ -156,14 +194,19 @@ def _key_access(realize: BlockRealize, regions: tuple[BufferRegion, ...], func: 
         raise ScheduleError(p, msg, func, blk)
     region = regions[0]
     key = [r.min for r in region.region]
-    ok = all(isinstance(v, Var) and v in spatial and as_int(r.extent) == 1 for v, r in zip(key, region.region))
+    ok = all(
+        isinstance(v, Var) and v in spatial and as_int(r.extent) == 1
+        for v, r in zip(key, region.region)
+    )
     if not ok or len(set(key)) != len(key):
         msg = f"block {blk.name_hint} {what} {region.buffer.name} at something other than a point of distinct spatial iteration vars"
         raise ScheduleError(p, msg, func, blk)
     return region.buffer, key
 
 
-def _needed(target: For, realize: BlockRealize, buf: Buffer, regions: tuple[BufferRegion, ...]) -> list[Range] | None:
+def _needed(
+    target: For, realize: BlockRealize, buf: Buffer, regions: tuple[BufferRegion, ...]
+) -> list[Range] | None:
     path = find_path(target, lambda s: s is realize) or []
     doms = {s.loop_var: Range(s.min, s.extent) for s in path[1:] if isinstance(s, For)}
     bmap = binding_map(realize)
@@ -174,13 +217,20 @@ def _needed(target: For, realize: BlockRealize, buf: Buffer, regions: tuple[Buff
         ranges = []
         for r in region.region:
             lo = bound(substitute(r.min, bmap), doms)
-            hi = bound(substitute(_add(r.min, _add(r.extent, const(-1, r.extent.dtype))), bmap), doms)
+            hi = bound(
+                substitute(_add(r.min, _add(r.extent, const(-1, r.extent.dtype))), bmap), doms
+            )
             if lo is None or hi is None:
                 return None
             ranges.append((lo[0], hi[1]))
-        out = [Range(lo, hi) for lo, hi in ranges] if out is None else [
-            Range(_fold([a.min, lo], min_value_of), _fold([a.extent, hi], max_value_of)) for a, (lo, hi) in zip(out, ranges)
-        ]
+        out = (
+            [Range(lo, hi) for lo, hi in ranges]
+            if out is None
+            else [
+                Range(_fold([a.min, lo], min_value_of), _fold([a.extent, hi], max_value_of))
+                for a, (lo, hi) in zip(out, ranges)
+            ]
+        )
     return out
 
 
@@ -196,7 +246,14 @@ def _hull(items: list[list[Range] | None], buf: Buffer) -> list[Range]:
     return out
 
 
-def _nest(realize: BlockRealize, key: list[PrimExpr], region: list[Range], keep_units: bool, lpath: list, func: PrimFunc) -> Stmt:
+def _nest(
+    realize: BlockRealize,
+    key: list[PrimExpr],
+    region: list[Range],
+    keep_units: bool,
+    lpath: list,
+    func: PrimFunc,
+) -> Stmt:
     blk = realize.block
     dim_of = {v: d for d, v in enumerate(key)}
     doms = {s.loop_var: Range(s.min, s.extent) for s in lpath if isinstance(s, For)}
@@ -213,7 +270,9 @@ def _nest(realize: BlockRealize, key: list[PrimExpr], region: list[Range], keep_
             value = _add(r.min, ax)
         values.append(value)
         if iv.var in dim_of:
-            preds += _guards(value, iv.dom, {**doms, **{a: Range(const(0, e.dtype), e) for a, e in loops}})
+            preds += _guards(
+                value, iv.dom, {**doms, **{a: Range(const(0, e.dtype), e) for a, e in loops}}
+            )
     nest: Stmt = BlockRealize(tuple(values), conjoin(preds), blk)
     for ax, ext in reversed(loops):
         nest = For(ax, const(0, ax.dtype), ext, ForKind.SERIAL, nest)

@@ -37,7 +37,9 @@ from unity.tir.stmt import Block, BlockRealize, BufferStore, Stmt
 
 def _elementwise_store(func: PrimFunc, blk: Block, primitive: str) -> BufferStore:
     if blk.init is not None:
-        raise ScheduleError(primitive, f"block {blk.name_hint} is a reduction (it has an init)", func, blk)
+        raise ScheduleError(
+            primitive, f"block {blk.name_hint} is a reduction (it has an init)", func, blk
+        )
     if not isinstance(blk.body, BufferStore):
         msg = f"the body of block {blk.name_hint} is not a single buffer store"
         raise ScheduleError(primitive, msg, func, blk)
@@ -137,11 +139,15 @@ def reverse_compute_inline(state: ScheduleState, block: BlockRV) -> None:
         msg = f"block {blk.name_hint} does not read {pstore.buffer.name} at one point indexed by all its iteration vars"
         raise ScheduleError(p, msg, func, blk)
     if is_param(func, pstore.buffer) or len(_readers(siblings, pstore.buffer)) != 1:
-        msg = f"{pstore.buffer.name} is read outside block {blk.name_hint} (or is a function output)"
+        msg = (
+            f"{pstore.buffer.name} is read outside block {blk.name_hint} (or is a function output)"
+        )
         raise ScheduleError(p, msg, func, blk)
     vmap = dict(zip(params, pstore.indices))
     inlined = substitute(_subst_load(store.value, pstore.buffer, pstore.value), vmap)
-    new_store = BufferStore(store.buffer, inlined, tuple(substitute(i, vmap) for i in store.indices))
+    new_store = BufferStore(
+        store.buffer, inlined, tuple(substitute(i, vmap) for i in store.indices)
+    )
     new_block = with_regions(producer.block.replace(body=new_store))
     body = replace_stmts(func.body, {realize: None, producer.block: new_block})
     state.commit(func_name, alloc_in_root(func.replace(body=body), [], remove=pstore.buffer))
@@ -151,7 +157,9 @@ def _loads_of(expr: PrimExpr, buf: Buffer) -> list[BufferLoad]:
     from unity.tir.functor import post_order_visit
 
     out: list[BufferLoad] = []
-    post_order_visit(expr, lambda n: out.append(n) if isinstance(n, BufferLoad) and n.buffer is buf else None)  # type: ignore[arg-type]
+    post_order_visit(
+        expr, lambda n: out.append(n) if isinstance(n, BufferLoad) and n.buffer is buf else None
+    )  # type: ignore[arg-type]
     return out
 
 

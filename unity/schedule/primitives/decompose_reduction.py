@@ -54,8 +54,12 @@ def decompose_reduction(state: ScheduleState, block: BlockRV, loop: LoopRV) -> B
     target: For = lpath[-1]
     blk = realize.block
     if blk.init is None:
-        raise ScheduleError(P, f"block {blk.name_hint} has no init (it is not a reduction)", func, blk)
-    if target not in bpath or any(isinstance(s, BlockRealize) for s in bpath[bpath.index(target) : -1]):
+        raise ScheduleError(
+            P, f"block {blk.name_hint} has no init (it is not a reduction)", func, blk
+        )
+    if target not in bpath or any(
+        isinstance(s, BlockRealize) for s in bpath[bpath.index(target) : -1]
+    ):
         msg = f"loop {target.loop_var.name} is not above block {blk.name_hint} in its scope"
         raise ScheduleError(P, msg, func, target)
     loops = [s for s in bpath[bpath.index(target) : -1] if isinstance(s, For)]
@@ -63,15 +67,21 @@ def decompose_reduction(state: ScheduleState, block: BlockRV, loop: LoopRV) -> B
     bound_vars = set().union(*(used_vars(v) for v in realize.iter_values))
     for lp in loops:
         if lp.loop_var not in bound_vars:
-            msg = (f"loop {lp.loop_var.name} feeds no iteration variable of block {blk.name_hint}; "
-                   "the update would repeat without its init")
+            msg = (
+                f"loop {lp.loop_var.name} feeds no iteration variable of block {blk.name_hint}; "
+                "the update would repeat without its init"
+            )
             raise ScheduleError(P, msg, func, lp)
     for outer in bpath[scope_index(bpath) + 1 : bpath.index(target)]:
         if isinstance(outer, For) and outer.loop_var in reduce_vars:
-            msg = (f"loop {target.loop_var.name} is inside reduction loop {outer.loop_var.name}; "
-                   "the init must go before every reduction loop")
+            msg = (
+                f"loop {target.loop_var.name} is inside reduction loop {outer.loop_var.name}; "
+                "the init must go before every reduction loop"
+            )
             raise ScheduleError(P, msg, func, target)
-    init_realize = _init_realize(realize, loops, state.unique_block_name(func, f"{blk.name_hint}_init"), func)
+    init_realize = _init_realize(
+        realize, loops, state.unique_block_name(func, f"{blk.name_hint}_init"), func
+    )
     nest: Stmt = init_realize[0]
     for old, new_var in reversed(init_realize[1]):
         nest = For(new_var, old.min, old.extent, ForKind.SERIAL, nest)
@@ -101,9 +111,17 @@ def _init_realize(realize: BlockRealize, loops: list[For], name: str, func: obje
         if lp.loop_var in reduce_used:
             msg = f"loop {lp.loop_var.name} feeds both spatial and reduction iteration variables"
             raise ScheduleError(P, msg, func, lp)
-    lmap: dict[Var, PrimExpr] = {lp.loop_var: Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in copied}
+    lmap: dict[Var, PrimExpr] = {
+        lp.loop_var: Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in copied
+    }
     inner = {lp.loop_var for lp in loops}
-    preds = [substitute(p, lmap) for p in conjuncts(realize.predicate) if used_vars(p) & inner <= set(lmap)]
+    preds = [
+        substitute(p, lmap)
+        for p in conjuncts(realize.predicate)
+        if used_vars(p) & inner <= set(lmap)
+    ]
     init = Block(tuple(iters), (), (), name, substitute(blk.init, vmap))
-    new = BlockRealize(tuple(substitute(v, lmap) for v in values), conjoin(preds), with_regions(init))
+    new = BlockRealize(
+        tuple(substitute(v, lmap) for v in values), conjoin(preds), with_regions(init)
+    )
     return new, [(lp, lmap[lp.loop_var]) for lp in copied]

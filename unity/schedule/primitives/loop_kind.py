@@ -102,5 +102,7 @@ def bind(state: ScheduleState, loop: LoopRV, thread_axis: str) -> None:
         >>> sch.bind(io, "blockIdx.x")  # doctest: +SKIP
     """
     if thread_axis not in THREAD_TAGS:
-        raise ScheduleError("bind", f"unknown thread axis {thread_axis!r}; use one of {THREAD_TAGS}")
+        raise ScheduleError(
+            "bind", f"unknown thread axis {thread_axis!r}; use one of {THREAD_TAGS}"
+        )
     _set_kind(state, loop, ForKind.THREAD_BINDING, "bind", thread_axis)

@@ -67,26 +67,44 @@ def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> 
         msg = f"block {blk.name_hint} has {len(blk.iter_vars)} iteration variables; got paddings {list(padding)}"
         raise ScheduleError(P, msg, func, blk)
     loops = _loops_of(path, realize, func)
-    if blk.init is not None and not (isinstance(blk.body, BufferStore) and isinstance(blk.body.value, Add)):
+    if blk.init is not None and not (
+        isinstance(blk.body, BufferStore) and isinstance(blk.body.value, Add)
+    ):
         raise ScheduleError(P, f"block {blk.name_hint} is a reduction other than a sum", func, blk)
     new_ext = {}
     for iv, p in zip(blk.iter_vars, padding):
         ext = as_int(iv.dom.extent)
         if ext is None or as_int(iv.dom.min) != 0:
-            raise ScheduleError(P, f"iteration variable {iv.var.name} needs a constant domain from 0", func, blk)
+            raise ScheduleError(
+                P, f"iteration variable {iv.var.name} needs a constant domain from 0", func, blk
+            )
         new_ext[iv.var] = -(-ext // p) * p
     accesses = _accesses(blk, func)
-    shapes = {buf: [const(new_ext[v], buf.shape[d].dtype) for d, v in enumerate(idx)] for buf, idx in accesses.items()}
+    shapes = {
+        buf: [const(new_ext[v], buf.shape[d].dtype) for d, v in enumerate(idx)]
+        for buf, idx in accesses.items()
+    }
     padded = {buf: decl_buffer(shape, buf.dtype, f"{buf.name}_pad") for buf, shape in shapes.items()
               if any(as_int(a) != as_int(b) for a, b in zip(shape, buf.shape))}  # fmt: skip
     if not padded:
         return
     written = {r.buffer for r in blk.writes}
-    new_iters = tuple(iv.replace(dom=Range(iv.dom.min, const(new_ext[iv.var], iv.dom.extent.dtype))) for iv in blk.iter_vars)
+    new_iters = tuple(
+        iv.replace(dom=Range(iv.dom.min, const(new_ext[iv.var], iv.dom.extent.dtype)))
+        for iv in blk.iter_vars
+    )
     new_blk = with_regions(substitute(blk.replace(iter_vars=new_iters), {}, padded))
     nest = _rebuild(loops, realize.replace(block=new_blk), new_ext)
-    before = [_copy(buf, pad, state.unique_block_name(func, pad.name), True) for buf, pad in padded.items() if buf not in written]
-    after = [_copy(pad, buf, state.unique_block_name(func, f"{buf.name}_unpad"), False) for buf, pad in padded.items() if buf in written]
+    before = [
+        _copy(buf, pad, state.unique_block_name(func, pad.name), True)
+        for buf, pad in padded.items()
+        if buf not in written
+    ]
+    after = [
+        _copy(pad, buf, state.unique_block_name(func, f"{buf.name}_unpad"), False)
+        for buf, pad in padded.items()
+        if buf in written
+    ]
     anchor = top_level(path)  # type: ignore[arg-type]
     for buf in written:
         _check_no_reader_inside(anchor, realize, buf, func, P)
@@ -101,11 +119,17 @@ def _loops_of(path: list, realize: BlockRealize, func: object) -> list[tuple[For
     out = []
     for iv, value in zip(blk.iter_vars, realize.iter_values):
         if not isinstance(value, Var) or value not in by_var:
-            raise ScheduleError(P, f"iteration variable {iv.var.name} is not bound to a single loop", func, blk)
+            raise ScheduleError(
+                P, f"iteration variable {iv.var.name} is not bound to a single loop", func, blk
+            )
         out.append((by_var[value], iv))
-    chain = [s for s in path if isinstance(s, For)][-len(out):]
-    if {id(c) for c in chain} != {id(lp) for lp, _ in out} or any(c.body is not n for c, n in zip(chain, chain[1:] + [realize])):
-        raise ScheduleError(P, f"the loops of block {blk.name_hint} must be perfectly nested around it", func, blk)
+    chain = [s for s in path if isinstance(s, For)][-len(out) :]
+    if {id(c) for c in chain} != {id(lp) for lp, _ in out} or any(
+        c.body is not n for c, n in zip(chain, chain[1:] + [realize])
+    ):
+        raise ScheduleError(
+            P, f"the loops of block {blk.name_hint} must be perfectly nested around it", func, blk
+        )
     return sorted(out, key=lambda t: chain.index(t[0]))
 
 
@@ -140,7 +164,12 @@ def _accesses(blk: Block, func: object) -> dict[Buffer, tuple[Var, ...]]:
         if not all(isinstance(i, Var) and i in ivars for i in first) or any(
             any(a is not b for a, b in zip(first, other)) for other in idxs
         ):
-            raise ScheduleError(P, f"block {blk.name_hint} accesses {buf.name} other than by plain iteration variables", func, blk)
+            raise ScheduleError(
+                P,
+                f"block {blk.name_hint} accesses {buf.name} other than by plain iteration variables",
+                func,
+                blk,
+            )
         out[buf] = first
     return out
 
@@ -149,14 +178,19 @@ def _copy(src: Buffer, dst: Buffer, name: str, guard: bool) -> Stmt:
     """`dst[v] = src[v]` over `dst`'s shape (over `src`'s when unpadding), zero outside `src`."""
     shape = dst.shape
     axes = [Var(f"ax{d}", dim.dtype) for d, dim in enumerate(shape)]
-    ivars = [IterVar(Var(f"v{d}", dim.dtype), Range(const(0, dim.dtype), dim), IterType.SPATIAL) for d, dim in enumerate(shape)]
+    ivars = [
+        IterVar(Var(f"v{d}", dim.dtype), Range(const(0, dim.dtype), dim), IterType.SPATIAL)
+        for d, dim in enumerate(shape)
+    ]
     idx = tuple(iv.var for iv in ivars)
     if guard:
         inside = [v < dim for v, dim in zip(idx, src.shape)]
         cond = inside[0]
         for c in inside[1:]:
             cond = logical_and(cond, c)
-        body: Stmt = IfThenElse(cond, BufferStore(dst, src[idx], idx), BufferStore(dst, const(0, dst.dtype), idx))
+        body: Stmt = IfThenElse(
+            cond, BufferStore(dst, src[idx], idx), BufferStore(dst, const(0, dst.dtype), idx)
+        )
     else:
         body = BufferStore(dst, src[idx], idx)
     blk = Block(tuple(ivars), (BufferRegion.full(src),) if guard else (BufferRegion.from_point(src, idx),),

@@ -70,17 +70,26 @@ def rfactor(state: ScheduleState, loop: LoopRV, factor_axis: int = 0) -> BlockRV
     """
     func_name, func, lpath = state.resolve_loop(loop, P)
     func = with_root_block(func)
-    target: For = find_path(func.body, lambda s: isinstance(s, For) and s.loop_var is lpath[-1].loop_var)[-1]  # type: ignore[index]
+    target: For = find_path(
+        func.body, lambda s: isinstance(s, For) and s.loop_var is lpath[-1].loop_var
+    )[-1]  # type: ignore[index]
     realizes = child_realizes(target)
     if len(realizes) != 1:
-        raise ScheduleError(P, f"loop {target.loop_var.name} must hold exactly one block, found {len(realizes)}", func, target)
+        raise ScheduleError(
+            P,
+            f"loop {target.loop_var.name} must hold exactly one block, found {len(realizes)}",
+            func,
+            target,
+        )
     realize = realizes[0]
     blk = realize.block
     store, combiner, rhs = _reduction_parts(blk, func)
     _check_loop(realize, target, func)
     bpath = find_path(func.body, lambda s: s is realize)
     loops = [s for s in bpath[scope_index(bpath) + 1 : -1] if isinstance(s, For)]  # type: ignore[index]
-    rf_realize, rf_buf = _rf_block(state, func, realize, store, combiner, rhs, target, loops, factor_axis)
+    rf_realize, rf_buf = _rf_block(
+        state, func, realize, store, combiner, rhs, target, loops, factor_axis
+    )
     writeback = _writeback(realize, store, combiner, rf_buf, target, factor_axis)
     anchor = top_level(bpath)  # type: ignore[arg-type]
     _check_no_reader_inside(anchor, realize, store.buffer, func, P)
@@ -92,11 +101,20 @@ def rfactor(state: ScheduleState, loop: LoopRV, factor_axis: int = 0) -> BlockRV
 
 def _reduction_parts(blk: Block, func: object) -> tuple[BufferStore, type, PrimExpr]:
     store = blk.body
-    ok = blk.init is not None and isinstance(store, BufferStore) and isinstance(store.value, _COMBINERS)
+    ok = (
+        blk.init is not None
+        and isinstance(store, BufferStore)
+        and isinstance(store.value, _COMBINERS)
+    )
     if ok:
         for self_load, rhs in ((store.value.a, store.value.b), (store.value.b, store.value.a)):
-            if isinstance(self_load, BufferLoad) and self_load.buffer is store.buffer and all(
-                structural_equal(a, b, map_free_vars=False) for a, b in zip(self_load.indices, store.indices)
+            if (
+                isinstance(self_load, BufferLoad)
+                and self_load.buffer is store.buffer
+                and all(
+                    structural_equal(a, b, map_free_vars=False)
+                    for a, b in zip(self_load.indices, store.indices)
+                )
             ):
                 return store, type(store.value), rhs
     msg = f"block {blk.name_hint} is not a reduction of the form C[idx] = C[idx] op value (op in + * max min)"
@@ -110,7 +128,12 @@ def _check_loop(realize: BlockRealize, target: For, func: object) -> None:
             msg = f"loop {var.name} feeds spatial iteration variable {iv.var.name}; rfactor needs a reduction loop"
             raise ScheduleError(P, msg, func, target)
     if not any(var in used_vars(v) for v in realize.iter_values):
-        raise ScheduleError(P, f"loop {var.name} feeds no iteration variable of block {realize.block.name_hint}", func, target)
+        raise ScheduleError(
+            P,
+            f"loop {var.name} feeds no iteration variable of block {realize.block.name_hint}",
+            func,
+            target,
+        )
 
 
 def _rf_block(state, func, realize, store, combiner, rhs, target, loops, axis):
@@ -140,7 +163,9 @@ def _rf_block(state, func, realize, store, combiner, rhs, target, loops, axis):
             vmap[iv.var] = substitute(value, loop_sub)
     buf = store.buffer
     axis = axis % (buf.ndim + 1)
-    rf_buf = decl_buffer((*buf.shape[:axis], target.extent, *buf.shape[axis:]), buf.dtype, f"{buf.name}_rf")
+    rf_buf = decl_buffer(
+        (*buf.shape[:axis], target.extent, *buf.shape[axis:]), buf.dtype, f"{buf.name}_rf"
+    )
     idx = [substitute(i, vmap) for i in store.indices]
     rf_idx = (*idx[:axis], rf_var, *idx[axis:])
     body = BufferStore(rf_buf, combiner(rf_buf[rf_idx], substitute(rhs, vmap)), rf_idx)
@@ -153,18 +178,26 @@ def _rf_block(state, func, realize, store, combiner, rhs, target, loops, axis):
 def _writeback(realize, store, combiner, rf_buf, target, axis) -> Stmt:
     blk = realize.block
     spatial = [iv for iv in blk.iter_vars if iv.iter_type is IterType.SPATIAL]
-    axes = [Var(f"ax{d}", iv.var.dtype) for d, iv in enumerate(spatial)] + [Var(f"ax{len(spatial)}", target.loop_var.dtype)]
+    axes = [Var(f"ax{d}", iv.var.dtype) for d, iv in enumerate(spatial)] + [
+        Var(f"ax{len(spatial)}", target.loop_var.dtype)
+    ]
     vmap = {iv.var: Var(iv.var.name, iv.var.dtype) for iv in spatial}
     red = Var(f"v{target.loop_var.name}", target.loop_var.dtype)
     iters = [IterVar(vmap[iv.var], iv.dom, IterType.SPATIAL) for iv in spatial]
     iters.append(IterVar(red, Range(target.min, target.extent), IterType.REDUCE))
-    values = [_offset(iv.dom.min, ax) for iv, ax in zip(spatial, axes)] + [_offset(target.min, axes[-1])]
+    values = [_offset(iv.dom.min, ax) for iv, ax in zip(spatial, axes)] + [
+        _offset(target.min, axes[-1])
+    ]
     idx = [substitute(i, vmap) for i in store.indices]
     axis = axis % (len(idx) + 1)
     rf_idx = (*idx[:axis], red, *idx[axis:])
     body = BufferStore(store.buffer, combiner(store.buffer[tuple(idx)], rf_buf[rf_idx]), tuple(idx))
     init = BufferStore(store.buffer, substitute(blk.init.value, vmap), tuple(idx))
-    nest: Stmt = BlockRealize(tuple(values), const(True), with_regions(Block(tuple(iters), (), (), blk.name_hint, body, init)))
+    nest: Stmt = BlockRealize(
+        tuple(values),
+        const(True),
+        with_regions(Block(tuple(iters), (), (), blk.name_hint, body, init)),
+    )
     extents = [iv.dom.extent for iv in spatial] + [target.extent]
     for ax, ext in zip(reversed(axes), reversed(extents)):
         nest = For(ax, const(0, ax.dtype), ext, ForKind.SERIAL, nest)

@@ -47,12 +47,18 @@ def storage_align(
         raise ScheduleError(p, msg, func, blk)
     buf = blk.writes[buffer_index].buffer
     if is_param(func, buf):
-        raise ScheduleError(p, f"{buf.name} is a parameter of the function; its layout is fixed", func, blk)
+        raise ScheduleError(
+            p, f"{buf.name} is a parameter of the function; its layout is fixed", func, blk
+        )
     if not -buf.ndim <= axis < buf.ndim:
-        raise ScheduleError(p, f"axis {axis} is out of range for {buf.name} of rank {buf.ndim}", func, blk)
+        raise ScheduleError(
+            p, f"axis {axis} is out of range for {buf.name} of rank {buf.ndim}", func, blk
+        )
     if factor <= 0:
         raise ScheduleError(p, f"factor {factor} is not positive", func, blk)
     axis %= buf.ndim
     old = tuple(t for t in blk.annotations.get(KEY, ()) if t[:2] != (buffer_index, axis))  # type: ignore[union-attr]
-    new = blk.replace(annotations={**blk.annotations, KEY: (*old, (buffer_index, axis, factor, offset))})
+    new = blk.replace(
+        annotations={**blk.annotations, KEY: (*old, (buffer_index, axis, factor, offset))}
+    )
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {blk: new})))

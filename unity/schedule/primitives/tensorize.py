@@ -54,11 +54,15 @@ def tensorize(state: ScheduleState, loop: LoopRV, intrin: str) -> None:
         raise ScheduleError(P, str(err.args[0]), func, target) from None
     realizes = child_realizes(target)
     if len(realizes) != 1:
-        raise ScheduleError(P, f"loop {target.loop_var.name} must hold exactly one block", func, target)
+        raise ScheduleError(
+            P, f"loop {target.loop_var.name} must hold exactly one block", func, target
+        )
     outer_realize, outer = blockize_loop(state, func, lpath, realizes[0], P)
     nest, inner = _nest(outer.body)
     d_nest, d_inner = _nest(_desc_body(ti.desc))
-    if [as_int(lp.extent) for lp in nest] != [as_int(lp.extent) for lp in d_nest] or None in [as_int(lp.extent) for lp in nest]:
+    if [as_int(lp.extent) for lp in nest] != [as_int(lp.extent) for lp in d_nest] or None in [
+        as_int(lp.extent) for lp in nest
+    ]:
         msg = f"loop extents {[lp.extent.script() for lp in nest]} do not match intrinsic {intrin}'s {[lp.extent.script() for lp in d_nest]}"
         raise ScheduleError(P, msg, func, target)
     loop_map = {d.loop_var: a.loop_var for d, a in zip(d_nest, nest)}
@@ -72,7 +76,11 @@ def tensorize(state: ScheduleState, loop: LoopRV, intrin: str) -> None:
 
 def _desc_body(func: PrimFunc) -> Stmt:
     body = func.body
-    if isinstance(body, BlockRealize) and not body.block.iter_vars and body.block.name_hint == "root":
+    if (
+        isinstance(body, BlockRealize)
+        and not body.block.iter_vars
+        and body.block.name_hint == "root"
+    ):
         return body.block.body
     return body
 
@@ -87,13 +95,20 @@ def _nest(stmt: Stmt) -> tuple[list[For], BlockRealize]:
     return loops, stmt
 
 
-def _match(actual: BlockRealize, desc: BlockRealize, loop_map: dict[Var, Var], func: PrimFunc, name: str) -> list:
+def _match(
+    actual: BlockRealize, desc: BlockRealize, loop_map: dict[Var, Var], func: PrimFunc, name: str
+) -> list:
     """Walk both blocks in parallel; return `(desc_buf, buf, desc_idx, idx)` per access."""
     pairs: list = []
-    amap, dmap = binding_map(actual), {k: substitute(v, loop_map) for k, v in binding_map(desc).items()}
+    amap, dmap = (
+        binding_map(actual),
+        {k: substitute(v, loop_map) for k, v in binding_map(desc).items()},
+    )
     bodies = [(actual.block.body, desc.block.body)]
     if (actual.block.init is None) != (desc.block.init is None):
-        raise ScheduleError(P, f"the block and intrinsic {name} differ in having an init", func, actual.block)
+        raise ScheduleError(
+            P, f"the block and intrinsic {name} differ in having an init", func, actual.block
+        )
     if actual.block.init is not None:
         bodies.append((actual.block.init, desc.block.init))
     for a, d in bodies:
@@ -107,8 +122,17 @@ def _same(a: object, d: object, pairs: list, amap: dict, dmap: dict) -> bool:
     if type(a) is not type(d):
         return False
     if isinstance(a, BufferLoad | BufferStore):
-        pairs.append((d.buffer, a.buffer, [substitute(i, dmap) for i in d.indices], [substitute(i, amap) for i in a.indices]))
-        return a.buffer.dtype == d.buffer.dtype and (not isinstance(a, BufferStore) or _same(a.value, d.value, pairs, amap, dmap))
+        pairs.append(
+            (
+                d.buffer,
+                a.buffer,
+                [substitute(i, dmap) for i in d.indices],
+                [substitute(i, amap) for i in a.indices],
+            )
+        )
+        return a.buffer.dtype == d.buffer.dtype and (
+            not isinstance(a, BufferStore) or _same(a.value, d.value, pairs, amap, dmap)
+        )
     if isinstance(a, IntImm | FloatImm):
         return a.dtype == d.dtype and a.value == d.value
     if isinstance(a, Var):
@@ -117,18 +141,26 @@ def _same(a: object, d: object, pairs: list, amap: dict, dmap: dict) -> bool:
         return len(a) == len(d) and all(_same(x, y, pairs, amap, dmap) for x, y in zip(a, d))
     if not hasattr(a, "__dataclass_fields__"):
         return a == d
-    if getattr(a, "dtype", None) != getattr(d, "dtype", None) or getattr(a, "op", None) is not getattr(d, "op", None):
+    if getattr(a, "dtype", None) != getattr(d, "dtype", None) or getattr(
+        a, "op", None
+    ) is not getattr(d, "op", None):
         return False
-    return all(_same(getattr(a, f), getattr(d, f), pairs, amap, dmap) for f in child_fields(type(a)))
+    return all(
+        _same(getattr(a, f), getattr(d, f), pairs, amap, dmap) for f in child_fields(type(a))
+    )
 
 
-def _match_buffers(ti: TensorIntrin, pairs: list, nest: list[For], func: PrimFunc, name: str) -> list[MatchBufferRegion]:
+def _match_buffers(
+    ti: TensorIntrin, pairs: list, nest: list[For], func: PrimFunc, name: str
+) -> list[MatchBufferRegion]:
     zero = {lp.loop_var: const(0, lp.loop_var.dtype) for lp in nest}
     regions: dict[Buffer, tuple[Buffer, list[PrimExpr]]] = {}
     for dbuf, buf, didx, idx in pairs:
         lead = len(idx) - len(didx)
         if lead < 0:
-            raise ScheduleError(P, f"{buf.name} has fewer dimensions than intrinsic {name}'s {dbuf.name}", func)
+            raise ScheduleError(
+                P, f"{buf.name} has fewer dimensions than intrinsic {name}'s {dbuf.name}", func
+            )
         mins = [_tidy(substitute(i, zero)) for i in idx]
         dmins = [const(0)] * lead + [_tidy(substitute(i, zero)) for i in didx]
         dfull = [const(0)] * lead + list(didx)
@@ -139,7 +171,9 @@ def _match_buffers(ti: TensorIntrin, pairs: list, nest: list[For], func: PrimFun
                 raise ScheduleError(P, msg, func)
         origin = [_tidy(_add(m, dm * -1)) for m, dm in zip(mins, dmins)]
         if dbuf in regions and regions[dbuf][0] is not buf:
-            raise ScheduleError(P, f"intrinsic {name}'s buffer {dbuf.name} matches two buffers", func)
+            raise ScheduleError(
+                P, f"intrinsic {name}'s buffer {dbuf.name} matches two buffers", func
+            )
         regions[dbuf] = (buf, origin)
     out = []
     for dbuf, ibuf in zip(ti.desc.buffer_params(), ti.impl.buffer_params()):

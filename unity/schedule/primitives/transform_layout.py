@@ -30,7 +30,9 @@ IndexMap = Callable[..., Sequence[PrimExpr] | PrimExpr]
 BufferSpec = tuple[str, int] | int | str
 
 
-def transform_layout(state: ScheduleState, block: BlockRV, buffer: BufferSpec, index_map: IndexMap) -> None:
+def transform_layout(
+    state: ScheduleState, block: BlockRV, buffer: BufferSpec, index_map: IndexMap
+) -> None:
     """Rewrite every access `buf[idx]` of an allocated buffer to `new_buf[index_map(*idx)]`.
 
     Args:
@@ -52,14 +54,18 @@ def transform_layout(state: ScheduleState, block: BlockRV, buffer: BufferSpec, i
     blk = path[-1].block
     buf = _find_buffer(blk, buffer, func, p)
     if is_param(func, buf):
-        raise ScheduleError(p, f"{buf.name} is a parameter of the function; its layout is fixed", func, blk)
+        raise ScheduleError(
+            p, f"{buf.name} is a parameter of the function; its layout is fixed", func, blk
+        )
     params = [Var(f"i{d}", dim.dtype) for d, dim in enumerate(buf.shape)]
     if len(inspect.signature(index_map).parameters) != buf.ndim:
         msg = f"the index map takes {len(inspect.signature(index_map).parameters)} indices; {buf.name} has {buf.ndim}"
         raise ScheduleError(p, msg, func, blk)
     outputs = index_map(*params)
     outputs = [const(e) for e in (outputs if isinstance(outputs, list | tuple) else (outputs,))]
-    new_buf = decl_buffer(_new_shape(outputs, params, buf, func, p), buf.dtype, buf.name, scope=buf.scope)
+    new_buf = decl_buffer(
+        _new_shape(outputs, params, buf, func, p), buf.dtype, buf.name, scope=buf.scope
+    )
     body = _Rewriter(buf, new_buf, params, outputs).visit_stmt(func.body)
     new = alloc_in_root(func.replace(body=body), [new_buf], remove=buf)
     state.commit(func_name, new)
@@ -70,7 +76,9 @@ def _find_buffer(blk: Block, spec: BufferSpec, func: PrimFunc, p: str) -> Buffer
         for r in (*blk.reads, *blk.writes):
             if r.buffer.name == spec:
                 return r.buffer
-        raise ScheduleError(p, f"block {blk.name_hint} does not access a buffer named {spec!r}", func, blk)
+        raise ScheduleError(
+            p, f"block {blk.name_hint} does not access a buffer named {spec!r}", func, blk
+        )
     kind, index = spec if isinstance(spec, tuple) else ("write", spec)
     regions = blk.reads if kind == "read" else blk.writes
     if kind not in ("read", "write") or not 0 <= index < len(regions):
@@ -79,12 +87,16 @@ def _find_buffer(blk: Block, spec: BufferSpec, func: PrimFunc, p: str) -> Buffer
     return regions[index].buffer
 
 
-def _new_shape(outputs: list[PrimExpr], params: list[Var], buf: Buffer, func: PrimFunc, p: str) -> list[PrimExpr]:
+def _new_shape(
+    outputs: list[PrimExpr], params: list[Var], buf: Buffer, func: PrimFunc, p: str
+) -> list[PrimExpr]:
     doms: dict[Var, tuple[int, int]] = {}
     for v, dim in zip(params, buf.shape):
         extent = as_int(dim)
         if extent is None:
-            raise ScheduleError(p, f"{buf.name} has a symbolic shape; only constant shapes can be transformed", func)
+            raise ScheduleError(
+                p, f"{buf.name} has a symbolic shape; only constant shapes can be transformed", func
+            )
         doms[v] = (0, extent - 1)
     shape = []
     for e in outputs:
@@ -97,7 +109,9 @@ def _new_shape(outputs: list[PrimExpr], params: list[Var], buf: Buffer, func: Pr
 
 
 class _Rewriter(StmtExprMutator):
-    def __init__(self, old: Buffer, new: Buffer, params: list[Var], outputs: list[PrimExpr]) -> None:
+    def __init__(
+        self, old: Buffer, new: Buffer, params: list[Var], outputs: list[PrimExpr]
+    ) -> None:
         super().__init__()
         self.old, self.new, self.params, self.outputs = old, new, params, outputs
 

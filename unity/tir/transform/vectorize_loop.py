@@ -13,9 +13,9 @@ The loop variable becomes `Ramp(min, 1, W)`; loop-invariant values stay scalar a
 broadcast where they meet a vector.  `W` is the extent when it fits in `vector_bits`
 (for the widest element type the body loads or stores), else the widest power of two
 that fits: the loop then becomes a serial loop over chunks of `W` lanes plus a scalar
-tail loop for the remainder.  A loop that cannot be vectorized (symbolic extent, a
-nested loop, an `if` on a vector condition, a store of a vector to a scalar index, ...)
-becomes a `SERIAL` loop.
+tail loop for the remainder.  A symbolic extent `n` gets `n // W` chunks and a tail of
+`n % W`.  A loop that cannot be vectorized (a nested loop, an `if` on a vector
+condition, a store of a vector to a scalar index, ...) becomes a `SERIAL` loop.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from unity.tir.expr import (
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
 from unity.tir.stmt import BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
-from unity.tir.transform._base import fold_add, fold_mul, with_body
+from unity.tir.transform._base import fold_add, fold_mul, is_const_int, with_body
 from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 
@@ -89,12 +89,12 @@ class _LoopVectorizer(StmtExprMutator):
         if loop.kind is not ForKind.VECTORIZED:
             return loop
         serial = loop.replace(kind=ForKind.SERIAL)
-        if not isinstance(loop.extent, IntImm) or loop.extent.value <= 1:
+        cap = self._max_width(loop.body)
+        extent = loop.extent.value if isinstance(loop.extent, IntImm) else None
+        if (extent is not None and extent <= 1) or cap <= 1:
             return serial
-        extent = loop.extent.value
-        width = min(extent, self._max_width(loop.body))
         try:
-            return self._split(loop, extent, width)
+            return self._split(loop, min(extent, cap) if extent is not None else cap)
         except CannotVectorize:
             return serial
 
@@ -105,23 +105,38 @@ class _LoopVectorizer(StmtExprMutator):
             width *= 2
         return width
 
-    def _split(self, loop: For, extent: int, width: int) -> Stmt:
-        var, lo = loop.loop_var, loop.min
-        chunks, tail = divmod(extent, width)
-        if chunks == 1:
+    def _split(self, loop: For, width: int) -> Stmt:
+        """Chunks of `width` lanes, then a scalar tail for what is left (if anything)."""
+        var, lo, extent = loop.loop_var, loop.min, loop.extent
+        w = const(width, var.dtype)
+        chunks, done = _div(extent, width), fold_mul(_div(extent, width), w)
+        if is_const_int(chunks, 1):
             main = vectorize_body(loop.body, var, lo, width, self.analyzer)
         else:
             outer = Var(f"{var.name}_outer", var.dtype)
-            base = fold_add(lo, fold_mul(outer, const(width, var.dtype)))
+            self.analyzer.bind(outer, Range(const(0, var.dtype), chunks))
+            base = fold_add(lo, fold_mul(outer, w))
             body = vectorize_body(loop.body, var, base, width, self.analyzer)
-            main = For(outer, const(0, var.dtype), const(chunks, var.dtype), ForKind.SERIAL, body)
-        if tail == 0:
+            main = For(outer, const(0, var.dtype), chunks, ForKind.SERIAL, body)
+        tail = _sub(extent, done)
+        if is_const_int(tail, 0):
             return main
         tail_var = Var(var.name, var.dtype)
         tail_body = copy_with_fresh_vars(loop.body, {var: tail_var})
-        start = fold_add(lo, const(chunks * width, var.dtype))
-        tail_loop = For(tail_var, start, const(tail, var.dtype), ForKind.SERIAL, tail_body)
+        tail_loop = For(tail_var, fold_add(lo, done), tail, ForKind.SERIAL, tail_body)
         return SeqStmt((main, tail_loop))
+
+
+def _div(extent: PrimExpr, width: int) -> PrimExpr:
+    if isinstance(extent, IntImm):
+        return const(extent.value // width, extent.dtype)
+    return extent // const(width, extent.dtype)
+
+
+def _sub(extent: PrimExpr, done: PrimExpr) -> PrimExpr:
+    if isinstance(extent, IntImm) and isinstance(done, IntImm):
+        return const(extent.value - done.value, extent.dtype)
+    return extent - done
 
 
 def _element_bits(body: Stmt) -> int:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from unity import te, tir
 from unity.te import Tensor
 from unity.tir.expr import PrimExpr, const
-from unity.topi.utils import const_int, normalize_axes, product
+from unity.topi.utils import cast, const_int, normalize_axes, product
 
 
 def batch_norm(
@@ -60,7 +60,7 @@ def _moments(x: Tensor, stat_shape: Sequence[PrimExpr], count: PrimExpr,
         return te.sum(x[src], axis=axes)
 
     total = te.compute(stat_shape, mean_body, name=f"{name}_sum")
-    mean = te.compute(stat_shape, lambda *i: total[i] / count.astype(x.dtype), name=f"{name}_mean")
+    mean = te.compute(stat_shape, lambda *i: total[i] / cast(count, x.dtype), name=f"{name}_mean")
 
     def var_body(*i: PrimExpr) -> PrimExpr:
         src, axes = source(i)  # type: ignore[operator]  # an index builder
@@ -68,7 +68,7 @@ def _moments(x: Tensor, stat_shape: Sequence[PrimExpr], count: PrimExpr,
         return te.sum(d * d, axis=axes)
 
     sq = te.compute(stat_shape, var_body, name=f"{name}_sqsum")
-    var = te.compute(stat_shape, lambda *i: sq[i] / count.astype(x.dtype), name=f"{name}_var")
+    var = te.compute(stat_shape, lambda *i: sq[i] / cast(count, x.dtype), name=f"{name}_var")
     return mean, var
 
 
