@@ -286,3 +286,12 @@ def test_kernel_named_like_a_c_function_gets_its_own_symbol():
     a = np.zeros(1 << 15, "float32")
     lib["free"](a)
     assert "@__unity_fn_free(" in lib.get_source("ll")
+
+
+def test_undefined_variable_is_a_diagnostic_naming_the_function():
+    A = tir.decl_buffer((4,), "float32", "A")
+    i, k = tir.Var("i"), tir.Var("k")
+    body = _loop(i, 4, tir.BufferStore(A, A[i] + k.astype("float32"), (i,)))
+    message = r"codegen llvm, in @main: variable k is used but not defined"
+    with pytest.raises(Exception, match=message):
+        unity.build(tir.PrimFunc((A,), body))

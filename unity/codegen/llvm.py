@@ -12,11 +12,8 @@ fails.  Heap allocations live at that point are freed before returning.  The cal
 (`unity.runtime`) checks shapes, dtypes and contiguity, so `noalias` holds unless the
 same array is passed twice.
 
-Parallel loops (`ForKind.PARALLEL`, outermost only) are outlined: the body becomes
-`void name_parN(ptr closure)` that reads the captured values from a struct and runs
-chunks of iterations taken from a shared atomic counter (see `_outline`); the caller
-launches it on the team with `GOMP_parallel(body, closure, @__unity_num_threads, 0)`.
-Why libgomp: see `unity.runtime.thread_pool`.
+Parallel loops (`ForKind.PARALLEL`, outermost only) are outlined and launched with
+libgomp's `GOMP_parallel`: see `unity.codegen.llvm_parallel`.
 
 Example:
     >>> cg = CodeGenLLVM(Target("llvm"))            # doctest: +SKIP
@@ -32,7 +29,9 @@ from typing import Any
 
 from llvmlite import ir
 
-from unity.codegen.llvm_expr import I8, I32, I64, LIBM_FUNCTIONS, PTR, ExprCodegen, llvm_type
+from unity.codegen.llvm_expr import I8, I32, I64, LIBM_FUNCTIONS, PTR, llvm_type
+from unity.codegen.llvm_parallel import ParallelCodegen
+from unity.codegen.metadata import function_metadata
 from unity.ir import dtype as dt
 from unity.ir.node import dispatch_table
 from unity.runtime.module import METADATA_SYMBOL
@@ -43,20 +42,9 @@ from unity.tir import stmt as S
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var
 from unity.tir.function import PrimFunc
-from unity.tir.functor import post_order_visit
 
 STACK_LIMIT_BYTES = 64 * 1024
 """Constant-size "global" allocations up to this size go on the stack, larger on the heap."""
-
-_DIM_OPS = {
-    E.Add: "+",
-    E.Sub: "-",
-    E.Mul: "*",
-    E.FloorDiv: "//",
-    E.FloorMod: "%",
-    E.Min: "min",
-    E.Max: "max",
-}
 
 
 @dataclass
@@ -70,7 +58,7 @@ class _FunctionState:
     heap: list[ir.Value] = field(default_factory=list)
 
 
-class CodeGenLLVM(ExprCodegen):
+class CodeGenLLVM(ParallelCodegen):
     """Compile lowered `PrimFunc`s into one LLVM module.
 
     Example:
@@ -125,7 +113,7 @@ class CodeGenLLVM(ExprCodegen):
         self.visit_stmt(func.body)
         if not self.builder.block.is_terminated:
             self.builder.ret(ir.Constant(I32, 0))
-        meta = _metadata(name, func, shape_vars, self.asserts)
+        meta = function_metadata(name, func, shape_vars, self.asserts)
         meta["symbol"] = symbol
         return meta
 
@@ -328,118 +316,15 @@ class CodeGenLLVM(ExprCodegen):
         if not self.builder.block.is_terminated:
             self.builder.call(self._libc("free", ir.VoidType(), [PTR]), [block])
 
+    def _slot(self, ty: ir.Type, name: str) -> ir.Value:
+        """A stack slot in the current function's entry block."""
+        return _alloca(self.state.entry, ty, name)
+
     def _libc(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
         fn = self.module.globals.get(name)
         if fn is None:
             fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
         return fn
-
-    # -- parallel loops -------------------------------------------------------------------
-    def _parallel_for(self, stmt: S.For) -> None:
-        captured = [v for v in _free_vars(stmt) if v in self.env]
-        values = [self.env[v] for v in captured]
-        lo, extent = self.emit(stmt.min), self.emit(stmt.extent)
-        status = _alloca(self.state.entry, I32, "par.status")
-        counter = _alloca(self.state.entry, I64, "par.next")
-        closure_type = ir.LiteralStructType([v.type for v in values] + [PTR, PTR, lo.type, lo.type])
-        closure = _alloca(self.state.entry, closure_type, "par.closure")
-        self.builder.store(ir.Constant(I64, 0), counter)
-        for i, value in enumerate([*values, status, counter, lo, extent]):
-            self.builder.store(
-                value,
-                self.builder.gep(
-                    closure, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=closure_type
-                ),
-            )
-        self.builder.store(ir.Constant(I32, 0), status)
-        body = self._outline(stmt, captured, values, closure_type)
-        gomp = self._libc("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        threads = self.builder.load(self._num_threads, typ=I32)
-        self.builder.call(gomp, [body, closure, threads, ir.Constant(I32, 0)])
-        code = self.builder.load(status, typ=I32)
-        ok, fail = (
-            self.builder.append_basic_block("par.ok"),
-            self.builder.append_basic_block("par.fail"),
-        )
-        self.builder.cbranch(self.builder.icmp_unsigned("==", code, ir.Constant(I32, 0)), ok, fail)
-        self.builder.position_at_end(fail)
-        self._fail(code)
-        self.builder.position_at_end(ok)
-
-    def _outline(
-        self,
-        stmt: S.For,
-        captured: list[Var],
-        values: list[ir.Value],
-        closure_type: ir.LiteralStructType,
-    ) -> ir.Function:
-        """Emit `void name_parN(ptr closure)`, run by every thread of the team.
-
-        Each thread takes chunks of `grain = max(1, extent / (4 * threads))` iterations
-        from a shared counter (an atomic add) until none is left or an assert failed:
-        when another job holds a core (machines here are shared), the other threads do
-        its chunks instead of waiting for a fixed share.  The loop itself goes in
-        `name_parN_body(begin, end, captured..., status)` whose pointer arguments are
-        `noalias` (LLVM keeps that as scoped alias metadata when it inlines the body)."""
-        saved = (self.builder, self.state, self.env)
-        self._parallel_count += 1
-        name = f"__unity_{self.state.function.name}_par{self._parallel_count}"
-        index_type = closure_type.elements[-1]
-        body_type = ir.FunctionType(
-            ir.VoidType(), [index_type, index_type, *closure_type.elements[:-3]]
-        )
-        body = ir.Function(self.module, body_type, f"{name}_body")
-        body.linkage = "internal"
-        for arg in body.args[2:]:
-            if arg.type == PTR:
-                arg.add_attribute("noalias")
-        self._enter(body, body.args[-1])
-        self.env = dict(zip(captured, body.args[2:-1]))
-        self._loop(stmt, body.args[0], body.args[1])
-        if not self.builder.block.is_terminated:
-            self.builder.ret_void()
-        launcher = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]), name)
-        launcher.linkage = "internal"
-        self.builder = ir.IRBuilder(launcher.append_basic_block("entry"))
-        fields = [
-            self._closure_field(launcher.args[0], closure_type, i)
-            for i in range(len(closure_type.elements))
-        ]
-        self._take_chunks(body, fields)
-        self.builder, self.state, self.env = saved
-        return launcher
-
-    def _closure_field(
-        self, closure: ir.Value, closure_type: ir.LiteralStructType, i: int
-    ) -> ir.Value:
-        index = [ir.Constant(I32, 0), ir.Constant(I32, i)]
-        ptr = self.builder.gep(closure, index, source_etype=closure_type)
-        return self.builder.load(ptr, typ=closure_type.elements[i])
-
-    def _take_chunks(self, body: ir.Function, fields: list[ir.Value]) -> None:
-        """In the launcher: run chunks of the iteration space until none is left."""
-        b = self.builder
-        *values, status, counter, lo, extent = fields
-        threads = b.sext(b.call(self._libc("omp_get_num_threads", I32, []), []), I64)
-        ext64 = b.sext(extent, I64) if extent.type != I64 else extent
-        grain = b.sdiv(ext64, b.mul(threads, ir.Constant(I64, 4)))
-        one = ir.Constant(I64, 1)
-        grain = b.select(b.icmp_signed("<", grain, one), one, grain)
-        loop, work, done = (b.append_basic_block(n) for n in ("chunk", "chunk.run", "done"))
-        b.branch(loop)
-        b.position_at_end(loop)
-        start = b.atomic_rmw("add", counter, grain, "monotonic")
-        b.cbranch(b.icmp_signed("<", start, ext64), work, done)
-        b.position_at_end(work)
-        stop = b.add(start, grain)
-        stop = b.select(b.icmp_signed("<", stop, ext64), stop, ext64)
-        if lo.type != I64:
-            start, stop = b.trunc(start, lo.type), b.trunc(stop, lo.type)
-        b.call(body, [b.add(lo, start), b.add(lo, stop), *values, status])
-        failed = b.icmp_unsigned("!=", b.load(status, typ=I32), ir.Constant(I32, 0))
-        b.cbranch(failed, done, loop)
-        b.position_at_end(done)
-        b.ret_void()
 
 
 def _reserved(name: str) -> bool:
@@ -480,78 +365,3 @@ def _const_elements(buffer: Buffer) -> int | None:
             return None
         count *= dim.value
     return count
-
-
-def _free_vars(stmt: S.Stmt) -> list[Var]:
-    """Variables and buffer data pointers `stmt` refers to, in first-use order."""
-    seen: dict[Var, None] = {}
-
-    def add_buffer(buffer: Buffer) -> None:
-        seen.setdefault(buffer.data, None)
-        for dim in (
-            *buffer.shape,
-            *buffer.strides,
-            *([buffer.elem_offset] if buffer.elem_offset else []),
-        ):
-            post_order_visit(dim, visit)
-
-    def visit(node: object) -> None:
-        if isinstance(node, Var):
-            seen.setdefault(node, None)
-        elif isinstance(node, (E.BufferLoad, S.BufferStore)):
-            add_buffer(node.buffer)
-        elif isinstance(node, S.Allocate):
-            for dim in node.buffer.shape:
-                post_order_visit(dim, visit)
-
-    post_order_visit(stmt, visit)
-    return list(seen)
-
-
-def _metadata(
-    name: str, func: PrimFunc, shape_vars: tuple[Var, ...], asserts: list[str]
-) -> dict[str, Any]:
-    """The JSON the runtime checks arguments with (format: `unity.runtime.function`)."""
-    keys: dict[Var, str] = {}
-    for var in shape_vars:
-        key, n = var.name, 0
-        while key in keys.values():
-            n += 1
-            key = f"{var.name}_{n}"
-        keys[var] = key
-
-    def dim(expr: PrimExpr) -> Any:
-        if isinstance(expr, E.IntImm):
-            return int(expr.value)
-        if isinstance(expr, Var) and expr in keys:
-            return keys[expr]
-        op = _DIM_OPS.get(type(expr))
-        if op is None:
-            raise ValueError(
-                f"@{name}: parameter shape {expr!r} is not an int, a variable or + - * // % min max"
-            )
-        return [op, dim(expr.a), dim(expr.b)]  # type: ignore[attr-defined]  # a BinaryOp
-
-    params: list[dict[str, Any]] = []
-    for p in func.params:
-        if isinstance(p, Buffer):
-            strides = [dim(s) for s in p.strides] if p.strides else None
-            params.append(
-                {
-                    "name": p.name,
-                    "kind": "buffer",
-                    "dtype": p.dtype,
-                    "shape": [dim(d) for d in p.shape],
-                    "strides": strides,
-                }
-            )
-        else:
-            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype})
-    return {
-        "name": name,
-        "symbol": name,
-        "params": params,
-        "asserts": list(asserts),
-        "shape_vars": [keys[v] for v in shape_vars],
-        "shape_var_names": {k: v.name for v, k in keys.items()},
-    }

@@ -1,11 +1,12 @@
 """The thread pool that runs parallel loops, and its size.
 
-Mechanism (chosen by measured launch overhead, see `bench/elementwise.py`): compiled code
-calls libgomp's `GOMP_parallel(body, closure, num_threads, 0)`. libgomp keeps a pool of
-worker threads for the whole process, so one launch costs about 3-13 us on this 2-core
-machine (more while other jobs hold the cores), against about 40 us to fan the same
-call out from Python threads calling ctypes. A pthread pool of our own written in LLVM IR would
-save nothing over libgomp's (both are a futex wake plus a barrier) and is far more code.
+Mechanism (chosen by measured launch overhead, see `bench/elementwise.py`): compiled
+code calls libgomp's `GOMP_parallel(body, closure, num_threads, 0)`. libgomp keeps a
+pool of worker threads for the whole process, so one launch costs about 1.5-13 us on
+this 2-core machine (more while other jobs hold the cores), against 40-70 us to fan
+the same call out from Python threads calling ctypes. A pthread pool of our own in
+LLVM IR would save nothing over libgomp's (both are a futex wake plus a barrier) and
+is far more code.
 
 Each compiled module holds an `i32 __unity_num_threads` global read at every launch
 (0 = libgomp's default: one thread per core). `set_num_threads` writes every registered

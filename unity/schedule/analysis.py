@@ -141,14 +141,14 @@ def used_vars(node: object) -> set[Var]:
 
 
 def child_realizes(stmt: Stmt) -> list[BlockRealize]:
-    """The block realizes under `stmt` that are not nested inside another block.
+    """The block realizes at or under `stmt` that are not nested inside another block.
 
     Example:
         >>> [r.block.name_hint for r in child_realizes(root_block.body)]  # doctest: +SKIP
         ['B', 'C']
     """
     out: list[BlockRealize] = []
-    stack = list(reversed(children(stmt)))
+    stack = [stmt]
     while stack:
         s = stack.pop()
         if isinstance(s, BlockRealize):

@@ -246,3 +246,17 @@ def test_unsigned_wraparound_is_respected():
         assert a.simplify(before) is before  # u = 0 wraps: no linear reasoning
     assert a.const_int_bound(u - 1).max_value == 255
     check(a, (u + 5) - 5, u)  # modular identities still hold
+
+
+def test_long_sums_do_not_hit_the_recursion_limit():
+    a = Analyzer()  # raises the limit before the long expression is built
+    e = x
+    for k in range(3000):
+        e = e + (k % 7)
+    check(a, e, x + 8994)
+
+
+def test_tvm_spellings():
+    a = Analyzer()
+    check(a, a.rewrite_simplify(x + 1 - x), 1)
+    check(a, a.canonical_simplify(x * 4 * 8), x * 32)

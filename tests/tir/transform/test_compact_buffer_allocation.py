@@ -1,7 +1,7 @@
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.script import tir as T
-from unity.tir import Allocate
+from unity.tir import Allocate, For, ForKind
 from unity.tir.transform import CompactBufferAllocation
 
 from ._workloads import assert_same_results, loop, module
@@ -9,18 +9,22 @@ from ._workloads import assert_same_results, loop, module
 
 def test_docstring_example():
     @T.prim_func
-    def before(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
+    def before(X: T.Buffer((4, 4), "float32"), Y: T.Buffer((4, 4), "float32")):
         with T.allocate_buffer((16, 16), "float32") as A:
-            for j in T.serial(4):
-                A[0, j + 2] = X[j] * T.float32(3)
-                Y[j] = A[0, j + 2]
+            for i in T.serial(4):
+                for j in T.serial(4):
+                    A[i, j + 2] = X[i, j] * T.float32(3)
+                for j in T.serial(4):
+                    Y[i, j] = A[i, 5 - j]
 
     @T.prim_func
-    def expected(X: T.Buffer((4,), "float32"), Y: T.Buffer((4,), "float32")):
-        with T.allocate_buffer((1, 4), "float32") as A:
-            for j in T.serial(4):
-                A[0, j] = X[j] * T.float32(3)
-                Y[j] = A[0, j]
+    def expected(X: T.Buffer((4, 4), "float32"), Y: T.Buffer((4, 4), "float32")):
+        for i in T.serial(4):
+            with T.allocate_buffer((1, 4), "float32") as A:
+                for j in T.serial(4):
+                    A[0, j] = X[i, j] * T.float32(3)
+                for j in T.serial(4):
+                    Y[i, j] = A[0, 3 - j]
 
     after = CompactBufferAllocation()(module(before))
     assert_structural_equal(after["main"], expected)
@@ -40,13 +44,47 @@ def _staged(shape: tuple[int, int], offset: int) -> tir.PrimFunc:
     return tir.PrimFunc((X, Y), Allocate(A, body))
 
 
-def test_shrinks_buffer_to_the_accessed_box():
+def test_moves_into_loop_with_disjoint_iterations_and_shrinks_to_one_element():
     before = module(_staged((16, 16), 2))
     after = CompactBufferAllocation()(before)
-    assert_structural_equal(after["main"], _staged((1, 4), 0))
+    loop_ = after["main"].body
+    assert isinstance(loop_, For) and isinstance(loop_.body, Allocate)
+    assert [d.value for d in loop_.body.buffer.shape] == [1, 1]
     assert_same_results(before, after)
 
 
+def test_parallel_tile_buffer_becomes_private_to_each_iteration():
+    X = tir.decl_buffer((8, 16), "float32", "X")
+    Y = tir.decl_buffer((8, 16), "float32", "Y")
+    acc = tir.decl_buffer((8, 16), "float32", "acc")
+    io, j, k = tir.Var("io"), tir.Var("j"), tir.Var("k")
+    init = loop(j, 16, tir.BufferStore(acc, tir.const(0.0), (io, j)))
+    update = loop(k, 3, loop(j, 16, tir.BufferStore(acc, acc[io, j] + X[io, j] * 2.0, (io, j))))
+    out = loop(j, 16, tir.BufferStore(Y, acc[io, j], (io, j)))
+    body = loop(io, 8, tir.seq(init, update, out), ForKind.PARALLEL)
+    before = module(tir.PrimFunc((X, Y), Allocate(acc, body)))
+    after = CompactBufferAllocation()(before)
+    par = after["main"].body
+    assert par.kind is ForKind.PARALLEL and isinstance(par.body, Allocate)
+    assert [d.value for d in par.body.buffer.shape] == [1, 16]
+    assert_same_results(before, after)
+
+
+def test_values_carried_across_iterations_keep_the_buffer_outside():
+    X = tir.decl_buffer((4,), "float32", "X")
+    s = tir.decl_buffer((1,), "float32", "s")
+    k = tir.Var("k")
+    body = loop(k, 4, tir.BufferStore(s, s[0] + X[k], (tir.const(0),)))
+    mod = module(tir.PrimFunc((X,), Allocate(s, body)))
+    assert CompactBufferAllocation()(mod) is mod
+
+
 def test_nothing_to_do_returns_same_module():
-    mod = module(_staged((1, 4), 0))
+    X = tir.decl_buffer((4,), "float32", "X")
+    A = tir.decl_buffer((4,), "float32", "A")
+    j = tir.Var("j")
+    fill = loop(j, 4, tir.BufferStore(A, X[j], (j,)))
+    j2 = tir.Var("j")
+    back = loop(j2, 4, tir.BufferStore(X, A[3 - j2], (j2,)))
+    mod = module(tir.PrimFunc((X,), Allocate(A, tir.seq(fill, back))))
     assert CompactBufferAllocation()(mod) is mod

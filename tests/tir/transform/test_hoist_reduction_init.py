@@ -58,3 +58,16 @@ def test_nothing_to_do_returns_same_module():
     assert HoistReductionInit()(mod) is mod
     parallel = module(_row_sum(hoisted=False, kind=ForKind.PARALLEL))
     assert HoistReductionInit()(parallel) is parallel
+
+
+def test_split_reduction_condition_is_hoisted_through_both_loops():
+    A = tir.decl_buffer((4, 8), "float32", "A")
+    C = tir.decl_buffer((4,), "float32", "C")
+    i, ko, ki = tir.Var("i"), tir.Var("ko"), tir.Var("ki")
+    k = ko * 4 + ki
+    init = tir.BufferStore(C, tir.const(0.0), (i,))
+    body = tir.seq(IfThenElse(tir.eq(k, 0), init), tir.BufferStore(C, C[i] + A[i, k], (i,)))
+    before = module(tir.PrimFunc((A, C), loop(i, 4, loop(ko, 2, loop(ki, 4, body)))))
+    after = HoistReductionInit()(before)
+    assert not collect(after["main"].body, IfThenElse)
+    assert_same_results(before, after)

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from unity.schedule.analysis import buffers_read, buffers_written, child_realizes
 from unity.schedule.error import ScheduleError
-from unity.schedule.scope import alloc_in_root, scope_realizes, top_level, with_root_block
+from unity.schedule.scope import (
+    alloc_in_root, scope_body, scope_realizes, top_level, with_root_block,
+)  # fmt: skip
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts
 from unity.tir.buffer import SCOPES, Buffer, BufferRegion, decl_buffer
@@ -125,7 +127,7 @@ def cache_read(
         _check_no_reader_inside(anchor, writers[0], buf, func, p)
         mapping[anchor] = seq(replace_stmts(anchor, mapping), nest)
     else:
-        body = func.body.block.body  # type: ignore[attr-defined]
+        body = scope_body(func, path)
         mapping[body] = seq(nest, replace_stmts(body, mapping))
     new = func.replace(body=replace_stmts(func.body, mapping))
     state.commit(func_name, alloc_in_root(new, [cache]))

@@ -79,6 +79,11 @@ def decompose_reduction(state: ScheduleState, block: BlockRV, loop: LoopRV) -> B
                 "the init must go before every reduction loop"
             )
             raise ScheduleError(P, msg, func, target)
+    outside = reduce_vars - {lp.loop_var for lp in loops}
+    if outside:
+        names = ", ".join(sorted(v.name for v in outside))
+        msg = f"block {blk.name_hint} reduces over {names}, defined outside loop {target.loop_var.name}"
+        raise ScheduleError(P, msg, func, target)
     init_realize = _init_realize(
         realize, loops, state.unique_block_name(func, f"{blk.name_hint}_init"), func
     )

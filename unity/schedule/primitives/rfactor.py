@@ -30,7 +30,7 @@ After ``sch.rfactor(k, factor_axis=0)`` (with `k` split into `k_0, k_1` first, r
 from __future__ import annotations
 
 from unity.ir.structural import structural_equal
-from unity.schedule.analysis import child_realizes, used_vars, with_regions
+from unity.schedule.analysis import child_realizes, reduction_loop_vars, used_vars, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.cache import _check_no_reader_inside
 from unity.schedule.scope import alloc_in_root, scope_index, top_level, with_root_block
@@ -87,6 +87,11 @@ def rfactor(state: ScheduleState, loop: LoopRV, factor_axis: int = 0) -> BlockRV
     _check_loop(realize, target, func)
     bpath = find_path(func.body, lambda s: s is realize)
     loops = [s for s in bpath[scope_index(bpath) + 1 : -1] if isinstance(s, For)]  # type: ignore[index]
+    outside = reduction_loop_vars(realize) - {lp.loop_var for lp in loops}
+    if outside:
+        names = ", ".join(sorted(v.name for v in outside))
+        msg = f"block {blk.name_hint} reduces over {names}, which are not loops of its scope"
+        raise ScheduleError(P, msg, func, blk)
     rf_realize, rf_buf = _rf_block(
         state, func, realize, store, combiner, rhs, target, loops, factor_axis
     )

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,7 @@ from unity.tir.arith.key import expr_key, same_tree
 from unity.tir.arith.linear import Linear, is_index_dtype
 from unity.tir.arith.rewrite_simplify import Simplifier
 
+_RECURSION_LIMIT = 20_000
 _MEMO_LIMIT = 200_000  # entries before the memo tables are dropped (long-lived analyzers)
 
 
@@ -31,6 +33,8 @@ class Analyzer:
     """Simplify and reason about integer index expressions under known ranges and facts."""
 
     def __init__(self) -> None:
+        if sys.getrecursionlimit() < _RECURSION_LIMIT:
+            sys.setrecursionlimit(_RECURSION_LIMIT)  # long sums nest deeply (shapes, unrolled code)
         self._bounds = BoundAnalyzer()
         self._simplifier = Simplifier(self._bounds)
         self._ranges: dict[E.Var, E.Range] = {}
@@ -177,6 +181,27 @@ class Analyzer:
         if out is not expr and same_tree(out, expr):
             return expr
         return out
+
+    def rewrite_simplify(self, expr: E.ExprLike) -> E.PrimExpr:
+        """TVM's name for one simplifier pass: here the same as `simplify`.
+
+        Example:
+            >>> from unity import tir
+            >>> Analyzer().rewrite_simplify(tir.Var("x") * 1).name
+            'x'
+        """
+        return self.simplify(expr)
+
+    def canonical_simplify(self, expr: E.ExprLike) -> E.PrimExpr:
+        """TVM's name for the canonical-form simplifier: here the same as `simplify`.
+
+        Example:
+            >>> from unity import tir
+            >>> x = tir.Var("x")
+            >>> Analyzer().canonical_simplify(x + 1 - x).value
+            1
+        """
+        return self.simplify(expr)
 
     def can_prove(self, cond: E.ExprLike) -> bool:
         """True when `cond` simplifies to true (False means "not proven", not "false").

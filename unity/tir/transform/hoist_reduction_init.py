@@ -14,9 +14,11 @@ After ``HoistReductionInit()``::
         for k in T.serial(8):
             C[i] = C[i] + A[i, k]
 
-`for v in range(lo, lo + n): {if v == lo and rest_cond: init}; body` becomes
-`{if rest_cond: init[v := lo]}; for v ...: body` when `n >= 1` is a known constant:
-the init ran in the first iteration, before anything else of it.  Applied from the
+`for v in range(lo, lo + n): {if cond: init}; body` becomes
+`{if cond[v := lo]: init[v := lo]}; for v ...: body` when `n >= 1` is a known constant
+and `cond` can only hold for `v == lo` (a term `v == lo`, or `ko * 4 + ki == 0` with
+`ko`, `ki` at their minimum): the init ran in the first iteration, before anything
+else of it.  Applied from the
 innermost loop outwards, the `if` that `LowerInitBlock` leaves disappears entirely
 for a plain loop nest, and the innermost loop is free of branches.
 """
@@ -27,7 +29,8 @@ from dataclasses import dataclass
 
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, PassContext
-from unity.tir.expr import EQ, And, IntImm, PrimExpr, Var, logical_and
+from unity.tir.arith import Analyzer
+from unity.tir.expr import EQ, Add, And, IntImm, Mul, PrimExpr, Range, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
 from unity.tir.stmt import For, ForKind, IfThenElse, SeqStmt, Stmt, seq
@@ -52,34 +55,72 @@ def _terms(cond: PrimExpr) -> list[PrimExpr]:
     return [cond]
 
 
-def _is_first_iteration(term: PrimExpr, var: Var, lo: PrimExpr) -> bool:
-    if not isinstance(term, EQ) or term.a is not var:
-        return False
-    b = term.b
-    return b is lo or (isinstance(b, IntImm) and isinstance(lo, IntImm) and b.value == lo.value)
+def _sum_terms(expr: PrimExpr) -> list[PrimExpr]:
+    if isinstance(expr, Add):
+        return _sum_terms(expr.a) + _sum_terms(expr.b)
+    return [expr]
+
+
+def _scaled_var(term: PrimExpr) -> Var | None:
+    """`v` for a term `v`, `v * c` or `c * v` with a constant `c > 0`."""
+    if isinstance(term, Var):
+        return term
+    if isinstance(term, Mul):
+        for v, c in ((term.a, term.b), (term.b, term.a)):
+            if isinstance(v, Var) and isinstance(c, IntImm) and c.value > 0:
+                return v
+    return None
+
+
+def _int(expr: PrimExpr) -> int | None:
+    return expr.value if isinstance(expr, IntImm) else None
 
 
 class _Hoister(StmtExprMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.analyzer = Analyzer()
+
+    def forces_first(self, term: PrimExpr, var: Var, lo: PrimExpr) -> bool:
+        """True when `term` can only hold in the loop's first iteration.
+
+        `v == lo` does; so does `sum == m` for a sum of increasing terms `c * v_i`
+        (`c > 0`) that includes `v`, when `m` is the sum's smallest value (what a split
+        reduction loop's init condition `ko * 4 + ki == 0` looks like).
+        """
+        if not isinstance(term, EQ):
+            return False
+        if term.a is var:
+            return term.b is lo or (_int(term.b) is not None and _int(term.b) == _int(lo))
+        if not isinstance(term.b, IntImm):
+            return False
+        parts = _sum_terms(term.a)
+        scaled = [_scaled_var(p) for p in parts]
+        if var not in scaled:
+            return False
+        if any(v is None and not isinstance(p, IntImm) for v, p in zip(scaled, parts)):
+            return False
+        return self.analyzer.const_int_bound(term.a).min_value == term.b.value
+
     def visit_for_(self, loop: For) -> Stmt:
+        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
         loop = self._mutate_fields(loop)  # innermost first
         if loop.kind not in (ForKind.SERIAL, ForKind.UNROLLED):
             return loop
         if not isinstance(loop.extent, IntImm) or loop.extent.value < 1:
             return loop
         first, rest = _split_first(loop.body)
-        if not isinstance(first, IfThenElse) or first.else_case is not None:
+        if not isinstance(first, IfThenElse) or first.else_case is not None or rest is None:
             return loop
-        terms = _terms(first.condition)
-        keep = [t for t in terms if not _is_first_iteration(t, loop.loop_var, loop.min)]
-        if len(keep) == len(terms) or rest is None:
+        if not any(self.forces_first(t, loop.loop_var, loop.min) for t in _terms(first.condition)):
             return loop
-        init = substitute(first.then_case, {loop.loop_var: loop.min})
-        if keep:
-            cond = keep[0]
-            for term in keep[1:]:
-                cond = logical_and(cond, term)
-            init = IfThenElse(substitute(cond, {loop.loop_var: loop.min}), init)
-        return seq(init, loop.replace(body=rest))
+        at_first = {loop.loop_var: loop.min}
+        init = substitute(first.then_case, at_first)
+        cond = self.analyzer.simplify(substitute(first.condition, at_first))
+        hoisted = loop.replace(body=rest)
+        if isinstance(cond, IntImm):
+            return seq(init, hoisted) if cond.value else hoisted
+        return seq(IfThenElse(cond, init), hoisted)
 
 
 def _split_first(body: Stmt) -> tuple[Stmt, Stmt | None]:

@@ -1,0 +1,71 @@
+"""conv2d and conv2d_transpose vs numpy: layouts, groups, dilation, strides, asymmetric padding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unity import te, topi
+from unity.topi.testing import conv2d_python, conv2d_transpose_python
+from tests.topi.run import check, rand
+
+CASES = [
+    # (C, O, K, strides, padding, dilation, groups)
+    (2, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (2, 2, 3, (2, 1), (0, 1, 2, 0), (1, 1), 1),
+    (2, 4, 2, (1, 1), (1, 0, 0, 1), (2, 2), 2),
+    (3, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 3),  # depthwise
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("c", "o", "k", "strides", "padding", "dilation", "groups"), CASES)
+def test_conv2d_nchw(c, o, k, strides, padding, dilation, groups):
+    x_t = te.placeholder((1, c, 6, 5), name="x")
+    w_t = te.placeholder((o, c // groups, k, k), name="w")
+    out = topi.nn.conv2d(x_t, w_t, strides, padding, dilation, groups)
+    x, w = rand((1, c, 6, 5)), rand((o, c // groups, k, k))
+    want = conv2d_python(x, w, strides, padding, dilation, groups)
+    check([x_t, w_t], out, [x, w], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_nhwc_hwio_matches_nchw(groups):
+    x_t = te.placeholder((1, 5, 5, 4), name="x")
+    w_t = te.placeholder((3, 3, 4 // groups, 2), name="w")
+    out = topi.nn.conv2d(x_t, w_t, 1, (1, 0, 1, 2), 1, groups, "NHWC", "HWIO")
+    x, w = rand((1, 5, 5, 4)), rand((3, 3, 4 // groups, 2))
+    want = conv2d_python(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1), (1, 0, 1, 2), (1, 1), groups)
+    check([x_t, w_t], out, [x, w], want.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_symbolic_batch_and_size():
+    n, h = te.var("n"), te.var("h")
+    x_t = te.placeholder((n, 2, h, h), name="x")
+    w_t = te.placeholder((2, 2, 3, 3), name="w")
+    out = topi.nn.conv2d(x_t, w_t, 2, 1)
+    for batch, size in ((1, 4), (2, 7)):
+        x, w = rand((batch, 2, size, size)), rand((2, 2, 3, 3))
+        check([x_t, w_t], out, [x, w], conv2d_python(x, w, (2, 2), (1, 1, 1, 1)), rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_rejects_channel_mismatch():
+    with pytest.raises(ValueError, match="data has 3 channels, kernel expects 2 x groups=1"):
+        topi.nn.conv2d(te.placeholder((1, 3, 4, 4), name="x"), te.placeholder((2, 2, 1, 1), name="w"))
+
+
+T_CASES = [
+    # (C, Og, K, strides, padding, output_padding, dilation, groups)
+    (2, 3, 3, (1, 1), (0, 0, 0, 0), (0, 0), (1, 1), 1),
+    (2, 2, 3, (2, 2), (1, 1, 1, 1), (1, 0), (1, 1), 1),
+    (4, 1, 2, (2, 1), (0, 1, 1, 0), (0, 0), (2, 1), 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("c", "og", "k", "strides", "padding", "out_pad", "dilation", "groups"), T_CASES)
+def test_conv2d_transpose(c, og, k, strides, padding, out_pad, dilation, groups):
+    x_t = te.placeholder((1, c, 3, 4), name="x")
+    w_t = te.placeholder((c, og, k, k), name="w")
+    out = topi.nn.conv2d_transpose(x_t, w_t, strides, padding, out_pad, dilation, groups)
+    x, w = rand((1, c, 3, 4)), rand((c, og, k, k))
+    want = conv2d_transpose_python(x, w, strides, padding, out_pad, dilation, groups)
+    check([x_t, w_t], out, [x, w], want, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,81 @@
+"""The runtime metadata of a compiled `PrimFunc`: parameters, shapes, dtypes, asserts.
+
+The format is plain JSON, documented in `unity.runtime.function`; it is embedded in
+every compiled module so that a loaded library needs no compiler.
+
+Example:
+    >>> from unity import tir
+    >>> n = tir.SizeVar("n")
+    >>> A = tir.decl_buffer((n, 4), "float32", "A")
+    >>> f = tir.PrimFunc((A,), tir.Evaluate(tir.const(0)))
+    >>> function_metadata("f", f, f.shape_vars(), [])["params"][0]["shape"]
+    ['n', 4]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unity.tir import expr as E
+from unity.tir.buffer import Buffer
+from unity.tir.expr import PrimExpr, Var
+from unity.tir.function import PrimFunc
+
+_DIM_OPS = {
+    E.Add: "+",
+    E.Sub: "-",
+    E.Mul: "*",
+    E.FloorDiv: "//",
+    E.FloorMod: "%",
+    E.Min: "min",
+    E.Max: "max",
+}
+
+
+def function_metadata(
+    name: str, func: PrimFunc, shape_vars: tuple[Var, ...], asserts: list[str]
+) -> dict[str, Any]:
+    """The JSON the runtime checks arguments with (format: `unity.runtime.function`)."""
+    keys: dict[Var, str] = {}
+    for var in shape_vars:
+        key, n = var.name, 0
+        while key in keys.values():
+            n += 1
+            key = f"{var.name}_{n}"
+        keys[var] = key
+
+    def dim(expr: PrimExpr) -> Any:
+        if isinstance(expr, E.IntImm):
+            return int(expr.value)
+        if isinstance(expr, Var) and expr in keys:
+            return keys[expr]
+        op = _DIM_OPS.get(type(expr))
+        if op is None:
+            raise ValueError(
+                f"@{name}: parameter shape {expr!r} is not an int, a variable or + - * // % min max"
+            )
+        return [op, dim(expr.a), dim(expr.b)]  # type: ignore[attr-defined]  # a BinaryOp
+
+    params: list[dict[str, Any]] = []
+    for p in func.params:
+        if isinstance(p, Buffer):
+            strides = [dim(s) for s in p.strides] if p.strides else None
+            params.append(
+                {
+                    "name": p.name,
+                    "kind": "buffer",
+                    "dtype": p.dtype,
+                    "shape": [dim(d) for d in p.shape],
+                    "strides": strides,
+                }
+            )
+        else:
+            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype})
+    return {
+        "name": name,
+        "symbol": name,
+        "params": params,
+        "asserts": list(asserts),
+        "shape_vars": [keys[v] for v in shape_vars],
+        "shape_var_names": {k: v.name for v, k in keys.items()},
+    }

@@ -1,0 +1,80 @@
+"""Legalize `relax.op.nn`: activations, softmax, convolution, pooling, normalization, pad,
+dropout (the identity at inference, with a mask of ones).
+
+Example:
+    >>> from unity.relax import op
+    >>> op.nn.conv2d.get_attr("legalize").__name__
+    'legalize_conv2d'
+"""
+
+from __future__ import annotations
+
+from unity import topi
+from unity.relax import op
+from unity.relax.block_builder import BlockBuilder
+from unity.relax.expr import Call, Expr, Tuple
+from unity.relax.transform.legalize_ops.common import attrs_rule, call_te, register_legalize, te_rule
+
+
+def _conv(a: object) -> dict[str, object]:
+    return {
+        "strides": a.strides, "padding": a.padding, "dilation": a.dilation,  # type: ignore[attr-defined]
+        "groups": a.groups, "data_layout": a.data_layout,  # type: ignore[attr-defined]
+        "kernel_layout": a.kernel_layout, "out_dtype": a.out_dtype,  # type: ignore[attr-defined]
+    }  # fmt: skip
+
+
+def _pool(a: object, avg: bool) -> dict[str, object]:
+    out = {
+        "pool_size": a.pool_size, "strides": a.strides, "padding": a.padding,  # type: ignore[attr-defined]
+        "dilation": a.dilation, "ceil_mode": a.ceil_mode, "layout": a.layout,  # type: ignore[attr-defined]
+    }  # fmt: skip
+    if avg:
+        out["count_include_pad"] = a.count_include_pad  # type: ignore[attr-defined]
+    return out
+
+
+def _norm(a: object, *names: str) -> dict[str, object]:
+    return {n: getattr(a, n) for n in (*names, "epsilon", "center", "scale")}
+
+
+def legalize_pad(bb: BlockBuilder, call: Call) -> Expr:
+    """`nn.pad(x, (b0, a0, b1, a1, ...), value, mode)` -> `topi.nn.pad`.
+
+    Example:
+        >>> legalize_pad(bb, op.nn.pad(x, [0, 0, 1, 1]))  # doctest: +SKIP
+    """
+    a = call.attrs
+    widths = list(a.pad_width)  # type: ignore[union-attr]
+    return call_te(bb, call, topi.nn.pad, call.args[0], widths[0::2], widths[1::2],
+                   a.pad_value, a.pad_mode)  # type: ignore[union-attr]  # fmt: skip
+
+
+def legalize_dropout(bb: BlockBuilder, call: Call) -> Expr:
+    """`nn.dropout(x)` -> `(x, ones_like(x))`: inference keeps every element.
+
+    Example:
+        >>> legalize_dropout(bb, op.nn.dropout(x))  # doctest: +SKIP
+    """
+    x = call.args[0]
+    mask = call_te(bb, call, topi.full_like, x, 1)
+    return Tuple((x, mask))
+
+
+for _name in ("relu", "gelu", "gelu_tanh", "silu"):
+    register_legalize(getattr(op.nn, _name), te_rule(getattr(topi.nn, _name)))
+register_legalize(op.nn.softmax, attrs_rule(topi.nn.softmax, lambda a: {"axis": a.axis}))
+register_legalize(op.nn.log_softmax, attrs_rule(topi.nn.log_softmax, lambda a: {"axis": a.axis}))
+register_legalize(op.nn.conv2d, attrs_rule(topi.nn.conv2d, _conv))
+register_legalize(op.nn.conv2d_transpose, attrs_rule(
+    topi.nn.conv2d_transpose, lambda a: {**_conv(a), "output_padding": a.output_padding}))
+register_legalize(op.nn.max_pool2d, attrs_rule(topi.nn.max_pool2d, lambda a: _pool(a, False)))
+register_legalize(op.nn.avg_pool2d, attrs_rule(topi.nn.avg_pool2d, lambda a: _pool(a, True)))
+register_legalize(op.nn.adaptive_avg_pool2d, attrs_rule(
+    topi.nn.adaptive_avg_pool2d, lambda a: {"output_size": a.output_size, "layout": a.layout}))
+register_legalize(op.nn.batch_norm, attrs_rule(topi.nn.batch_norm, lambda a: _norm(a, "axis")))
+register_legalize(op.nn.layer_norm, attrs_rule(topi.nn.layer_norm, lambda a: _norm(a, "axes")))
+register_legalize(op.nn.group_norm, attrs_rule(
+    topi.nn.group_norm, lambda a: _norm(a, "num_groups", "channel_axis", "axes")))
+register_legalize(op.nn.pad, legalize_pad)
+register_legalize(op.nn.dropout, legalize_dropout)
