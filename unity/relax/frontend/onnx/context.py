@@ -1,0 +1,203 @@
+"""What a converter sees: the node (`NodeView`) and the import state (`Context`).
+
+A value flowing between ONNX nodes is one of: a numpy array (known at import
+time, folded), a `SymTensor` (a shape-valued integer tensor with symbolic
+entries), or a relax expression (data only known at run time).  Converters ask
+the `Context` for the form they need: `ctx.expr(v)` for a relax operand,
+`ctx.ints(v, "axes")` for a list that must be known now.
+
+Example:
+    >>> import numpy as np
+    >>> from unity.relax.block_builder import BlockBuilder
+    >>> ctx = Context(BlockBuilder(), opset=17)
+    >>> ctx.ints(np.array([1, -1]), "axes")
+    [1, -1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+
+from unity.relax import op as R
+from unity.relax.block_builder import BlockBuilder
+from unity.relax.expr import Constant, Expr, ShapeExpr, Var
+from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportError
+from unity.relax.frontend.onnx.symbolic import SymTensor
+from unity.relax.struct_info import Dim, TensorStructInfo
+
+Value = np.ndarray | SymTensor | Expr
+"""A tensor during import: known now (numpy / `SymTensor`) or at run time (relax)."""
+
+
+@dataclass
+class NodeView:
+    """One ONNX node with its inputs already converted and its attributes decoded.
+
+    Example:
+        >>> NodeView("n", "Relu", [None], {}, 17, 1).attr("alpha", 0.01)
+        0.01
+    """
+
+    name: str
+    op_type: str
+    inputs: list[Value | None]
+    attrs: dict[str, Any]
+    opset: int
+    num_outputs: int
+    input_names: list[str] = field(default_factory=list)
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        """The attribute `key`, or `default` when the node does not set it."""
+        return self.attrs.get(key, default)
+
+    def input(self, index: int) -> Value | None:
+        """Input `index`, or None when it is omitted (absent or named "")."""
+        return self.inputs[index] if index < len(self.inputs) else None
+
+
+class Context:
+    """Import state shared by converters: the builder, the opset, and value helpers."""
+
+    def __init__(self, bb: BlockBuilder, opset: int) -> None:
+        self.bb = bb
+        self.opset = opset
+        self.node: NodeView | None = None
+        self.graph_inputs: dict[Var, str] = {}
+        self._constants: dict[int, Constant] = {}
+
+    # -- errors ---------------------------------------------------------------------------
+    def fail(self, message: str) -> OnnxImportError:
+        """An `OnnxImportError` naming the node being converted.
+
+        Example:
+            >>> raise ctx.fail("expects 2 inputs")  # doctest: +SKIP
+        """
+        node = self.node
+        return OnnxImportError(message, node.name if node else "", node.op_type if node else "")
+
+    # -- relax operands -------------------------------------------------------------------
+    def emit(self, expr: Expr) -> Var:
+        """Bind `expr` in the current dataflow block (struct info is inferred)."""
+        return self.bb.emit(expr)
+
+    def expr(self, value: Value | None) -> Expr:
+        """`value` as a relax expression (constants become `Constant`s, shared per array).
+
+        Example:
+            >>> ctx.expr(np.float32(1.0)).data.dtype  # doctest: +SKIP
+            dtype('float32')
+        """
+        if value is None:
+            raise self.fail("misses a required input")
+        if isinstance(value, Expr):
+            return value
+        if isinstance(value, SymTensor):
+            return self._sym_to_expr(value)
+        key = id(value)
+        if key not in self._constants:
+            self._constants[key] = Constant(np.asarray(value))
+        return self._constants[key]
+
+    def _sym_to_expr(self, value: SymTensor) -> Expr:
+        from unity.relax.op.onnx_extra import shape_to_tensor
+
+        flat = ShapeExpr(tuple(value.values.reshape(-1)))
+        out = self.emit(shape_to_tensor(flat, value.dtype))
+        if value.values.ndim != 1:
+            out = self.emit(R.reshape(out, value.shape))
+        return out
+
+    def scalar(self, number: float | int | bool, dtype: str) -> Constant:
+        """A 0-d constant of `dtype`.
+
+        Example:
+            >>> ctx.scalar(2, "float32").data.dtype  # doctest: +SKIP
+            dtype('float32')
+        """
+        return Constant(np.array(number, dtype=dtype))
+
+    # -- static facts about values --------------------------------------------------------
+    def sinfo(self, value: Value | None) -> TensorStructInfo:
+        """The tensor struct info of any value.
+
+        Example:
+            >>> ctx.sinfo(np.zeros((2, 3), "int8")).shape  # doctest: +SKIP
+            (2, 3)
+        """
+        if value is None:
+            raise self.fail("misses a required input")
+        if isinstance(value, SymTensor):
+            return TensorStructInfo(value.shape, value.dtype)
+        if isinstance(value, np.ndarray | np.generic):
+            return TensorStructInfo(tuple(int(d) for d in np.shape(value)), str(value.dtype))
+        sinfo = value.struct_info
+        if not isinstance(sinfo, TensorStructInfo):
+            raise self.fail(f"expects a tensor input, got {type(sinfo).__name__}")
+        return sinfo
+
+    def dtype(self, value: Value | None) -> str:
+        """The element dtype of `value`."""
+        return self.sinfo(value).dtype
+
+    def ndim(self, value: Value | None) -> int:
+        """The rank of `value`; an error when it is not known."""
+        ndim = self.sinfo(value).ndim
+        if ndim < 0:
+            raise self.fail("needs an input of known rank")
+        return ndim
+
+    def shape(self, value: Value | None) -> tuple[Dim, ...]:
+        """The shape of `value` (dims may be symbolic); an error when it is not known."""
+        shape = self.sinfo(value).shape
+        if shape is None:
+            raise self.fail("needs an input of known shape")
+        return shape
+
+    # -- values that must be known at import time -----------------------------------------
+    def const(self, value: Value | None, what: str) -> np.ndarray:
+        """The numpy value of `value`, which must be known now (else a clear error).
+
+        Example:
+            >>> ctx.const(np.array([0, 1]), "pads").tolist()  # doctest: +SKIP
+            [0, 1]
+        """
+        if isinstance(value, np.ndarray | np.generic):
+            return np.asarray(value)
+        if isinstance(value, SymTensor):
+            raise self.fail(f"needs {what} as plain numbers, got symbolic {value.values.tolist()}")
+        names = [self.graph_inputs[value]] if isinstance(value, Var) and value in self.graph_inputs else []
+        node = self.node
+        raise ConstantInputRequired(what, names, node.name if node else "", node.op_type if node else "")
+
+    def ints(self, value: Value | None, what: str) -> list[int]:
+        """A list of Python ints that must be known now (axes, pads, repeats...)."""
+        return [int(v) for v in self.const(value, what).reshape(-1)]
+
+    def dims(self, value: Value | None, what: str) -> list[Dim]:
+        """A shape-like 1-D tensor as sympy dims (symbolic entries allowed).
+
+        Example:
+            >>> ctx.dims(np.array([2, 3]), "shape")  # doctest: +SKIP
+            [2, 3]
+        """
+        if isinstance(value, SymTensor):
+            return [sympy.sympify(v) for v in value.values.reshape(-1)]
+        return [sympy.Integer(v) for v in self.ints(value, what)]
+
+    def is_known(self, value: Value | None) -> bool:
+        """True when `value` is known at import time (numpy or `SymTensor`)."""
+        return isinstance(value, np.ndarray | np.generic | SymTensor)
+
+    def normalize_axes(self, axes: Sequence[int], ndim: int) -> list[int]:
+        """Map negative axes into ``[0, ndim)``; an error naming the node when out of range."""
+        out = []
+        for a in axes:
+            if not -ndim <= a < ndim:
+                raise self.fail(f"axis {a} is out of range for a tensor of rank {ndim}")
+            out.append(a % ndim)
+        return out

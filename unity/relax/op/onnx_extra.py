@@ -1,0 +1,243 @@
+"""Ops the ONNX frontend needs beyond the core families (struct-info inference only so far).
+
+`shape_to_tensor` turns a (possibly symbolic) shape into an int64 tensor; the
+trigonometric and bitwise ops are elementwise; `topk`, `gather_nd`,
+`scatter_nd`, `cumprod` and `resize2d` follow the ONNX operators of the same name.
+
+Example:
+    >>> from unity.relax.expr import ShapeExpr
+    >>> shape_to_tensor(ShapeExpr(("n", 4))).op.name
+    'relax.shape_to_tensor'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy
+
+from unity.relax.expr import Attrs, Call, Expr
+from unity.relax.op.base import (
+    RelaxOp, fail, infer_elementwise, normalize_axis, register_op, shape_arg, tensor_arg,
+    tuple_of, unify_dtype, with_shape,
+)  # fmt: skip
+from unity.relax.op.unary import infer_unary_float
+from unity.relax.struct_info import StructInfo, TensorStructInfo
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeAttrs(Attrs):
+    """A result dtype."""
+
+    dtype: str = "int64"
+
+
+def _infer_shape_to_tensor(call: Call) -> StructInfo:
+    values = shape_arg(call, 0)
+    attrs = call.attrs
+    assert isinstance(attrs, DtypeAttrs)
+    ndim = call.args[0].struct_info.ndim  # type: ignore[attr-defined]  # a ShapeStructInfo
+    length = len(values) if values is not None else ndim
+    return TensorStructInfo(None if length < 0 else (length,), attrs.dtype, 1)
+
+
+@register_op("shape_to_tensor", infer=_infer_shape_to_tensor)
+def shape_to_tensor(op: RelaxOp, shape: Expr, dtype: str = "int64") -> Call:
+    """A 1-D tensor holding the values of `shape` (symbols bound at run time).
+
+    Example:
+        >>> shape_to_tensor(ShapeExpr((2,))).attrs.dtype  # doctest: +SKIP
+        'int64'
+    """
+    return Call(op, (shape,), DtypeAttrs(dtype))
+
+
+def _unary_float(name: str) -> RelaxOp:
+    def make(op: RelaxOp, x: Expr) -> Call:
+        return Call(op, (x,))
+
+    make.__doc__ = f"Elementwise `{name}(x)`."
+    return register_op(name, infer=infer_unary_float)(make)
+
+
+asin = _unary_float("asin")
+acos = _unary_float("acos")
+atan = _unary_float("atan")
+
+
+def _binary_int(name: str) -> RelaxOp:
+    def make(op: RelaxOp, x1: Expr, x2: Expr) -> Call:
+        return Call(op, (x1, x2))
+
+    make.__doc__ = f"Elementwise `{name}(x1, x2)` with broadcasting."
+    return register_op(name, infer=infer_elementwise)(make)  # type: ignore[arg-type]  # an InferFn
+
+
+bitwise_xor = _binary_int("bitwise_xor")
+left_shift = _binary_int("left_shift")
+right_shift = _binary_int("right_shift")
+
+
+@dataclass(frozen=True, slots=True)
+class TopKAttrs(Attrs):
+    """`k`, the axis, largest-or-smallest, and the index dtype."""
+
+    k: int
+    axis: int = -1
+    largest: bool = True
+    sorted: bool = True
+
+
+def _infer_topk(call: Call) -> StructInfo:
+    x = tensor_arg(call, 0, "input")
+    attrs = call.attrs
+    assert isinstance(attrs, TopKAttrs)
+    if x.shape is None:
+        part = TensorStructInfo(None, x.dtype, x.ndim)
+        return tuple_of([part, TensorStructInfo(None, "int64", x.ndim)])
+    axis = normalize_axis(call, attrs.axis, x.ndim)
+    dims = list(x.shape)
+    if dims[axis].is_number and int(dims[axis]) < attrs.k:
+        raise fail(call, f"asks for k={attrs.k} elements of an axis of size {dims[axis]}")
+    dims[axis] = sympy.Integer(attrs.k)
+    return tuple_of([with_shape(x, dims), TensorStructInfo(tuple(dims), "int64")])
+
+
+@register_op("topk", infer=_infer_topk)
+def topk(op: RelaxOp, x: Expr, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> Call:
+    """``(values, indices)`` of the `k` largest (or smallest) entries along `axis`.
+
+    Example:
+        >>> topk(x, 2).attrs.k  # doctest: +SKIP
+        2
+    """
+    return Call(op, (x,), TopKAttrs(k, axis, largest, sorted))
+
+
+@dataclass(frozen=True, slots=True)
+class BatchDimsAttrs(Attrs):
+    """Leading batch dims shared by data and indices (`gather_nd`, `scatter_nd`)."""
+
+    batch_dims: int = 0
+    reduction: str = "update"
+
+
+def _infer_gather_nd(call: Call) -> StructInfo:
+    x, idx = tensor_arg(call, 0, "data"), tensor_arg(call, 1, "indices")
+    attrs = call.attrs
+    assert isinstance(attrs, BatchDimsAttrs)
+    if x.shape is None or idx.shape is None or not idx.shape[-1].is_number:
+        return TensorStructInfo(None, x.dtype, -1)
+    depth, b = int(idx.shape[-1]), attrs.batch_dims
+    if depth > x.ndim - b:
+        raise fail(call, f"indexes {depth} dims of a rank-{x.ndim} tensor with {b} batch dims")
+    return with_shape(x, [*idx.shape[:-1], *x.shape[b + depth :]])
+
+
+@register_op("gather_nd", infer=_infer_gather_nd)
+def gather_nd(op: RelaxOp, data: Expr, indices: Expr, batch_dims: int = 0) -> Call:
+    """Gather slices of `data` at the index tuples in the last axis of `indices` (ONNX GatherND).
+
+    Example:
+        >>> gather_nd(x, i).attrs.batch_dims  # doctest: +SKIP
+        0
+    """
+    return Call(op, (data, indices), BatchDimsAttrs(batch_dims))
+
+
+def _infer_scatter_nd(call: Call) -> StructInfo:
+    x = tensor_arg(call, 0, "data")
+    tensor_arg(call, 1, "indices")
+    unify_dtype(call, [x.dtype, tensor_arg(call, 2, "updates").dtype])
+    return x
+
+
+@register_op("scatter_nd", infer=_infer_scatter_nd)
+def scatter_nd(op: RelaxOp, data: Expr, indices: Expr, updates: Expr, reduction: str = "update") -> Call:
+    """Copy of `data` with `updates` written (or reduced) at index tuples (ONNX ScatterND).
+
+    Example:
+        >>> scatter_nd(x, i, u).attrs.reduction  # doctest: +SKIP
+        'update'
+    """
+    return Call(op, (data, indices, updates), BatchDimsAttrs(0, reduction))
+
+
+@dataclass(frozen=True, slots=True)
+class CumAttrs(Attrs):
+    """Axis, and the exclusive / reverse flags of an ONNX cumulative op."""
+
+    axis: int
+    exclusive: bool = False
+    reverse: bool = False
+
+
+def _infer_cum(call: Call) -> StructInfo:
+    x = tensor_arg(call, 0, "input")
+    attrs = call.attrs
+    assert isinstance(attrs, CumAttrs)
+    normalize_axis(call, attrs.axis, x.ndim)
+    return x
+
+
+@register_op("cumprod", infer=_infer_cum)
+def cumprod(op: RelaxOp, x: Expr, axis: int, exclusive: bool = False, reverse: bool = False) -> Call:
+    """Cumulative product along `axis` (ONNX CumProd semantics).
+
+    Example:
+        >>> cumprod(x, 0).attrs.axis  # doctest: +SKIP
+        0
+    """
+    return Call(op, (x,), CumAttrs(axis, exclusive, reverse))
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeAttrs(Attrs):
+    """Output size of the resized axes and the ONNX Resize options."""
+
+    axes: tuple[int, ...]
+    size: tuple[int, ...]
+    scales: tuple[float, ...]
+    mode: str = "nearest"
+    coordinate_transformation_mode: str = "half_pixel"
+    nearest_mode: str = "round_prefer_floor"
+    cubic_coeff_a: float = -0.75
+    exclude_outside: bool = False
+    extrapolation_value: float = 0.0
+    roi: tuple[float, ...] = ()
+
+
+def _infer_resize(call: Call) -> StructInfo:
+    x = tensor_arg(call, 0, "input")
+    attrs = call.attrs
+    assert isinstance(attrs, ResizeAttrs)
+    if attrs.mode not in ("nearest", "linear", "cubic"):
+        raise fail(call, f"has no mode {attrs.mode!r} (nearest, linear or cubic)")
+    if x.shape is None:
+        return x
+    dims = list(x.shape)
+    for axis, size in zip(attrs.axes, attrs.size, strict=True):
+        dims[normalize_axis(call, axis, x.ndim)] = sympy.Integer(size)
+    return with_shape(x, dims)
+
+
+@register_op("resize", infer=_infer_resize)
+def resize(op: RelaxOp, x: Expr, attrs: ResizeAttrs) -> Call:
+    """Resample `x` on `attrs.axes` to `attrs.size` (ONNX Resize semantics).
+
+    Example:
+        >>> resize(x, ResizeAttrs((2, 3), (8, 8), (2.0, 2.0))).attrs.mode  # doctest: +SKIP
+        'nearest'
+    """
+    return Call(op, (x,), attrs)
+
+
+def seq(values: Sequence[int]) -> tuple[int, ...]:
+    """A tuple of ints (helper for attrs).
+
+    Example:
+        >>> seq([1, 2])
+        (1, 2)
+    """
+    return tuple(int(v) for v in values)

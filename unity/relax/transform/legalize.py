@@ -1,0 +1,175 @@
+"""Lower high-level relax op calls to `call_tir`s of PrimFuncs made from TOPI computes.
+
+Before::
+
+    @R.function
+    def main(x: R.Tensor((n, 4), "float32"), y: R.Tensor((4,), "float32")):
+        with R.dataflow():
+            lv = R.add(x, y)
+            gv = R.nn.relu(lv)
+            R.output(gv)
+        return gv
+
+After ``LegalizeOps()``::
+
+    @T.prim_func
+    def add(x: T.handle, y: T.Buffer((4,), "float32"), T_add: T.handle): ...
+
+    @T.prim_func
+    def relu(lv: T.handle, T_relu: T.handle): ...
+
+    @R.function
+    def main(x: R.Tensor((n, 4), "float32"), y: R.Tensor((4,), "float32")):
+        with R.dataflow():
+            lv = R.call_tir(add, (x, y), out_sinfo=R.Tensor((n, 4), "float32"))
+            gv = R.call_tir(relu, (lv,), out_sinfo=R.Tensor((n, 4), "float32"))
+            R.output(gv)
+        return gv
+
+Each op's rule is its `legalize` attribute (see `legalize_ops/`); ops without one stay as
+they are.  Symbolic dims stay symbolic: the PrimFunc binds them from its buffer shapes.
+PrimFuncs that come out structurally equal are merged into one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from unity.ir.module import GlobalVar, IRModule
+from unity.ir.op import Op
+from unity.ir.structural import structural_equal, structural_hash
+from unity.ir.transform import ModulePass, PassContext
+from unity.relax.block_builder import BlockBuilder
+from unity.relax.expr import (
+    Binding, BindingBlock, Call, DataflowBlock, DataflowVar, Expr, Function, LeafExpr, Tuple,
+    Var, VarBinding,
+)  # fmt: skip
+from unity.relax.expr_functor import ExprMutator
+from unity.relax.transform import legalize_ops  # noqa: F401 - registers the rules
+from unity.relax.transform.legalize_ops.common import LegalizeFn
+from unity.relax.utils import struct_info_equal
+from unity.tir.function import PrimFunc
+
+
+@dataclass(frozen=True)
+class LegalizeOps(ModulePass):
+    """Replace each op call that has a `legalize` rule by the `call_tir` the rule builds.
+
+    Example:
+        >>> LegalizeOps()(IRModule()).functions
+        {}
+    """
+
+    customize_legalize_map: Mapping[Op, LegalizeFn] | None = field(default=None, hash=False)
+    """Rules used instead of (or in addition to) the ops' own `legalize` attributes."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Legalize every relax function of `mod`, then merge duplicate PrimFuncs."""
+        bb = BlockBuilder(mod)
+        before = set(mod.functions)
+        legalizer = _Legalizer(bb, dict(self.customize_legalize_map or {}))
+        changed = {gv: legalizer.visit_expr(f) for gv, f in mod.functions.items() if isinstance(f, Function)}
+        if all(changed[gv] is mod.functions[gv] for gv in changed):
+            return mod
+        out = bb.get()
+        for gv, func in changed.items():
+            out.update_func(gv, func)
+        return _dedupe_prim_funcs(out, before)
+
+
+class _Legalizer(ExprMutator):
+    def __init__(self, bb: BlockBuilder, custom: dict[Op, LegalizeFn]) -> None:
+        super().__init__()
+        self.bb = bb
+        self.custom = custom
+        self.dataflow = False
+
+    def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
+        outer, self.dataflow = self.dataflow, isinstance(block, DataflowBlock)
+        try:
+            return super().visit_binding_block(block)
+        finally:
+            self.dataflow = outer
+
+    def visit_binding(self, binding: Binding) -> list[Binding]:
+        if not isinstance(binding, VarBinding) or not isinstance(binding.value, Call):
+            return super().visit_binding(binding)
+        value = self.visit_expr(binding.value)
+        rule = self._rule(value)
+        if rule is None:
+            return [binding.replace(value=value, var=self.visit_var_def(binding.var))]
+        prelude: list[Binding] = []
+        new = self._anf(self.bb.normalize(rule(self.bb, value)), prelude)
+        var = binding.var
+        if not struct_info_equal(var.struct_info, new.struct_info):
+            var = type(var)(var.name_hint, new.struct_info, span=var.span)
+            self.var_remap[binding.var] = var
+        return [*prelude, VarBinding(var, new, span=binding.span)]
+
+    def _rule(self, call: Call) -> LegalizeFn | None:
+        if not isinstance(call.op, Op):
+            return None
+        rule = self.custom.get(call.op)
+        return rule if rule is not None else call.op.get_attr("legalize")
+
+    def _anf(self, expr: Expr, prelude: list[Binding]) -> Expr:
+        """Bind the non-leaf arguments and tuple fields of `expr` (a rule's result) first."""
+        if isinstance(expr, Tuple):
+            fields = tuple(self._anf_arg(f, prelude) for f in expr.fields)
+            return expr if all(a is b for a, b in zip(fields, expr.fields, strict=True)) else Tuple(fields)
+        if isinstance(expr, Call):
+            args = tuple(self._anf_arg(a, prelude) for a in expr.args)
+            if not all(a is b for a, b in zip(args, expr.args, strict=True)):
+                expr = expr.replace(args=args)
+        return expr
+
+    def _anf_arg(self, arg: Expr, prelude: list[Binding]) -> Expr:
+        if isinstance(arg, LeafExpr | GlobalVar):
+            return arg
+        if isinstance(arg, Tuple):
+            return self._anf(arg, prelude)
+        value = self._anf(arg, prelude)
+        var_cls = DataflowVar if self.dataflow else Var
+        var = var_cls("lv", value.struct_info)
+        prelude.append(VarBinding(var, value))
+        return var
+
+
+def _dedupe_prim_funcs(mod: IRModule, keep: set[GlobalVar]) -> IRModule:
+    """Merge each new PrimFunc into an earlier structurally equal one; repoint the calls."""
+    seen: dict[int, list[GlobalVar]] = {}
+    alias: dict[GlobalVar, GlobalVar] = {}
+    order = sorted(mod.functions, key=lambda gv: (gv not in keep, gv.name_hint))
+    for gv in order:
+        func = mod.functions[gv]
+        if not isinstance(func, PrimFunc):
+            continue
+        bucket = seen.setdefault(structural_hash(func), [])
+        twin = next((g for g in bucket if structural_equal(mod.functions[g], func)), None)
+        if twin is None or gv in keep:
+            bucket.append(gv)
+        else:
+            alias[gv] = twin
+    if not alias:
+        return mod
+    for gv in alias:
+        mod.remove(gv)
+    return mod.map_functions(Function, lambda f: _Repoint(alias).visit_expr(f))
+
+
+class _Repoint(ExprMutator):
+    def __init__(self, alias: dict[GlobalVar, GlobalVar]) -> None:
+        super().__init__()
+        self.alias = alias
+
+    def visit_global_var_(self, gv: GlobalVar) -> GlobalVar:
+        return self.alias.get(gv, gv)
+
+    def visit_call_(self, expr: Call) -> Expr:
+        new = super().visit_call_(expr)
+        assert isinstance(new, Call)
+        args = tuple(self.alias.get(a, a) if isinstance(a, GlobalVar) else a for a in new.args)  # type: ignore[call-overload]
+        if all(a is b for a, b in zip(args, new.args, strict=True)):
+            return new
+        return new.replace(args=args)
