@@ -6,7 +6,8 @@ Example:
     'Normalize'
 """
 
+from unity.relax.transform.legalize import LegalizeOps
 from unity.relax.transform.normalize import Normalize
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
 
-__all__ = ["Normalize", "ToNonDataflow"]
+__all__ = ["LegalizeOps", "Normalize", "ToNonDataflow"]

@@ -168,6 +168,10 @@ def _common(state: ScheduleState, block: BlockRV, loop: LoopRV, p: str):
     _, _, lpath = state.resolve_loop(loop, p)
     realize: BlockRealize = bpath[-1]
     target: For = lpath[-1]
+    blk = realize.block
+    if blk.init is None and any(iv.iter_type is not IterType.SPATIAL for iv in blk.iter_vars):
+        msg = f"block {blk.name_hint} accumulates without an init; moving it could run an update twice"
+        raise ScheduleError(p, msg, func, blk)
     if realize in lpath:
         raise ScheduleError(
             p,
