@@ -60,7 +60,7 @@ def test_blockize_a_matmul_tile():
 
 def test_blockize_errors():
     sch = Schedule(matmul(4, 4, 4))
-    i, j, k = sch.get_loops(sch.get_block("C"))
+    _, j, k = sch.get_loops(sch.get_block("C"))
     f = sch.fuse(j, k)
     _, inner = sch.split(f, factors=[None, 4])
     msg = "blockize: loop j_k_fused_0 feeds both spatial and reduction iteration variables"

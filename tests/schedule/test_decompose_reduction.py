@@ -77,6 +77,6 @@ def test_decompose_inside_a_reduction_loop_is_refused():
     sch = Schedule(matmul(4, 4, 4))
     block = sch.get_block("C")
     _, _, k = sch.get_loops(block)
-    ko, ki = sch.split(k, factors=[2, 2])
+    _, ki = sch.split(k, factors=[2, 2])
     with pytest.raises(ScheduleError, match="loop k_1 is inside reduction loop k_0"):
         sch.decompose_reduction(block, ki)

@@ -58,7 +58,7 @@ def test_reduction_loops_cannot_be_parallel_vectorized_or_bound():
 
 def test_bind_rejects_unknown_thread_axes_and_kind_changes():
     sch = Schedule(elementwise())
-    i, j = sch.get_loops(sch.get_block("B"))
+    i, _ = sch.get_loops(sch.get_block("B"))
     with pytest.raises(ScheduleError, match="unknown thread axis 'threadIdx.w'"):
         sch.bind(i, "threadIdx.w")
     sch.parallel(i)

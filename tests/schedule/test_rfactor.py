@@ -51,7 +51,7 @@ def test_rfactor_of_an_inner_split_makes_it_parallel(axis):
     _, _, k = sch.get_loops(sch.get_block("C"))
     _, ki = sch.split(k, factors=[None, 4])
     rf = sch.rfactor(ki, axis)
-    i, j, ko, ki = sch.get_loops(rf)
+    _, _, ko, ki = sch.get_loops(rf)
     sch.reorder(ki, ko)
     sch.parallel(ki)  # a reduction loop before rfactor, data parallel now
     check_same_result(func, sch.mod)

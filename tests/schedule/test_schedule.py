@@ -20,7 +20,7 @@ def test_schedule_of_a_module_does_not_change_the_module():
 
 def test_copy_is_independent_and_keeps_handles():
     sch = Schedule(elementwise())
-    i, j = sch.get_loops(sch.get_block("B"))
+    i, _ = sch.get_loops(sch.get_block("B"))
     other = sch.copy()
     other.parallel(i)  # the handle works in the copy
     assert sch.get(i).kind is ForKind.SERIAL

@@ -93,7 +93,7 @@ def test_split_of_a_symbolic_extent_keeps_a_guard():
         i, tir.const(0), n, tir.ForKind.SERIAL, tir.BlockRealize((i,), tir.const(True), block)
     )
     sch = Schedule(tir.PrimFunc((A,), body))
-    io, ii = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
+    _, ii = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
     realize = sch.get(ii).body
     assert isinstance(realize.predicate, tir.LT) and realize.predicate.b is n
     assert sch.get(ii).extent.value == 8

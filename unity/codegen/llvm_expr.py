@@ -197,7 +197,26 @@ class ExprCodegen:
 
     def visit_select_(self, e: E.Select) -> ir.Value:
         cond = self.emit(e.condition)
+        if dt.lanes(e.dtype) == 1 and (_loads_memory(e.true_value) or _loads_memory(e.false_value)):
+            return self._branchy_select(cond, e)
         return self.builder.select(cond, self.emit(e.true_value), self.emit(e.false_value))
+
+    def _branchy_select(self, cond: ir.Value, e: E.Select) -> ir.Value:
+        """A scalar select whose arm loads memory becomes a branch: the arm not taken may
+        index out of bounds (padding: `select(in_bounds, X[i - pad], 0)`), so it must not
+        run.  Values emitted inside an arm do not dominate the join: the memo is restored."""
+        saved = dict(self.memo)
+        with self.builder.if_else(cond) as (then, otherwise):
+            with then:
+                true_value, true_block = self.emit(e.true_value), self.builder.block
+            self.memo = dict(saved)
+            with otherwise:
+                false_value, false_block = self.emit(e.false_value), self.builder.block
+        self.memo = saved
+        phi = self.builder.phi(true_value.type)
+        phi.add_incoming(true_value, true_block)
+        phi.add_incoming(false_value, false_block)
+        return phi
 
     # -- vectors --------------------------------------------------------------------------
     def splat(self, value: ir.Value, lanes: int) -> ir.Value:
@@ -482,3 +501,12 @@ def _make_cmp(op: str) -> Callable[[ExprCodegen, Any], ir.Value]:
 
 for _cls, _op in ((E.EQ, "=="), (E.NE, "!="), (E.LT, "<"), (E.LE, "<="), (E.GT, ">"), (E.GE, ">=")):
     setattr(ExprCodegen, f"visit_{_cls.__name__.lower()}_", _make_cmp(_op))
+
+
+def _loads_memory(expr: PrimExpr) -> bool:
+    """True when `expr` contains a `BufferLoad` (so evaluating it may touch memory)."""
+    from unity.tir.functor import post_order_visit
+
+    found: list[bool] = []
+    post_order_visit(expr, lambda n: found.append(True) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)

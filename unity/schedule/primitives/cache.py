@@ -28,7 +28,11 @@ from __future__ import annotations
 from unity.schedule.analysis import buffers_read, buffers_written, child_realizes
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import (
-    alloc_in_root, scope_body, scope_realizes, top_level, with_root_block,
+    alloc_in_root,
+    scope_body,
+    scope_realizes,
+    top_level,
+    with_root_block,
 )  # fmt: skip
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts

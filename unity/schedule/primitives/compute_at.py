@@ -67,7 +67,7 @@ def compute_at(
         >>> sch.compute_at(sch.get_block("B"), i_0)  # doctest: +SKIP
     """
     p = "compute_at"
-    func_name, func, bpath, lpath, realize, target, siblings = _common(state, block, loop, p)
+    func_name, func, _, lpath, realize, target, siblings = _common(state, block, loop, p)
     under = child_realizes(target)
     writes = buffers_written([realize])
     consumers = [r for r in siblings if r is not realize and buffers_read([r]) & writes]
@@ -117,7 +117,7 @@ def reverse_compute_at(
         >>> sch.reverse_compute_at(sch.get_block("C"), i_0)  # doctest: +SKIP
     """
     p = "reverse_compute_at"
-    func_name, func, bpath, lpath, realize, target, siblings = _common(state, block, loop, p)
+    func_name, func, _, lpath, realize, target, siblings = _common(state, block, loop, p)
     under = child_realizes(target)
     reads = buffers_read([realize])
     index = siblings.index(realize)

@@ -18,6 +18,8 @@ After ``sch.fuse(i, j)``::
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from unity.schedule.analysis import as_int, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.split import _mul
@@ -45,7 +47,7 @@ def fuse(state: ScheduleState, *loops: LoopRV) -> LoopRV:
     for rv in loops:
         func_name, func, path = state.resolve_loop(rv, "fuse")
         nodes.append(path[-1])
-    for outer, inner in zip(nodes, nodes[1:]):
+    for outer, inner in pairwise(nodes):
         if outer.body is not inner:
             msg = f"loop {inner.loop_var.name} is not the only statement directly in loop {outer.loop_var.name}"
             raise ScheduleError("fuse", msg, func, inner)

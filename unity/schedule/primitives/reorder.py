@@ -17,6 +17,8 @@ After ``sch.reorder(j, i)``::
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from unity.schedule.analysis import child_realizes, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
@@ -53,7 +55,7 @@ def reorder(state: ScheduleState, *loops: LoopRV) -> None:
             msg = f"loop {n.loop_var.name} is not on the same loop nest as the others"
             raise ScheduleError("reorder", msg, func, n)
     chain: list[For] = deepest[chain_start:]
-    for outer, inner in zip(chain, chain[1:]):
+    for outer, inner in pairwise(chain):
         if not isinstance(inner, For) or outer.body is not inner:
             msg = f"loops between {chain[0].loop_var.name} and {chain[-1].loop_var.name} are not perfectly nested"
             raise ScheduleError("reorder", msg, func, inner)

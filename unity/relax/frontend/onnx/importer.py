@@ -1,0 +1,320 @@
+"""`from_onnx`: walk an ONNX graph and build a relax `main` with the `BlockBuilder`.
+
+The walk is in three steps: (1) scan every node and raise one `UnsupportedOpError`
+listing all ops without a converter; (2) make the parameters from the graph
+inputs (named dynamic axes become shared sympy symbols, unnamed ones fresh
+symbols); (3) convert node by node.  A node whose inputs are all known at import
+time is folded with onnx's reference implementation (numpy); shape-valued tensors
+with symbolic entries are folded by `symbolic.fold_symbolic`; everything else
+goes through the op's converter.
+
+Example:
+    >>> import onnx
+    >>> from onnx import TensorProto, helper
+    >>> node = helper.make_node("Relu", ["x"], ["y"])
+    >>> x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    >>> y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+    >>> model = helper.make_model(helper.make_graph([node], "g", [x], [y]))
+    >>> mod = from_onnx(model)
+    >>> mod["main"].ret_struct_info.shape
+    (batch, 4)
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import sympy
+from onnx import helper, numpy_helper
+
+from unity.ir.module import IRModule
+from unity.relax.block_builder import BlockBuilder
+from unity.relax.expr import Expr, Var
+from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
+from unity.relax.frontend.onnx.ops import CONVERTERS
+from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
+from unity.relax.struct_info import Dim, TensorStructInfo, sym
+
+MIN_OPSET = 7
+"""The oldest default-domain opset the frontend accepts."""
+
+_NOT_FOLDED = frozenset({
+    "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
+    "Multinomial", "If", "Loop", "Scan",
+})  # fmt: skip
+"""Ops never evaluated at import time (random, or with subgraphs)."""
+
+_FOLD_LIMIT = 1 << 22
+"""Folded results larger than this many elements stay run-time ops when a converter exists."""
+
+
+def from_onnx(
+    model: onnx.ModelProto | str,
+    shape_dict: Mapping[str, Sequence[int | str]] | None = None,
+    dtype_dict: Mapping[str, str] | str | None = None,
+    opset: int | None = None,
+    keep_params_in_input: bool = False,
+) -> IRModule:
+    """Convert an ONNX model to an `IRModule` whose relax function `main` computes it.
+
+    Args:
+        model: the model, or the path of an ``.onnx`` file.
+        shape_dict: input name -> shape, overriding the model's (ints fix dims, strings
+            name symbols).
+        dtype_dict: input name -> dtype (or one dtype for every input).
+        opset: the default-domain opset to assume (the model's by default).
+        keep_params_in_input: make float initializers parameters of `main` after the
+            inputs (their values go to ``main.attrs["params"]``) instead of constants.
+
+    Returns:
+        The module; ``mod["main"].attrs["num_input"]`` counts the true inputs.
+
+    Raises:
+        UnsupportedOpError: listing every node whose op has no converter.
+        OnnxImportError: for a malformed model or attribute, naming the node.
+
+    Example:
+        >>> mod = from_onnx(model, shape_dict={"x": (2, 4)})  # doctest: +SKIP
+        >>> mod["main"].params[0].struct_info.shape  # doctest: +SKIP
+        (2, 4)
+    """
+    if isinstance(model, str):
+        model = onnx.load(model)
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
+    version = opset if opset is not None else _model_opset(model)
+    if version < MIN_OPSET:
+        warnings.warn(f"opset {version} is older than {MIN_OPSET}; importing with opset {MIN_OPSET} rules",
+                      stacklevel=2)  # fmt: skip
+    _check_supported(model.graph)
+    importer = _GraphImporter(model.graph, max(version, MIN_OPSET), shape_dict or {}, dtype_dict,
+                              keep_params_in_input)  # fmt: skip
+    return importer.run()
+
+
+def _model_opset(model: onnx.ModelProto) -> int:
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return int(entry.version)
+    return MIN_OPSET
+
+
+def _check_supported(graph: onnx.GraphProto) -> None:
+    missing = [(n.name or f"#{i}", n.op_type, n.domain) for i, n in enumerate(graph.node)
+               if n.domain not in ("", "ai.onnx") or n.op_type not in CONVERTERS]  # fmt: skip
+    if missing:
+        raise UnsupportedOpError(missing)
+
+
+def elem_dtype(elem_type: int, where: str) -> str:
+    """The unity dtype of an ONNX `TensorProto` element type.
+
+    Example:
+        >>> elem_dtype(onnx.TensorProto.FLOAT, "x")
+        'float32'
+    """
+    if elem_type == onnx.TensorProto.BFLOAT16:
+        return "bfloat16"
+    try:
+        dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)))
+    except (KeyError, TypeError, ValueError):
+        dtype = "unknown"
+    if dtype not in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                     "uint64", "float16", "float32", "float64"):  # fmt: skip
+        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
+        raise OnnxImportError(f"{where} has element type {name}, which unity does not support")
+    return dtype
+
+
+def _decode_attr(attr: onnx.AttributeProto) -> Any:
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode() for v in value]
+    return value
+
+
+class _GraphImporter:
+    def __init__(self, graph: onnx.GraphProto, opset: int, shape_dict: Mapping[str, Sequence[int | str]],
+                 dtype_dict: Mapping[str, str] | str | None, keep_params: bool) -> None:  # fmt: skip
+        self.graph = graph
+        self.opset = opset
+        self.shape_dict = shape_dict
+        self.dtype_dict = dtype_dict
+        self.keep_params = keep_params
+        self.bb = BlockBuilder()
+        self.ctx = Context(self.bb, opset)
+        self.env: dict[str, Value] = {}
+        self._names: set[str] = set()
+
+    def run(self) -> IRModule:
+        initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
+        for t in self.graph.sparse_initializer:
+            raise OnnxImportError(f"sparse initializer {t.values.name!r} is not supported")
+        params = self._make_inputs(initializers)
+        num_input = len(params)
+        kept: list[np.ndarray] = []
+        for name, data in initializers.items():
+            if self.keep_params and data.dtype.kind == "f":
+                var = Var(self._var_name(name), TensorStructInfo(data.shape, str(data.dtype)))
+                params.append(var)
+                kept.append(data)
+                self.env[name] = var
+            else:
+                self.env[name] = data
+        attrs: dict[str, Any] = {"num_input": num_input}
+        if self.keep_params:
+            attrs["params"] = kept
+        with self.bb.function("main", params, attrs=attrs):
+            with self.bb.dataflow():
+                for index, node in enumerate(self.graph.node):
+                    self._convert(node, index)
+                outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
+            self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
+        return self.bb.get()
+
+    # -- inputs ---------------------------------------------------------------------------
+    def _make_inputs(self, initializers: Mapping[str, np.ndarray]) -> list[Var]:
+        fixed = self._fixed_symbols()
+        params: list[Var] = []
+        for value_info in self.graph.input:
+            if value_info.name in initializers:
+                continue  # opset < 9 models list initializers among the inputs
+            sinfo = self._input_sinfo(value_info, fixed)
+            var = Var(self._var_name(value_info.name), sinfo)
+            self.ctx.graph_inputs[var] = value_info.name
+            self.env[value_info.name] = var
+            params.append(var)
+        return params
+
+    def _fixed_symbols(self) -> dict[str, int]:
+        fixed: dict[str, int] = {}
+        for value_info in self.graph.input:
+            given = self.shape_dict.get(value_info.name)
+            dims = value_info.type.tensor_type.shape.dim
+            if given is None or len(given) != len(dims):
+                continue
+            for dim, value in zip(dims, given, strict=True):
+                if dim.dim_param and isinstance(value, int):
+                    fixed[dim.dim_param] = value
+        return fixed
+
+    def _input_sinfo(self, value_info: onnx.ValueInfoProto, fixed: Mapping[str, int]) -> TensorStructInfo:
+        name = value_info.name
+        if not value_info.type.HasField("tensor_type"):
+            kind = value_info.type.WhichOneof("value")
+            raise OnnxImportError(f"graph input {name!r} is a {kind}; only tensors are supported")
+        ttype = value_info.type.tensor_type
+        dtype = elem_dtype(ttype.elem_type, f"graph input {name!r}")
+        if isinstance(self.dtype_dict, str):
+            dtype = self.dtype_dict
+        elif self.dtype_dict and name in self.dtype_dict:
+            dtype = self.dtype_dict[name]
+        if name in self.shape_dict:
+            return TensorStructInfo(tuple(self.shape_dict[name]), dtype)
+        if not ttype.HasField("shape"):
+            raise OnnxImportError(f"graph input {name!r} has no shape: give it in shape_dict")
+        dims: list[Dim | int] = []
+        for axis, dim in enumerate(ttype.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                dims.append(int(dim.dim_value))
+            elif dim.dim_param:
+                dims.append(fixed.get(dim.dim_param, sym(_symbol_name(dim.dim_param))))
+            else:
+                dims.append(sym(f"{_symbol_name(name)}_dim{axis}"))
+        return TensorStructInfo(tuple(dims), dtype)
+
+    def _var_name(self, name: str) -> str:
+        base = re.sub(r"\W", "_", name) or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        out, count = base, 1
+        while out in self._names:
+            out, count = f"{base}_{count}", count + 1
+        self._names.add(out)
+        return out
+
+    # -- nodes ----------------------------------------------------------------------------
+    def _convert(self, proto: onnx.NodeProto, index: int) -> None:
+        name = proto.name or f"{proto.op_type}_{index}"
+        inputs = [self._lookup(n, proto, name) if n else None for n in proto.input]
+        attrs = {a.name: _decode_attr(a) for a in proto.attribute}
+        node = NodeView(name, proto.op_type, inputs, attrs, self.opset, len(proto.output), list(proto.input))
+        self.ctx.node = node
+        outputs = self._fold(proto, node)
+        if outputs is None:
+            try:
+                result = CONVERTERS[proto.op_type](self.ctx, node)
+            except OnnxImportError:
+                raise
+            except Exception as err:  # converters and struct-info inference: name the node
+                raise OnnxImportError(f"{type(err).__name__}: {err}", name, proto.op_type) from err
+            outputs = list(result) if isinstance(result, list | tuple) else [result]
+        for out_name, value in zip(proto.output, outputs, strict=False):
+            if out_name:
+                self.env[out_name] = value
+
+    def _lookup(self, name: str, proto: onnx.NodeProto, node_name: str) -> Value:
+        if name not in self.env:
+            msg = f"input {name!r} is produced by no earlier node, initializer or graph input"
+            raise OnnxImportError(msg, node_name, proto.op_type)
+        return self.env[name]
+
+    def _fold(self, proto: onnx.NodeProto, node: NodeView) -> list[Value] | None:
+        present = [v for v in node.inputs if v is not None]
+        if proto.op_type in _NOT_FOLDED or any(isinstance(v, Expr) for v in present):
+            return None
+        if any(isinstance(v, SymTensor) for v in present):
+            if not can_fold_symbolic(proto.op_type):
+                return None
+            attrs = dict(node.attrs)
+            if proto.op_type == "Cast":
+                attrs["_to_dtype"] = elem_dtype(attrs["to"], f"Cast node {node.name!r}")
+            return fold_symbolic(proto.op_type, node.inputs, attrs)  # type: ignore[return-value]
+        return _fold_reference(proto, node, self.opset)
+
+    def _output(self, name: str) -> Expr:
+        if name not in self.env:
+            raise OnnxImportError(f"graph output {name!r} is produced by no node")
+        return self.ctx.expr(self.env[name])
+
+
+def _fold_reference(proto: onnx.NodeProto, node: NodeView, opset: int) -> list[Value] | None:
+    from onnx.reference import ReferenceEvaluator
+
+    feeds = {n: np.asarray(v) for n, v in zip(proto.input, node.inputs, strict=True) if n}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = ReferenceEvaluator(proto, opsets={"": opset}).run(None, feeds)
+    except Exception as err:  # the converter reports bad nodes with better messages
+        if proto.op_type not in CONVERTERS:
+            raise OnnxImportError(f"cannot evaluate at import time: {err}", node.name, proto.op_type) from err
+        return None
+    arrays = [np.asarray(r) for r in results]
+    if any(a.dtype == object for a in arrays):
+        return None
+    if sum(a.size for a in arrays) > _FOLD_LIMIT and _has_runtime_converter(proto.op_type):
+        return None
+    return arrays  # type: ignore[return-value]  # numpy arrays are values
+
+
+def _has_runtime_converter(op_type: str) -> bool:
+    return op_type in CONVERTERS
+
+
+def _symbol_name(name: str) -> str:
+    out = re.sub(r"\W", "_", name)
+    return out if out and not out[0].isdigit() else f"d_{out}"
+
+
+_ = sympy  # symbols are created through `sym`

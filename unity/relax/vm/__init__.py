@@ -1,0 +1,11 @@
+"""Lowering relax to VM bytecode: the `alloc_tensor` builtin, `codegen`, and `build`.
+
+Example:
+    >>> from unity.relax.vm import alloc_tensor
+    >>> alloc_tensor((2,), "float32").op.name
+    'relax.builtin.alloc_tensor'
+"""
+
+from unity.relax.vm.builtin import alloc_tensor
+
+__all__ = ["alloc_tensor"]

@@ -1,0 +1,292 @@
+"""The relax virtual machine: runs an `Executable`'s bytecode on the CPU.
+
+Bytecode (written by `unity.relax.vm.codegen`; plain JSON, no IR objects, no sympy)::
+
+    {"version": 1, "functions": {"main": {
+        "params": [{"name": "x", "spec": SPEC}],      # registers 0..k-1, checked on entry
+        "slots": [["batch", "parameter 0 'x' dim 0"]],  # symbolic dims, bound per call
+        "num_regs": 7, "code": [INSTR, ...], "ret": 6}}}
+
+SPEC and shape trees are described in `unity.runtime.vm_checks`.  Instructions::
+
+    ["kernel", name, [arg, ...]]   # arg: ["t", reg, dims | null] | ["i", tree] | ["r", reg]
+    ["alloc", dst, dtype, [tree, ...], pooled]     # pooled: 1 = storage from the pool
+    ["free", reg]                  # give a pooled tensor's storage back
+    ["const", dst, index]          ["lit", dst, value]
+    ["tuple", dst, [reg, ...]]     ["item", dst, reg, index]
+    ["shape", dst, [tree, ...]]    ["prim", dst, tree]
+    ["match", reg, SPEC, where]    # match_cast: check and bind new symbols
+    ["call", dst, function, [reg, ...]]
+    ["if", dst, cond, then_code, then_reg, else_code, else_reg]
+
+When a `VirtualMachine` is made, each function's bytecode becomes one Python
+function (source generated from the instructions, registers as locals); a kernel
+call is then one ctypes call on cached data pointers, with the symbolic dims the
+kernel needs computed from the slots.  Intermediate tensors come from a storage
+pool that is reused across calls.
+
+Example:
+    >>> vm = VirtualMachine(unity.compile(mod), unity.cpu())  # doctest: +SKIP
+    >>> vm["main"](np.zeros((2, 4), "float32")).numpy()       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from unity.runtime.device import Device, cpu
+from unity.runtime.tensor import Tensor, numpy_dtype
+from unity.runtime.vm_checks import make_checker, run_pending, tree_code
+from unity.runtime.vm_executable import Executable
+
+
+class StoragePool:
+    """Free buffers by size; `take` reuses one or allocates, `give` returns one.
+
+    Example:
+        >>> pool = StoragePool()
+        >>> raw, ptr = pool.take(64); pool.give(raw, ptr); pool.take(64)[1] == ptr
+        True
+    """
+
+    def __init__(self, max_bytes: int = 1 << 30) -> None:
+        self.free: dict[int, list[tuple[np.ndarray, int]]] = {}
+        self.max_bytes = max_bytes
+        self.free_bytes = 0
+
+    def take(self, nbytes: int) -> tuple[np.ndarray, int]:
+        """A buffer of at least `nbytes` bytes and its address."""
+        nbytes = max(nbytes, 1)
+        entries = self.free.get(nbytes)
+        if entries:
+            self.free_bytes -= nbytes
+            return entries.pop()
+        raw = np.empty(nbytes, np.uint8)
+        return raw, raw.ctypes.data
+
+    def give(self, raw: np.ndarray, ptr: int) -> None:
+        """Return a buffer taken from this pool (dropped when the pool is full)."""
+        if self.free_bytes + raw.size <= self.max_bytes:
+            self.free.setdefault(raw.size, []).append((raw, ptr))
+            self.free_bytes += raw.size
+
+
+class VirtualMachine:
+    """Runs the relax functions of `exe`: ``vm["main"](*inputs)``.
+
+    Inputs are numpy arrays or `Tensor`s (Python ints for shape/scalar params);
+    results are `Tensor`s, or tuples of them.
+
+    Example:
+        >>> vm = VirtualMachine(ex, unity.cpu())  # doctest: +SKIP
+        >>> vm["main"](np.ones((3, 4), "float32"))  # doctest: +SKIP
+    """
+
+    def __init__(self, exe: Executable, device: Device | None = None) -> None:
+        if not isinstance(exe, Executable):
+            raise TypeError(
+                f"VirtualMachine: expected an Executable (unity.compile, or load_module of an "
+                f"exported model), got {type(exe).__name__}"
+            )
+        device = device if device is not None else cpu()
+        if device.device_type != "cpu":
+            raise ValueError(f"VirtualMachine: device {device} is not supported yet; use unity.cpu()")
+        self.exe = exe
+        self.device = device
+        self.pool = StoragePool()
+        self._namespace = _Loader(exe, self.pool).namespace
+        self._public: dict[str, Callable[..., Any]] = {}
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        return self.get_function(name)
+
+    def get_function(self, name: str) -> Callable[..., Any]:
+        """The function `name` as a Python callable returning Tensors.
+
+        Example:
+            >>> vm.get_function("main")  # doctest: +SKIP
+        """
+        func = self._public.get(name)
+        if func is None:
+            if name not in self.exe.program["functions"]:
+                raise KeyError(f"VirtualMachine: no function {name!r}; it has {self.exe.function_names}")
+            func = _public_function(name, self.exe.program["functions"][name], self._namespace[f"F_{name}"])
+            self._public[name] = func
+        return func
+
+    def invoke(self, name: str, *args: object) -> object:
+        """Call function `name` (same as ``vm[name](*args)``)."""
+        return self.get_function(name)(*args)
+
+
+def _public_function(name: str, fn: dict[str, Any], impl: Callable[..., Any]) -> Callable[..., Any]:
+    names = [p["name"] for p in fn["params"]]
+    count = len(names)
+
+    def call(*args: object) -> object:
+        if len(args) != count:
+            raise ValueError(f"{name}: expected {count} inputs ({', '.join(names)}), got {len(args)}")
+        return _to_tensors(impl(*args))
+
+    call.__name__ = name
+    return call
+
+
+def _to_tensors(value: object) -> object:
+    if type(value) is np.ndarray:
+        return Tensor(value)
+    if type(value) is tuple:
+        return tuple(_to_tensors(v) for v in value)
+    return value
+
+
+def _kernel_failure(name: str, asserts: list[str]) -> Callable[[int], None]:
+    def fail(status: int) -> None:
+        if 0 < status <= len(asserts):
+            raise RuntimeError(f"{name}: {asserts[status - 1]}")
+        raise RuntimeError(f"{name}: failed with status {status}")
+
+    return fail
+
+
+class _Loader:
+    """Turns the bytecode into Python functions sharing one namespace."""
+
+    def __init__(self, exe: Executable, pool: StoragePool) -> None:
+        self.exe = exe
+        self.namespace: dict[str, Any] = {
+            "__builtins__": {"min": min, "max": max, "bool": bool, "len": len},
+            "TAKE": pool.take, "GIVE": pool.give, "EMPTY": np.empty, "RUN": run_pending,
+            "PTR": lambda a: a.ctypes.data,
+        }  # fmt: skip
+        self.kernels: dict[str, str] = {}
+        self.lines: list[str] = []
+        self.counter = 0
+        for i, c in enumerate(exe.constants):
+            self.namespace[f"C{i}"] = c
+            self.namespace[f"CP{i}"] = c.ctypes.data
+        for name, fn in exe.program["functions"].items():
+            self._function(name, fn)
+        source = "\n".join(self.lines)
+        exec(compile(source, f"<unity vm {id(exe):x}>", "exec"), self.namespace)
+        self.namespace["__source__"] = source
+
+    def _name(self, prefix: str, value: object) -> str:
+        self.counter += 1
+        key = f"{prefix}{self.counter}"
+        self.namespace[key] = value
+        return key
+
+    def _function(self, name: str, fn: dict[str, Any]) -> None:
+        params = fn["params"]
+        slots = fn["slots"]
+        args = ", ".join(f"a{i}" for i in range(len(params)))
+        self.lines.append(f"def F_{name}({args}):")
+        self.lines.append(f"    S = [0] * {len(slots)}; P = []")
+        for i, p in enumerate(params):
+            where = f"{name}: parameter {i} '{p['name']}'"
+            check = self._name("CHK", make_checker(p["spec"], where, slots))
+            self.lines.append(f"    r{i} = {check}(a{i}, S, P)")
+        self.lines.append("    if P: RUN(P, S)")
+        self._block(name, fn["code"], "    ", set())
+        self.lines.append(f"    return r{fn['ret']}")
+
+    def _block(self, fname: str, code: list[Any], ind: str, has_ptr: set[int]) -> None:
+        emit = self.lines.append
+        if not code:
+            emit(f"{ind}pass")
+        for ins in code:
+            op = ins[0]
+            if op == "kernel":
+                self._kernel(fname, ins, ind, has_ptr)
+            elif op == "alloc":
+                _, dst, dtype, shape, pooled = ins
+                dims = [tree_code(t) for t in shape]
+                if pooled:
+                    size = " * ".join([str(numpy_dtype(dtype).itemsize), *dims])
+                    emit(f"{ind}r{dst}, p{dst} = TAKE({size})")
+                else:
+                    dt = self._name("DT", numpy_dtype(dtype))
+                    emit(f"{ind}r{dst} = EMPTY(({''.join(d + ', ' for d in dims)}), {dt})")
+                    emit(f"{ind}p{dst} = PTR(r{dst})")
+                has_ptr.add(dst)
+            elif op == "free":
+                emit(f"{ind}GIVE(r{ins[1]}, p{ins[1]})")
+            elif op == "const":
+                emit(f"{ind}r{ins[1]} = C{ins[2]}; p{ins[1]} = CP{ins[2]}")
+                has_ptr.add(ins[1])
+            elif op == "lit":
+                emit(f"{ind}r{ins[1]} = {self._name('LIT', ins[2])}")
+            elif op == "tuple":
+                emit(f"{ind}r{ins[1]} = ({''.join(f'r{r}, ' for r in ins[2])})")
+            elif op == "item":
+                emit(f"{ind}r{ins[1]} = r{ins[2]}[{int(ins[3])}]")
+            elif op == "shape":
+                emit(f"{ind}r{ins[1]} = ({''.join(tree_code(t) + ', ' for t in ins[2])})")
+            elif op == "prim":
+                emit(f"{ind}r{ins[1]} = {tree_code(ins[2])}")
+            elif op == "match":
+                check = self._name("MATCH", make_checker(ins[2], ins[3], self._slots(fname)))
+                emit(f"{ind}P = []; r{ins[1]} = {check}(r{ins[1]}, S, P)")
+                emit(f"{ind}if P: RUN(P, S)")
+                has_ptr.discard(ins[1])
+            elif op == "call":
+                emit(f"{ind}r{ins[1]} = F_{ins[2]}({', '.join(f'r{r}' for r in ins[3])})")
+            elif op == "if":
+                _, dst, cond, then_code, then_reg, else_code, else_reg = ins
+                emit(f"{ind}if bool(r{cond}):")
+                self._block(fname, then_code, ind + "    ", set(has_ptr))
+                emit(f"{ind}    r{dst} = r{then_reg}")
+                emit(f"{ind}else:")
+                self._block(fname, else_code, ind + "    ", set(has_ptr))
+                emit(f"{ind}    r{dst} = r{else_reg}")
+            else:
+                raise ValueError(f"vm: unknown instruction {json.dumps(ins)[:80]} in @{fname}")
+
+    def _slots(self, fname: str) -> list[list[str]]:
+        return self.exe.program["functions"][fname]["slots"]
+
+    def _kernel(self, fname: str, ins: list[Any], ind: str, has_ptr: set[int]) -> None:
+        _, kname, args = ins
+        if kname not in self.exe.kernels:
+            raise ValueError(f"vm: @{fname} calls kernel {kname!r}, which the library does not have")
+        packed = self.exe.kernels.get_function(kname)
+        meta = packed.meta
+        buffers = [p for p in meta["params"] if p["kind"] == "buffer"]
+        scalars = [p for p in meta["params"] if p["kind"] == "scalar"]
+        tensors = [a for a in args if a[0] == "t"]
+        values = [a for a in args if a[0] != "t"]
+        if len(tensors) != len(buffers) or len(values) != len(scalars):
+            raise ValueError(
+                f"vm: @{fname} calls kernel {kname} with {len(tensors)} tensors and {len(values)} "
+                f"scalars; it takes {len(buffers)} buffers and {len(scalars)} scalars"
+            )
+        for _, reg, _ in tensors:
+            if reg not in has_ptr:
+                self.lines.append(f"{ind}p{reg} = PTR(r{reg})")
+                has_ptr.add(reg)
+        c_args = [f"p{a[1]}" for a in tensors]
+        c_args += [tree_code(a[1]) if a[0] == "i" else f"r{a[1]}" for a in values]
+        for key in meta["shape_vars"]:
+            c_args.append(self._shape_var(kname, key, buffers, scalars, tensors, c_args))
+        k = self._name("K", packed.c_function)
+        fail = self._name("KFAIL", _kernel_failure(kname, meta["asserts"]))
+        self.lines.append(f"{ind}st = {k}({', '.join(c_args)})")
+        self.lines.append(f"{ind}if st: {fail}(st)")
+
+    @staticmethod
+    def _shape_var(
+        kname: str, key: str, buffers: list[Any], scalars: list[Any], tensors: list[Any], c_args: list[str]
+    ) -> str:
+        for b, (buf, (_, reg, dims)) in enumerate(zip(buffers, tensors, strict=True)):
+            for axis, dim in enumerate(buf["shape"]):
+                if dim == key:
+                    return tree_code(dims[axis]) if dims is not None else f"r{reg}.shape[{axis}]"
+        for s, scalar in enumerate(scalars):
+            if scalar["name"] == key:
+                return c_args[len(buffers) + s]
+        raise ValueError(f"vm: kernel {kname}: its shape variable {key} is not the size of any buffer dim")
