@@ -47,3 +47,11 @@ def test_unannotate_a_missing_key():
     i, _ = sch.get_loops(sch.get_block("B"))
     with pytest.raises(ScheduleError, match=r"unannotate: no annotation 'x' here \(it has: none\)"):
         sch.unannotate(i, "x")
+
+
+def test_annotate_needs_a_string_key():
+    sch = Schedule(elementwise())
+    with pytest.raises(
+        ScheduleError, match="annotate: the annotation key must be a string, not int"
+    ):
+        sch.annotate(sch.get_block("B"), 3, 1)

@@ -47,3 +47,12 @@ def test_a_handle_of_a_removed_loop_is_reported():
     sch.fuse(i, j)
     with pytest.raises(ScheduleError, match=r"refers to a loop an earlier primitive removed"):
         sch.parallel(i)
+
+
+def test_lookups_reject_foreign_handles():
+    sch = Schedule(elementwise())
+    other = Schedule(elementwise())
+    b = other.get_block("B")
+    for lookup in (sch.get_loops, sch.get_child_blocks, sch.get_producers, sch.get_consumers):
+        with pytest.raises(ScheduleError, match=r"b\d+ is not a block handle of this schedule"):
+            lookup(b)

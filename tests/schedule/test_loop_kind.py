@@ -64,3 +64,11 @@ def test_bind_rejects_unknown_thread_axes_and_kind_changes():
     sch.parallel(i)
     with pytest.raises(ScheduleError, match="vectorize: loop i is already parallel"):
         sch.vectorize(i)
+
+
+def test_unroll_of_a_vectorized_loop_is_refused():
+    sch = Schedule(elementwise())
+    _, j = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(j)
+    with pytest.raises(ScheduleError, match="unroll: loop j is already vectorized"):
+        sch.unroll(j)

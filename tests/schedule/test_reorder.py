@@ -4,6 +4,7 @@ import pytest
 from schedule_workloads import assert_ir, check_same_result, elementwise, matmul
 
 from unity.schedule import Schedule, ScheduleError
+from unity.script import tir as T
 
 
 def test_reorder_reduction_loop_outermost():
@@ -54,3 +55,18 @@ def test_reorder_rejects_loops_of_different_nests():
     with pytest.raises(ScheduleError, match="more than once"):
         sch.reorder(i, i)
     assert sch.mod is before
+
+
+def test_reorder_needs_affine_bindings():
+    @T.prim_func
+    def square_index(A: T.Buffer((16,), "float32")):
+        for i, j in T.grid(4, 4):
+            with T.block("A"):
+                vi = T.axis.spatial(16, i * j)
+                A[vi] = T.float32(1)
+
+    sch = Schedule(square_index)
+    i, j = sch.get_loops(sch.get_block("A"))
+    msg = "reorder: block A binds vi to i \\* j, which is not an affine function of the loops"
+    with pytest.raises(ScheduleError, match=msg):
+        sch.reorder(j, i)

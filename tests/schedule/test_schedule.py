@@ -1,6 +1,7 @@
 """The `Schedule` facade: mod, show, copy, and the user-story matmul schedule."""
 
 import numpy as np
+import pytest
 from schedule_workloads import check_same_result, elementwise, run
 
 from unity import te
@@ -62,3 +63,33 @@ def test_user_story_matmul_schedule():
     a, b, c = run(sch.mod)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     check_same_result(func, sch.mod)
+
+
+def test_packed_and_cached_matmul_builds_for_llvm():
+    """B packed into 32-wide panels, a local accumulator per 8x32 tile, written back per tile."""
+    unity = pytest.importorskip("unity")
+    n = 64
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    sch = Schedule(te.create_prim_func([A, B, C]))
+    blk = sch.get_block("C")
+    packed = sch.cache_read(blk, 1, "global")
+    sch.transform_layout(packed, ("write", 0), lambda k, j: (j // 32, k, j % 32))
+    acc = sch.cache_write(blk, 0, "local")
+    i, j, kk = sch.get_loops(blk)
+    io, ii = sch.split(i, factors=[None, 8])
+    jo, ji = sch.split(j, factors=[None, 32])
+    sch.reorder(io, jo, kk, ii, ji)
+    sch.reverse_compute_at(acc, jo)
+    sch.vectorize(ji)
+    sch.parallel(io)
+    sch.decompose_reduction(blk, kk)
+
+    lib = unity.build(sch.mod, target="llvm")
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    c = np.empty((n, n), "float32")
+    lib["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)

@@ -1,5 +1,7 @@
 """The trace: every primitive recorded, printed as runnable Python, replayed equal."""
 
+import textwrap
+
 import pytest
 from schedule_workloads import check_same_result, elementwise, matmul
 
@@ -22,18 +24,15 @@ def _matmul_schedule(func):
 
 def test_trace_show_prints_runnable_python():
     sch = _matmul_schedule(matmul(8, 8, 4))
-    assert sch.trace.show() == "\n".join(
-        [
-            "b0 = sch.get_block(name='C', func_name='main')",
-            "l1, l2, l3 = sch.get_loops(block=b0)",
-            "l4, l5 = sch.split(loop=l1, factors=[None, 4])",
-            "l6, l7 = sch.split(loop=l2, factors=[None, 4])",
-            "sch.reorder(l4, l6, l3, l5, l7)",
-            "sch.vectorize(loop=l7)",
-            "sch.parallel(loop=l4)",
-            "b8 = sch.decompose_reduction(block=b0, loop=l3)",
-        ]
-    )
+    assert sch.trace.show() == textwrap.dedent("""\
+        b0 = sch.get_block(name='C', func_name='main')
+        l1, l2, l3 = sch.get_loops(block=b0)
+        l4, l5 = sch.split(loop=l1, factors=[None, 4])
+        l6, l7 = sch.split(loop=l2, factors=[None, 4])
+        sch.reorder(l4, l6, l3, l5, l7)
+        sch.vectorize(loop=l7)
+        sch.parallel(loop=l4)
+        b8 = sch.decompose_reduction(block=b0, loop=l3)""")
     again = Schedule(matmul(8, 8, 4))
     exec(sch.trace.show(), {"sch": again})  # noqa: S102 - the printed trace is the API
     assert_structural_equal(again.mod, sch.mod)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 from typing import Any, TypeVar
 
-from unity.ir.node import Node, node
+from unity.ir.node import Node, Printable, node
 
 _F = TypeVar("_F", bound="BaseFunc")
 
@@ -58,7 +58,7 @@ class BaseFunc(Node):
         return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})
 
 
-class IRModule:
+class IRModule(Printable):
     """A set of functions keyed by `GlobalVar`, plus module attributes.
 
     Passes treat modules as values and return a new one; `update_func` and item
@@ -175,19 +175,3 @@ class IRModule:
         for gv, func in changed.items():
             new.update_func(gv, func)
         return new
-
-    def script(self, **kwargs: Any) -> str:
-        """The module as `@I.ir_module` script."""
-        from unity.ir.printer import script
-
-        return script(self, **kwargs)
-
-    def show(self, **kwargs: Any) -> None:
-        """Print the module as script."""
-        print(self.script(**kwargs))
-
-    def __repr__(self) -> str:
-        try:
-            return self.script()
-        except Exception:  # noqa: BLE001 - repr must never raise
-            return f"<IRModule with {', '.join(self._by_name)}>"

@@ -100,8 +100,36 @@ class Span:
     end_column: int
 
 
+class Printable:
+    """Mixin for objects that print as script: `script()`, `show()`, and `repr()`."""
+
+    __slots__ = ()
+
+    def script(self, **kwargs: Any) -> str:
+        """Print as script (see `unity.ir.printer.script`).
+
+        Example:
+            >>> from unity import tir
+            >>> tir.Var("n").script()
+            'n'
+        """
+        from unity.ir.printer import script
+
+        return script(self, **kwargs)
+
+    def show(self, **kwargs: Any) -> None:
+        """Print the script form to stdout."""
+        print(self.script(**kwargs))
+
+    def __repr__(self) -> str:
+        try:
+            return self.script()
+        except Exception:  # noqa: BLE001 - repr must never raise
+            return f"<{type(self).__name__} at {id(self):#x}>"
+
+
 @node
-class Node:
+class Node(Printable):
     """Base of all IR nodes: immutable, and `==`/`hash` are identity.
 
     Example:
@@ -119,21 +147,6 @@ class Node:
             return self
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]  # _T is a dataclass
 
-    def script(self, **kwargs: Any) -> str:
-        """Print as script (see `unity.ir.printer.script`)."""
-        from unity.ir.printer import script
-
-        return script(self, **kwargs)
-
-    def show(self, **kwargs: Any) -> None:
-        """Print the script form to stdout."""
-        print(self.script(**kwargs))
-
-    def __repr__(self) -> str:
-        try:
-            return self.script()
-        except Exception:  # noqa: BLE001 - repr must never raise
-            return f"<{type(self).__name__} at {id(self):#x}>"
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -128,6 +128,30 @@ def const_bound(expr: PrimExpr, doms: Mapping[Var, tuple[int, int]]) -> tuple[in
     return (a[0] % b[0], a[1] % b[0]) if a[0] // b[0] == a[1] // b[0] else (0, b[0] - 1)
 
 
+def is_quasi_affine(expr: PrimExpr) -> bool:
+    """Whether `expr` is built from vars and constants by `+ -`, `*` by a constant, and
+    `//` / `%` by a positive constant (the bindings split and fuse produce).
+
+    Example:
+        >>> i, j = tir.Var("i"), tir.Var("j")
+        >>> is_quasi_affine(i // 4 * 8 + j % 4), is_quasi_affine(i * j)
+        (True, False)
+    """
+    from unity.tir.expr import FloorDiv, FloorMod
+
+    if isinstance(expr, IntImm | Var):
+        return True
+    if isinstance(expr, Add | Sub):
+        return is_quasi_affine(expr.a) and is_quasi_affine(expr.b)
+    if isinstance(expr, Mul):
+        consts = (as_int(expr.a) is not None, as_int(expr.b) is not None)
+        return any(consts) and is_quasi_affine(expr.a) and is_quasi_affine(expr.b)
+    if isinstance(expr, FloorDiv | FloorMod):
+        k = as_int(expr.b)
+        return k is not None and k > 0 and is_quasi_affine(expr.a)
+    return False
+
+
 def used_vars(node: object) -> set[Var]:
     """Every `Var` used in an expression or statement.
 

@@ -26,8 +26,8 @@ After ``LegalizeOps()``::
             R.output(gv)
         return gv
 
-Each op's rule is its `legalize` attribute (see `legalize_ops/`); ops without one stay as
-they are.  Symbolic dims stay symbolic: the PrimFunc binds them from its buffer shapes.
+Each op's rule is its `legalize` attribute (see `legalize_ops/`); ops without one, and
+calls on tensors of unknown shape, stay as they are.  Symbolic dims stay symbolic: the PrimFunc binds them from its buffer shapes.
 PrimFuncs that come out structurally equal are merged into one.
 """
 
@@ -46,6 +46,7 @@ from unity.relax.expr import (
     Var, VarBinding,
 )  # fmt: skip
 from unity.relax.expr_functor import ExprMutator
+from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
 from unity.relax.transform import legalize_ops  # noqa: F401 - registers the rules
 from unity.relax.transform.legalize_ops.common import LegalizeFn
 from unity.relax.utils import struct_info_equal
@@ -108,7 +109,7 @@ class _Legalizer(ExprMutator):
         return [*prelude, VarBinding(var, new, span=binding.span)]
 
     def _rule(self, call: Call) -> LegalizeFn | None:
-        if not isinstance(call.op, Op):
+        if not isinstance(call.op, Op) or not _shapes_known(call):
             return None
         rule = self.custom.get(call.op)
         return rule if rule is not None else call.op.get_attr("legalize")
@@ -134,6 +135,20 @@ class _Legalizer(ExprMutator):
         var = var_cls("lv", value.struct_info)
         prelude.append(VarBinding(var, value))
         return var
+
+
+def _shapes_known(call: Call) -> bool:
+    """TE needs every tensor shape (symbols allowed); calls with unknown shapes stay."""
+    infos = [call.struct_info, *(a.struct_info for a in call.args if isinstance(a, Expr))]
+    return all(_known(s) for s in infos)
+
+
+def _known(sinfo: StructInfo) -> bool:
+    if isinstance(sinfo, TensorStructInfo):
+        return sinfo.shape is not None
+    if isinstance(sinfo, TupleStructInfo):
+        return all(_known(f) for f in sinfo.fields)
+    return True
 
 
 def _dedupe_prim_funcs(mod: IRModule, keep: set[GlobalVar]) -> IRModule:

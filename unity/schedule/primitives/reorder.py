@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from unity.schedule.analysis import child_realizes, used_vars
+from unity.schedule.analysis import child_realizes, is_quasi_affine, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
@@ -76,6 +76,12 @@ def _check_blocks(chain: list[For], func: object) -> None:
             raise ScheduleError("reorder", msg, func, n)
     for realize in child_realizes(chain[-1]):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if used_vars(value) & loop_vars and not is_quasi_affine(value):
+                msg = (
+                    f"block {realize.block.name_hint} binds {iv.var.name} to {value.script()}, "
+                    "which is not an affine function of the loops"
+                )
+                raise ScheduleError("reorder", msg, func, realize.block)
             if iv.iter_type is IterType.OPAQUE and used_vars(value) & loop_vars:
                 msg = f"block {realize.block.name_hint} binds opaque iter var {iv.var.name} to a reordered loop"
                 raise ScheduleError("reorder", msg, func, realize.block)

@@ -53,6 +53,8 @@ class ParseContext:
     source: Source
     env: Mapping[str, Any]
     global_vars: dict[str, GlobalVar] = field(default_factory=dict)
+    family_state: dict[str, Any] = field(default_factory=dict)
+    """Per-parse state a family parser keeps across the functions of one module."""
 
     def error(self, node: ast.AST | None, message: str) -> ParseError:
         """A `ParseError` at `node`."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-import sympy
+
 from onnx import helper, numpy_helper
 
 from unity.ir.module import IRModule
@@ -317,4 +317,4 @@ def _symbol_name(name: str) -> str:
     return out if out and not out[0].isdigit() else f"d_{out}"
 
 
-_ = sympy  # symbols are created through `sym`
+

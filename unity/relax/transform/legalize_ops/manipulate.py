@@ -45,18 +45,18 @@ def legalize_broadcast_to(bb: BlockBuilder, call: Call) -> Expr:
     return call_te(bb, call, topi.broadcast_to, call.args[0], _known_shape(call))
 
 
-def tuple_fields(value: Expr) -> list[Expr]:
+def tuple_fields(bb: BlockBuilder, value: Expr) -> list[Expr]:
     """The fields of a tuple-valued expression (a `Tuple`, or `TupleGetItem`s of a var).
 
     Example:
-        >>> tuple_fields(Tuple((x, y)))  # doctest: +SKIP
+        >>> tuple_fields(bb, Tuple((x, y)))  # doctest: +SKIP
         [x, y]
     """
     if isinstance(value, Tuple):
         return list(value.fields)
     sinfo = value.struct_info
     assert isinstance(sinfo, TupleStructInfo)
-    return [TupleGetItem(value, k) for k in range(len(sinfo.fields))]
+    return [bb.normalize(TupleGetItem(value, k)) for k in range(len(sinfo.fields))]
 
 
 def legalize_concat(bb: BlockBuilder, call: Call) -> Expr:
@@ -65,7 +65,7 @@ def legalize_concat(bb: BlockBuilder, call: Call) -> Expr:
     Example:
         >>> legalize_concat(bb, op.concat([x, y], 1))  # doctest: +SKIP
     """
-    return call_te(bb, call, topi.concatenate, tuple_fields(call.args[0]), axis=call.attrs.axis)  # type: ignore[union-attr]
+    return call_te(bb, call, topi.concatenate, tuple_fields(bb, call.args[0]), axis=call.attrs.axis)  # type: ignore[union-attr]
 
 
 register_legalize(op.reshape, legalize_reshape)

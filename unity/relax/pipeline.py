@@ -1,0 +1,45 @@
+"""Relax pass pipelines, read top to bottom like a recipe.
+
+Example:
+    >>> from unity.relax.pipeline import get_pipeline
+    >>> [type(p).__name__ for p in get_pipeline("default").passes]
+    ['Normalize', 'LegalizeOps', 'ToNonDataflow', 'CallTIRRewrite']
+"""
+
+from __future__ import annotations
+
+from unity.ir.transform import Sequential
+from unity.relax.transform import CallTIRRewrite, LegalizeOps, Normalize, ToNonDataflow
+
+
+def default_pipeline(opt_level: int = 2) -> Sequential:
+    """Everything `unity.compile` runs before VM codegen (graph optimizations come later).
+
+    Example:
+        >>> len(default_pipeline().passes)
+        4
+    """
+    return Sequential(
+        [
+            Normalize(),  # struct info everywhere, A-normal form
+            LegalizeOps(),  # op calls -> call_tir of TOPI PrimFuncs
+            ToNonDataflow(),  # dataflow blocks -> plain binding blocks
+            CallTIRRewrite(),  # call_tir -> alloc_tensor + kernel call
+        ],
+        name="relax.default_pipeline",
+    )
+
+
+_PIPELINES = {"default": default_pipeline}
+
+
+def get_pipeline(name: str = "default", opt_level: int = 2) -> Sequential:
+    """The pipeline `name` (`"default"`) for `opt_level`.
+
+    Example:
+        >>> get_pipeline("default").name
+        'relax.default_pipeline'
+    """
+    if name not in _PIPELINES:
+        raise ValueError(f"get_pipeline: unknown pipeline {name!r}; known: {sorted(_PIPELINES)}")
+    return _PIPELINES[name](opt_level)
