@@ -20,6 +20,10 @@ def __getattr__(name: str) -> object:
         from unity.codegen import build
 
         return build
+    if name == "compile":
+        from unity.relax.vm_build import compile
+
+        return compile
     if name in ("target", "codegen"):
         import importlib
 

@@ -156,3 +156,13 @@ def test_compute_at_a_symbolic_split_keeps_the_guards():
         out = np.zeros_like(x)
         interpret(sch.mod["main"], x, out)
         np.testing.assert_allclose(out, x * 2 + 1, rtol=1e-6)
+
+
+def test_compute_at_can_keep_unit_loops():
+    func = matmul_relu()
+    sch = Schedule(func)
+    _, j, _ = sch.get_loops(sch.get_block("C"))
+    sch.reverse_compute_at(sch.get_block("D"), j, preserve_unit_loops=True)
+    extents = [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("D"))]
+    assert extents == [8, 8, 1, 1]
+    check_same_result(func, sch.mod)

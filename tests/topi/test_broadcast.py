@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unity import te, topi
 from tests.topi.run import check, rand
+from unity import te, topi
 
 FLOAT_OPS = [
     (topi.add, np.add), (topi.subtract, np.subtract), (topi.multiply, np.multiply),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.topi.run import check, rand
 from unity import te, topi
 from unity.topi.testing import conv2d_python, layer_norm_python, pool2d_python, softmax_python
-from tests.topi.run import check, rand
 
 
 def test_elementwise_softmax_and_reductions_build():

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from unity import te, topi
 from tests.topi.run import check, rand
+from unity import te, topi
 
 _ERF = np.vectorize(math.erf)
 
@@ -73,3 +73,9 @@ def test_cast_truncates_and_bool_tests_nonzero():
 def test_clip_rejects_inverted_bounds():
     with pytest.raises(ValueError, match="a_min 2.0 is larger than a_max 1.0"):
         topi.clip(te.placeholder((2,), name="x"), 2.0, 1.0)
+
+
+def test_integer_clip_rounds_bounds_into_the_range():
+    x = te.placeholder((5,), "int8", name="x")
+    a = np.array([-128, -1, 0, 2, 127], "int8")
+    check([x], [topi.clip(x, 0.5, 2.5), topi.clip(x, -1000.0, 1000.0)], [a], [np.clip(a, 1, 2), a])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unity import te, topi
 from tests.topi.run import check, rand
+from unity import te, topi
 
 SHAPES = [((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
           ((2, 1, 2, 3), (4, 3, 2)), ((3,), (2, 3, 4))]  # fmt: skip

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unity import te, topi
 from tests.topi.run import check, rand
+from unity import te, topi
 
 CASES = [(None, False), (1, False), ((0, 2), True), (-1, True)]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unity import te, topi
 from tests.topi.run import check, rand
+from unity import te, topi
 
 
 def test_reshape_with_minus_one_and_symbolic_rows():

@@ -23,3 +23,4 @@ from unity.relax.struct_info import (
     TensorStructInfo, TupleStructInfo, prove_equal, shapes_equal, sym,
 )  # fmt: skip
 from unity.relax.utils import struct_info_equal
+from unity.runtime.vm import VirtualMachine

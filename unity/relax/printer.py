@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Collection
 from typing import Any
@@ -20,7 +21,7 @@ import numpy as np
 
 from unity.ir.module import GlobalVar
 from unity.ir.op import Op
-from unity.ir.printer import Line, NameTable, Text, register_printer, render
+from unity.ir.printer import Line, NameTable, Text, py_value, register_printer, render
 from unity.relax import expr as X
 from unity.relax import struct_info as SI
 from unity.relax.utils import free_symbols
@@ -45,12 +46,17 @@ def format_struct_info(sinfo: SI.StructInfo | None) -> str:
             return f"R.Shape([{', '.join(map(str, sinfo.values))}])"
         return f"R.Shape(ndim={sinfo.ndim})"
     if isinstance(sinfo, SI.PrimStructInfo):
-        return f'R.Prim(value={sinfo.value})' if sinfo.value is not None else f'R.Prim("{sinfo.dtype}")'
+        if sinfo.value is None:
+            return f'R.Prim("{sinfo.dtype}")'
+        value = _scalar(sinfo.value)
+        return f"R.Prim(value={value})" if sinfo.dtype == "int64" else f'R.Prim("{sinfo.dtype}", value={value})'
     if isinstance(sinfo, SI.TupleStructInfo):
         return f"R.Tuple({', '.join(format_struct_info(f) for f in sinfo.fields)})"
     if isinstance(sinfo, SI.FuncStructInfo):
         params = "..." if sinfo.params is None else ", ".join(map(format_struct_info, sinfo.params))
-        return f"R.Callable(({params}), {format_struct_info(sinfo.ret)})"
+        comma = "," if sinfo.params is not None and len(sinfo.params) == 1 else ""
+        purity = "" if sinfo.purity else ", purity=False"
+        return f"R.Callable(({params}{comma}), {format_struct_info(sinfo.ret)}{purity})"
     return "R.Object"
 
 
@@ -77,7 +83,8 @@ class _Printer:
         if isinstance(e, X.ShapeExpr):
             return Text(f"R.shape([{', '.join(map(str, e.values))}])")
         if isinstance(e, X.PrimValue):
-            return Text(f"R.prim_value({e.value})")
+            dtype = "" if e.dtype == "int64" else f', dtype="{e.dtype}"'
+            return Text(f"R.prim_value({_scalar(e.value)}{dtype})")
         if isinstance(e, X.StringImm):
             return Text(f"R.str({e.value!r})")
         if isinstance(e, X.DataTypeImm):
@@ -150,29 +157,85 @@ class _Printer:
                 self.emit(indent, "else:")
 
     def function(self, func: X.Function, name: str) -> None:
+        symbols = sorted(_function_symbols(func), key=str)
+        for sym in symbols:  # reserve the symbols' names before any variable is named
+            self.names.name(sym, str(sym))
         params = Text.join(", ", [self.expr(p) + f": {format_struct_info(p.struct_info_)}"
                                   for p in func.params])  # fmt: skip
-        self.emit(0, "@R.function" + ("" if func.is_pure else "(pure=False)"))
+        self.emit(0, "@R.function" + _decorator_options(func, name))
         ret = format_struct_info(func.ret_struct_info)
         self.emit(0, self.mark(func, f"def {name}(" + params + f") -> {ret}:"))
-        symbols: set[Any] = set()
-        for p in func.params:
-            symbols |= free_symbols(p.struct_info_) if p.struct_info_ is not None else set()
-        for sym in sorted(symbols, key=str):
+        for sym in symbols:
             self.emit(1, f"{sym} = T.int64()")
+        attrs = {k: v for k, v in func.attrs.items() if (k, v) != ("global_symbol", name)}
+        if attrs:
+            self.emit(1, f"R.func_attr({py_value(attrs)})")
         self.seq(func.body, 1)
 
 
+def _decorator_options(func: X.Function, name: str) -> str:
+    """`(pure=False, private=True)`: private when the function has no "global_symbol"."""
+    options = [] if func.is_pure else ["pure=False"]
+    if "global_symbol" not in func.attrs:
+        options.append("private=True")
+    return f"({', '.join(options)})" if options else ""
+
+
+def _function_symbols(func: X.Function) -> set[Any]:
+    """Every shape symbol in the struct info of the function's params, bindings and result."""
+    infos: list[SI.StructInfo | None] = [p.struct_info_ for p in func.params]
+    infos.append(func.ret_struct_info)
+
+    def collect(seq: X.SeqExpr) -> None:
+        for block in seq.blocks:
+            for b in block.bindings:
+                infos.append(b.var.struct_info_)
+                if isinstance(b, X.MatchCast):
+                    infos.append(b.struct_info)
+                value = b.value  # type: ignore[attr-defined]  # both binding kinds have it
+                if isinstance(value, X.If):
+                    collect(value.true_branch)
+                    collect(value.false_branch)
+
+    collect(func.body)
+    out: set[Any] = set()
+    for sinfo in infos:
+        out |= free_symbols(sinfo) if sinfo is not None else set()
+    return out
+
+
 def _value(v: Any) -> str:
-    if isinstance(v, str):
-        return f'"{v}"'
-    return repr(v)
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, tuple | list):
+        items = [_value(x) for x in v]  # type: ignore[union-attr]  # a sequence
+        text = ", ".join(items) + ("," if isinstance(v, tuple) and len(items) == 1 else "")
+        return f"({text})" if isinstance(v, tuple) else f"[{text}]"
+    return py_value(v)
+
+
+def _scalar(value: Any) -> str:
+    """A sympy value as script: integers and symbolic dims as sympy prints them, floats exactly."""
+    if getattr(value, "is_Float", False):
+        return repr(float(value))
+    return str(value)
+
+
+INLINE_CONST_LIMIT = 64
+"""Constants with at most this many finite elements print inline; larger ones as base64."""
 
 
 def _const(data: np.ndarray) -> str:
-    if data.size <= 8:
+    """`R.const([...], "dtype")` when small and finite, else `R.const_b64(shape, "dtype", "...")`.
+
+    The base64 form holds the raw little-endian bytes, so large constants round-trip exactly.
+    """
+    finite = data.dtype.kind not in "fc" or bool(np.isfinite(data).all())
+    if data.size <= INLINE_CONST_LIMIT and finite and data.dtype.kind in "biuf":
         return f'R.const({data.tolist()!r}, "{data.dtype}")'
-    return f'R.const(<{data.dtype} {list(data.shape)}>)'
+    raw = np.ascontiguousarray(data, dtype=data.dtype.newbyteorder("<")).tobytes()
+    payload = base64.b64encode(raw).decode("ascii")
+    return f'R.const_b64({tuple(int(d) for d in data.shape)!r}, "{data.dtype}", "{payload}")'
 
 
 def print_function(func: X.Function, *, underline: Collection[object] = (), name: str | None = None,

@@ -194,6 +194,8 @@ class ProfileResult:
 def load_module(path: str) -> Module:
     """Open a library written by `Module.export_library` (compiles nothing).
 
+    A library written by `Executable.export_library` gives back the `Executable`.
+
     Example:
         >>> lib = load_module("/tmp/kernels.so")  # doctest: +SKIP
     """
@@ -221,4 +223,7 @@ def load_module(path: str) -> Module:
     def exporter(dest: str) -> None:
         shutil.copyfile(path, dest)
 
-    return Module(metadata, address_of, exporter=exporter, keepalive=lib)
+    module = Module(metadata, address_of, exporter=exporter, keepalive=lib)
+    from unity.runtime.vm_executable import attach_vm  # a VM Executable when the file has one
+
+    return attach_vm(str(path), module)

@@ -282,11 +282,36 @@ class _Loader:
     def _shape_var(
         kname: str, key: str, buffers: list[Any], scalars: list[Any], tensors: list[Any], c_args: list[str]
     ) -> str:
-        for b, (buf, (_, reg, dims)) in enumerate(zip(buffers, tensors, strict=True)):
-            for axis, dim in enumerate(buf["shape"]):
-                if dim == key:
-                    return tree_code(dims[axis]) if dims is not None else f"r{reg}.shape[{axis}]"
         for s, scalar in enumerate(scalars):
             if scalar["name"] == key:
                 return c_args[len(buffers) + s]
-        raise ValueError(f"vm: kernel {kname}: its shape variable {key} is not the size of any buffer dim")
+        found = None
+        for buf, (_, reg, dims) in zip(buffers, tensors, strict=True):
+            for axis, dim in enumerate(buf["shape"]):
+                value = tree_code(dims[axis]) if dims is not None else f"r{reg}.shape[{axis}]"
+                code = _invert(dim, key, value)
+                if code is not None and (found is None or dim == key):
+                    found = code
+        if found is None:
+            raise ValueError(f"vm: kernel {kname}: its shape variable {key} is not the size of any buffer dim")
+        return found
+
+
+def _invert(dim: Any, key: str, value: str) -> str | None:
+    """Code for `key` given that `dim` (a kernel shape) equals `value`, when affine in `key`."""
+    if dim == key:
+        return value
+    if not isinstance(dim, list) or dim[0] not in ("+", "-", "*"):
+        return None
+    op, a, b = dim
+    if isinstance(b, int):
+        inner, c, left = a, b, True
+    elif isinstance(a, int):
+        inner, c, left = b, a, False
+    else:
+        return None
+    if op == "+":
+        return _invert(inner, key, f"({value} - {c})")
+    if op == "*":
+        return _invert(inner, key, f"({value} // {c})") if c else None
+    return _invert(inner, key, f"({value} + {c})" if left else f"({c} - {value})")

@@ -10,7 +10,7 @@ Example:
     True
 """
 
-from unity.script import ir, tir
+from unity.script import ir, relax, tir
 from unity.script.parser import ParseError, ScriptDecorator, Source, from_source, register_namespace
 
 __all__ = [
@@ -20,8 +20,10 @@ __all__ = [
     "from_source",
     "ir",
     "register_namespace",
+    "relax",
     "tir",
 ]
 
 register_namespace("T", tir)
 register_namespace("I", ir)
+register_namespace("R", relax)

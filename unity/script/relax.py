@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import sympy
 
 from unity.ir import dtype as dt
 from unity.ir.module import GlobalVar
@@ -49,6 +50,8 @@ function = ScriptDecorator("R.function", parse_relax_function)
 
 Options: `@R.function(pure=False)`, `@R.function(private=True)` (no "global_symbol")."""
 
+_STR = str  # `str` is rebound below to `R.str`
+
 INLINE_CONST_LIMIT = 64
 """Constants with at most this many (finite) elements print inline as nested lists."""
 
@@ -57,7 +60,7 @@ INLINE_CONST_LIMIT = 64
 def _tensor(
     shape: Sequence[Any] | str | None = None, dtype: str | None = None, ndim: int = -1
 ) -> SI.TensorStructInfo:
-    if isinstance(shape, str) and dtype is None:  # R.Tensor("float32", ndim=2)
+    if isinstance(shape, _STR) and dtype is None:  # R.Tensor("float32", ndim=2)
         shape, dtype = None, shape
     dims = None if shape is None else tuple(_dim(d) for d in _seq(shape, "R.Tensor shape"))
     return SI.TensorStructInfo(dims, dt.check(dtype) if dtype else SI.UNKNOWN_DTYPE, ndim)
@@ -75,6 +78,8 @@ def _shape(values: Sequence[Any] | None = None, ndim: int = -1) -> SI.ShapeStruc
 
 
 def _prim(dtype: str | None = None, value: Any = None) -> SI.PrimStructInfo:
+    if isinstance(value, float):
+        value = sympy.Float(value)
     return SI.PrimStructInfo(dt.check(dtype or "int64"), None if value is None else _dim(value))
 
 
@@ -202,7 +207,7 @@ def prim_value(value: Any, dtype: str = "int64") -> X.PrimValue:
 
 
 def _string_imm(value: Any) -> X.StringImm:
-    if not isinstance(value, type("")):
+    if not isinstance(value, _STR):
         raise TypeError(f"R.str expects a string, got {type(value).__name__}")
     return X.StringImm(value)
 

@@ -45,7 +45,8 @@ def broadcast_binary(a: Operand, b: Operand, fn: BinaryFn, name: str) -> Tensor:
     """`out = fn(a, b)` elementwise over the broadcast shape of `a` and `b`.
 
     Raises:
-        ValueError: both operands are scalars, or two constant dims cannot broadcast.
+        TypeError: both operands are scalars.
+        ValueError: two constant dims cannot broadcast.
 
     Example:
         >>> from unity import te
@@ -54,7 +55,7 @@ def broadcast_binary(a: Operand, b: Operand, fn: BinaryFn, name: str) -> Tensor:
         3
     """
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        raise ValueError(f"{name}: at least one operand must be a tensor")
+        raise TypeError(f"{name}: at least one operand must be a tensor")
     out_shape = broadcast_shape([_shape_of(a), _shape_of(b)], name)
 
     def body(*i: PrimExpr) -> PrimExpr:

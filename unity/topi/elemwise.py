@@ -95,13 +95,13 @@ tan = _unary("tan", _float_math(tir.tan), "tangent")
 tanh = _unary("tanh", _float_math(tir.tanh), "hyperbolic tangent")
 sigmoid = _unary("sigmoid", _float_math(tir.sigmoid), "logistic `1 / (1 + exp(-x))`")
 erf = _unary("erf", _float_math(tir.erf), "error function")
-abs = _unary("abs", tir.abs, "absolute value")  # noqa: A001 - TVM's name
+abs = _unary("abs", tir.abs, "absolute value")
 negative = _unary("negative", lambda v: -v, "negation")
 sign = _unary("sign", _sign, "sign (-1, 0 or 1)")
 square = _unary("square", lambda v: v * v, "`x * x`")
 floor = _unary("floor", _round_int_safe(tir.floor), "floor")
 ceil = _unary("ceil", _round_int_safe(tir.ceil), "ceiling")
-round = _unary("round", _round_int_safe(tir.round), "round half to even (numpy `rint`)")  # noqa: A001
+round = _unary("round", _round_int_safe(tir.round), "round half to even (numpy `rint`)")
 trunc = _unary("trunc", _round_int_safe(tir.trunc), "round toward zero")
 isnan = _unary("isnan", _predicate(tir.isnan), "NaN test (bool result)")
 isinf = _unary("isinf", _predicate(tir.isinf), "infinity test (bool result)")
@@ -192,18 +192,19 @@ def clip(x: Tensor, a_min: float, a_max: float) -> Tensor:
         raise ValueError(f"clip: a_min {a_min} is larger than a_max {a_max}")
 
     def fn(v: PrimExpr) -> PrimExpr:
-        lo, hi = _bound(a_min, v.dtype), _bound(a_max, v.dtype)
+        lo, hi = _bound(a_min, v.dtype, True), _bound(a_max, v.dtype, False)
         return tir.min(tir.max(v, lo), hi)
 
     return elemwise(x, fn, "T_clip")
 
 
-def _bound(value: float, dtype: str) -> PrimExpr:
+def _bound(value: float, dtype: str, lower: bool) -> PrimExpr:
+    """`value` as a `dtype` constant; for integers rounded into the range and saturated."""
     if dt.is_float(dtype):
         return const(float(value), dtype)
     lo, hi = tir.min_value(dtype), tir.max_value(dtype)
-    clamped = min(max(value, lo.value), hi.value)  # type: ignore[attr-defined]  # IntImm
-    return const(int(math.floor(clamped)) if value >= 0 else int(math.ceil(clamped)), dtype)
+    inward = math.ceil(value) if lower else math.floor(value)
+    return const(min(max(inward, lo.value), hi.value), dtype)  # type: ignore[attr-defined]  # IntImm
 
 
 def cast(x: Tensor, dtype: str) -> Tensor:

@@ -58,7 +58,7 @@ def _reduce(x: Tensor, axis: AxisLike, keepdims: bool, reducer: Reducer, name: s
     return te.compute(shape, body, name=name)
 
 
-def sum(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:
     """Sum over `axis`.
 
     Example:
@@ -80,7 +80,7 @@ def prod(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:
     return _reduce(x, axis, keepdims, te.prod, "T_prod")
 
 
-def max(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:
     """Maximum over `axis`.
 
     Example:
@@ -91,7 +91,7 @@ def max(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:  # 
     return _reduce(x, axis, keepdims, te.max, "T_max")
 
 
-def min(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:
     """Minimum over `axis`.
 
     Example:

@@ -13,10 +13,22 @@ from unity import tir, topi
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.structural import assert_structural_equal
 from unity.relax import (
-    BlockBuilder, Call, Constant, Function, ShapeExpr, TensorStructInfo, Tuple,
-    TupleGetItem, TupleStructInfo, Var, VarBinding, analysis, op,
+    BlockBuilder,
+    Call,
+    Constant,
+    Function,
+    ShapeExpr,
+    TensorStructInfo,
+    Tuple,
+    TupleGetItem,
+    TupleStructInfo,
+    Var,
+    VarBinding,
+    analysis,
+    op,
 )  # fmt: skip
 from unity.relax.transform import LegalizeOps
+from unity.topi.testing import pool2d_python
 
 RNG = np.random.default_rng(7)
 _ERF = np.vectorize(math.erf)
@@ -150,10 +162,17 @@ def test_nothing_to_do_returns_the_module():
     assert LegalizeOps()(mod) is mod
 
 
-def test_ops_without_a_rule_stay():
+def test_calls_a_rule_declines_stay():
     x = tensor("x", (4,), "int32")
     mod = build([x], lambda v: op.bitwise_and(v, v))
-    assert LegalizeOps()(mod) is mod
+    assert LegalizeOps()(mod) is mod  # no TIR bitwise ops on integers yet
+
+
+def test_bitwise_on_bool_is_logical():
+    x, y = tensor("x", (4,), "bool"), tensor("y", (4,), "bool")
+    mod = build([x, y], lambda a, b: op.bitwise_not(op.bitwise_or(a, b)))
+    a, b = np.array([1, 0, 1, 0], bool), np.array([1, 1, 0, 0], bool)
+    legalize_and_check(mod, [a, b], ~(a | b))
 
 
 def test_identical_prim_funcs_are_merged():
@@ -210,6 +229,10 @@ CASES: list[tuple[str, Callable[..., object], list[tuple[tuple[object, ...], str
     ("concat", lambda a, b: op.concat([a, b], axis=1), [(("n", 2), "float32"), (("n", 3), "float32")],
      lambda a, b: np.concatenate([a, b], 1)),
     ("split", lambda v: op.split(v, [1, 3], axis=1), [(X34, "float32")], lambda a: tuple(np.split(a, [1, 3], 1))),
+    ("split_n", lambda v: op.split(v, 2, axis=0), [(("n", 3), "float32")],
+     lambda a: tuple(np.array_split(a, 2, 0))),
+    ("max_pool2d_ceil", lambda v: op.nn.max_pool2d(v, 3, 2, 1, ceil_mode=True), [((1, 2, "n", "n"), "float32")],
+     lambda a: pool2d_python(a, (3, 3), (2, 2), "max", (1, 1, 1, 1), ceil_mode=True)),
     ("squeeze", lambda v: op.squeeze(v, [1]), [((3, 1, 2), "float32")], lambda a: a.squeeze(1)),
     ("expand_dims", lambda v: op.expand_dims(v, [0]), [(("n",), "float32")], lambda a: a[None]),
     ("flatten", op.flatten, [(("n", 3), "float32")], lambda a: a.reshape(-1)),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
+from tests.topi.run import check, rand
 from unity import te, topi
 from unity.topi.testing import conv2d_python, conv2d_transpose_python
-from tests.topi.run import check, rand
 
 CASES = [
     # (C, O, K, strides, padding, dilation, groups)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
+from tests.topi.run import check, rand
 from unity import te, topi
 from unity.topi.testing import adaptive_avg_pool2d_python, pool2d_python
-from tests.topi.run import check, rand
 
 CASES = [
     # (pool, strides, padding, dilation, ceil_mode, count_include_pad)

@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unity import te, topi
-from unity.topi.testing import batch_norm_python, group_norm_python, layer_norm_python, softmax_python
 from tests.topi.run import check, rand
+from unity import te, topi
+from unity.topi.testing import (
+    batch_norm_python,
+    group_norm_python,
+    layer_norm_python,
+    softmax_python,
+)
 
 
 @pytest.mark.parametrize("axis", [-1, 0, 1])

@@ -25,7 +25,7 @@ from unity.relax import op
 from unity.relax.expr import Call
 from unity.relax.op.datatype import AstypeAttrs
 from unity.relax.op.linear_algebra import MatmulAttrs
-from unity.relax.op.manipulate import AxesAttrs, AxisAttrs
+from unity.relax.op.manipulate import AxesAttrs, AxisAttrs, StridedSliceAttrs
 from unity.relax.op.nn.activation import SoftmaxAttrs
 from unity.relax.op.statistical import ReduceAttrs
 from unity.relax.op.unary import ClipAttrs
@@ -117,6 +117,15 @@ def _broadcast_to(call: Call, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarr
     return np.broadcast_to(x, shape).copy()
 
 
+def _strided_slice(call: Call, x: np.ndarray) -> np.ndarray:
+    attrs = _attrs(call, StridedSliceAttrs)
+    index = [slice(None)] * x.ndim
+    strides = attrs.strides or (1,) * len(attrs.axes)
+    for axis, begin, end, step in zip(attrs.axes, attrs.begin, attrs.end, strides, strict=True):
+        index[axis] = slice(begin, end, step)
+    return x[tuple(index)]
+
+
 def _astype(call: Call, x: np.ndarray) -> np.ndarray:
     return x.astype(_attrs(call, AstypeAttrs).dtype)
 
@@ -143,7 +152,7 @@ def _reduce(fn: Callable[..., np.ndarray]) -> FoldFn:
 _WITH_ATTRS: dict[op.RelaxOp, FoldFn] = {
     op.clip: _clip, op.reshape: _reshape, op.permute_dims: _permute_dims,
     op.squeeze: _squeeze, op.expand_dims: _expand_dims, op.flatten: _flatten,
-    op.concat: _concat, op.broadcast_to: _broadcast_to, op.astype: _astype,
+    op.concat: _concat, op.strided_slice: _strided_slice, op.broadcast_to: _broadcast_to, op.astype: _astype,
     op.matmul: _matmul, op.nn.softmax: _softmax, op.sum: _reduce(np.sum),
     op.mean: _reduce(np.mean), op.max: _reduce(np.max), op.min: _reduce(np.min),
     op.prod: _reduce(np.prod),

@@ -12,3 +12,11 @@ from unity.relax.transform.normalize import Normalize
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
 
 __all__ = ["CallTIRRewrite", "LegalizeOps", "Normalize", "ToNonDataflow"]
+from unity.relax.transform.fold_constant import FoldConstant
+
+__all__ += ["FoldConstant"]
+from unity.relax.transform.canonicalize_bindings import CanonicalizeBindings
+from unity.relax.transform.dead_code_elimination import DeadCodeElimination
+from unity.relax.transform.eliminate_common_subexpr import EliminateCommonSubexpr
+
+__all__ += ["CanonicalizeBindings", "DeadCodeElimination", "EliminateCommonSubexpr"]

@@ -46,6 +46,7 @@ from unity.relax.expr import (
     Var, VarBinding,
 )  # fmt: skip
 from unity.relax.expr_functor import ExprMutator
+from unity.relax.op.call_tir import call_tir
 from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
 from unity.relax.transform import legalize_ops  # noqa: F401 - registers the rules
 from unity.relax.transform.legalize_ops.common import LegalizeFn
@@ -100,8 +101,12 @@ class _Legalizer(ExprMutator):
         rule = self._rule(value)
         if rule is None:
             return [binding.replace(value=value, var=self.visit_var_def(binding.var))]
+        result = rule(self.bb, value)
+        if result is value:  # the rule declined (e.g. an unsupported dtype)
+            return [binding.replace(value=value, var=self.visit_var_def(binding.var))]
         prelude: list[Binding] = []
-        new = self._anf(self.bb.normalize(rule(self.bb, value)), prelude)
+        new = self._anf(self.bb.normalize(result), prelude)
+        new = _keep_inferred_sinfo(new, value.struct_info)
         var = binding.var
         if not struct_info_equal(var.struct_info, new.struct_info):
             var = type(var)(var.name_hint, new.struct_info, span=var.span)
@@ -135,6 +140,30 @@ class _Legalizer(ExprMutator):
         var = var_cls("lv", value.struct_info)
         prelude.append(VarBinding(var, value))
         return var
+
+
+def _keep_inferred_sinfo(new: Expr, inferred: StructInfo) -> Expr:
+    """Give a `call_tir` the op's inferred struct info when both describe the same tensors.
+
+    TOPI writes output dims in its own form (`h // 2 + 1` vs relax's `ceiling(h/2 - 1/2) + 1`),
+    which sympy cannot always prove equal; keeping the op's form keeps the rest of the
+    function's struct info unchanged.
+    """
+    if not isinstance(new, Call) or new.op is not call_tir or not _known(inferred):
+        return new
+    if not _compatible(inferred, new.struct_info) or new.sinfo_args[:1] == (inferred,):
+        return new
+    return new.replace(sinfo_args=(inferred, *new.sinfo_args[1:]), struct_info_=inferred)
+
+
+def _compatible(a: StructInfo, b: StructInfo) -> bool:
+    if isinstance(a, TensorStructInfo) and isinstance(b, TensorStructInfo):
+        return a.dtype == b.dtype and a.ndim == b.ndim
+    if isinstance(a, TupleStructInfo) and isinstance(b, TupleStructInfo):
+        return len(a.fields) == len(b.fields) and all(
+            _compatible(x, y) for x, y in zip(a.fields, b.fields, strict=True)
+        )
+    return False
 
 
 def _shapes_known(call: Call) -> bool:

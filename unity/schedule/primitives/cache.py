@@ -169,5 +169,4 @@ def cache_write(
     new_anchor = replace_stmts(anchor, {realize: substitute(realize, {}, {buf: cache})})
     body = replace_stmts(func.body, {anchor: seq(new_anchor, nest)})
     state.commit(func_name, alloc_in_root(func.replace(body=body), [cache]))
-    _ = PrimFunc
     return state.block_rv(func_name, name)

@@ -29,7 +29,6 @@ After ``sch.compute_at(sch.get_block("B"), i_0)``::
 
 from __future__ import annotations
 
-from unity.ir.node import Node
 from unity.schedule.analysis import (
     _add,
     _fold,
@@ -280,7 +279,6 @@ def _nest(
     nest: Stmt = BlockRealize(tuple(values), conjoin(preds), blk)
     for ax, ext in reversed(loops):
         nest = For(ax, const(0, ax.dtype), ext, ForKind.SERIAL, nest)
-    _ = Node
     return nest
 
 

@@ -23,7 +23,7 @@ After ``sch.compute_inline(sch.get_block("B"))``::
 
 from __future__ import annotations
 
-from unity.schedule.analysis import buffers_read, buffers_written, with_regions
+from unity.schedule.analysis import as_int, buffers_read, buffers_written, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import alloc_in_root, is_param, scope_realizes
 from unity.schedule.state import BlockRV, ScheduleState
@@ -143,6 +143,11 @@ def reverse_compute_inline(state: ScheduleState, block: BlockRV) -> None:
             f"{pstore.buffer.name} is read outside block {blk.name_hint} (or is a function output)"
         )
         raise ScheduleError(p, msg, func, blk)
+    doms = {iv.var: iv.dom for iv in blk.iter_vars}
+    for var, dim in zip(params, pstore.buffer.shape):
+        if as_int(doms[var].min) != 0 or not _same_extent(doms[var].extent, dim):
+            msg = f"block {blk.name_hint} does not read all of {pstore.buffer.name} (its domain differs from the buffer's shape)"
+            raise ScheduleError(p, msg, func, blk)
     vmap = dict(zip(params, pstore.indices))
     inlined = substitute(_subst_load(store.value, pstore.buffer, pstore.value), vmap)
     new_store = BufferStore(
@@ -173,3 +178,12 @@ def _subst_load(expr: PrimExpr, buf: Buffer, value: PrimExpr) -> PrimExpr:
 
 def _readers(realizes: list[BlockRealize], buf: Buffer) -> list[BlockRealize]:
     return [r for r in realizes if buf in buffers_read([r])]
+
+
+def _same_extent(a: PrimExpr, b: PrimExpr) -> bool:
+    ka, kb = as_int(a), as_int(b)
+    if ka is not None and kb is not None:
+        return ka == kb
+    from unity.ir.structural import structural_equal
+
+    return a is b or structural_equal(a, b, map_free_vars=False)

@@ -24,7 +24,7 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
 from unity.tir.expr import IterType
-from unity.tir.stmt import BlockRealize, For
+from unity.tir.stmt import For
 
 
 def reorder(state: ScheduleState, *loops: LoopRV) -> None:
@@ -85,4 +85,3 @@ def _check_blocks(chain: list[For], func: object) -> None:
             if iv.iter_type is IterType.OPAQUE and used_vars(value) & loop_vars:
                 msg = f"block {realize.block.name_hint} binds opaque iter var {iv.var.name} to a reordered loop"
                 raise ScheduleError("reorder", msg, func, realize.block)
-    _ = BlockRealize

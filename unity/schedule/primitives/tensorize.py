@@ -26,12 +26,12 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.blockize import blockize_loop
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tensor_intrin import TensorIntrin
-from unity.schedule.tree import replace_stmts, walk
+from unity.schedule.tree import replace_stmts
 from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Range, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import child_fields, substitute
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, MatchBufferRegion, Stmt
+from unity.tir.stmt import BlockRealize, BufferStore, For, MatchBufferRegion, Stmt
 
 P = "tensorize"
 
@@ -184,7 +184,6 @@ def _match_buffers(
         ranges = [Range(o, const(1, o.dtype)) for o in origin[:lead]]
         ranges += [Range(o, ext) for o, ext in zip(origin[lead:], dbuf.shape)]
         out.append(MatchBufferRegion(ibuf, BufferRegion(buf, tuple(ranges))))
-    _ = Block, walk
     return out
 
 

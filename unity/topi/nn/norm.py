@@ -134,7 +134,7 @@ def group_norm(
     def source(i: tuple[PrimExpr, ...]) -> tuple[tuple[PrimExpr, ...], list[object]]:
         rc = te.reduce_axis((0, per), name="rc")
         rv = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in red}
-        src = tuple(i[k] * per + rc.var if k == ca else rv[k].var if k in red else v
+        src = tuple(v * per + rc.var if k == ca else rv[k].var if k in red else v
                     for k, v in enumerate(i))  # fmt: skip
         return src, [rc, *rv.values()]
 

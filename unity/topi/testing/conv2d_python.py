@@ -24,7 +24,7 @@ def conv2d_python(
         4.0
     """
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = strides, dilation, padding
-    n, c, h, w = data.shape
+    n, _, h, w = data.shape
     o, cg, kh, kw = kernel.shape
     padded = np.pad(data.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
     oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1

@@ -1,0 +1,130 @@
+"""Run one ONNX backend node test through `from_onnx` (shared by the tests and the summary script).
+
+`import_case` imports the model; graph inputs that feed slots which must be known at
+import time (a `Reshape` shape, `Pad` pads, `TopK`'s k...) are frozen into
+initializers from the test's data and the import is retried, as long as some
+input stays a run-time input.  `check_struct_info` compares the struct info of
+`main`'s result with the expected outputs; `check_numeric` runs the module.
+
+Run as a script to print the outcome of every case:
+``python tests/relax/frontend/onnx_node_runner.py [name-substring]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from unity.relax.frontend.onnx import ConstantInputRequired, from_onnx
+from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
+
+
+@functools.cache
+def node_cases() -> dict[str, object]:
+    """Every node test case shipped with onnx, by name (collected once per process)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases(None)
+    return {c.name: c for c in cases if c.kind == "node"}
+
+
+@dataclass
+class Imported:
+    """A node test imported: the module, and the inputs still given at run time."""
+
+    mod: object
+    inputs: list[np.ndarray]
+    frozen: list[str]
+
+
+def import_case(case: object) -> Imported:
+    """Import `case.model`, freezing shape-like inputs into initializers when needed."""
+    model: onnx.ModelProto = case.model  # type: ignore[attr-defined]
+    inputs, _ = case.data_sets[0]  # type: ignore[attr-defined]
+    names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    values = dict(zip(names, inputs, strict=False))
+    frozen: list[str] = []
+    while True:
+        try:
+            mod = from_onnx(_freeze(model, {n: values[n] for n in frozen}))
+            break
+        except ConstantInputRequired as err:
+            new = [n for n in err.input_names if n in values and n not in frozen]
+            if not new or len(frozen) + len(new) >= len(names):
+                raise
+            frozen.extend(new)
+    runtime = [values[n] for n in names if n not in frozen]
+    return Imported(mod, runtime, frozen)
+
+
+def _freeze(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.ModelProto:
+    if not values:
+        return model
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    keep = [i for i in out.graph.input if i.name not in values]
+    del out.graph.input[:]
+    out.graph.input.extend(keep)
+    for name, value in values.items():
+        out.graph.initializer.append(numpy_helper.from_array(np.asarray(value), name))
+    return out
+
+
+def expected_outputs(case: object) -> list[np.ndarray]:
+    """The expected outputs of data set 0."""
+    return [np.asarray(v) for v in case.data_sets[0][1]]  # type: ignore[attr-defined]
+
+
+def check_struct_info(imported: Imported, expected: list[np.ndarray]) -> None:
+    """Assert `main` returns tensors of the expected shapes and dtypes."""
+    ret = imported.mod["main"].ret_struct_info  # type: ignore[index]
+    infos = list(ret.fields) if isinstance(ret, TupleStructInfo) else [ret]
+    assert len(infos) == len(expected), f"{len(infos)} outputs, expected {len(expected)}"
+    for i, (sinfo, want) in enumerate(zip(infos, expected, strict=True)):
+        assert isinstance(sinfo, TensorStructInfo), f"output {i} is {type(sinfo).__name__}"
+        assert sinfo.shape is not None, f"output {i} has an unknown shape"
+        got = tuple(int(d) if d.is_number else d for d in sinfo.shape)
+        assert got == want.shape, f"output {i} has shape {got}, expected {want.shape}"
+        assert sinfo.dtype == str(want.dtype), f"output {i} has dtype {sinfo.dtype}, expected {want.dtype}"
+
+
+def check_numeric(imported: Imported, expected: list[np.ndarray], case: object) -> None:
+    """Run `main` with the VM and compare with the expected outputs."""
+    import unity
+    from unity import relax
+
+    ex = unity.compile(imported.mod, target="llvm")  # type: ignore[attr-defined]
+    vm = relax.VirtualMachine(ex, unity.cpu())  # type: ignore[attr-defined]
+    result = vm["main"](*imported.inputs)
+    outs = list(result) if isinstance(result, tuple | list) else [result]
+    for got, want in zip(outs, expected, strict=True):
+        got_np = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
+        np.testing.assert_allclose(got_np, want, rtol=1e-3, atol=1e-4)
+
+
+def outcome(name: str) -> str:
+    """'ok', or the first line of the failure (for the summary script)."""
+    case = node_cases()[name]
+    try:
+        imported = import_case(case)
+        check_struct_info(imported, expected_outputs(case))
+    except Exception as err:  # the summary reports every kind of failure
+        return f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
+    return "ok"
+
+
+if __name__ == "__main__":
+    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
+    results = {n: outcome(n) for n in sorted(node_cases()) if pattern in n}
+    for n, r in results.items():
+        print(f"{n}\t{r}")
+    ok = sum(r == "ok" for r in results.values())
+    print(f"# {ok} / {len(results)} ok", file=sys.stderr)

@@ -1,0 +1,278 @@
+"""End to end: `unity.compile` + `relax.VirtualMachine`, export/load, input checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import unity
+from unity import relax, topi
+from unity.relax import op
+from unity.relax.expr import If, SeqExpr
+from unity.runtime.vm_executable import Executable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+rng = np.random.default_rng(0)
+
+
+def tensor(shape, dtype="float32"):
+    return relax.Var("x", relax.TensorStructInfo(shape, dtype))
+
+
+def softmax_sum_module():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("batch", "seq", 256), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.softmax(x, axis=-1))
+            out = bb.emit_output(op.sum(y, axis=[1]))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def softmax_sum_ref(a):
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).sum(1)
+
+
+@pytest.fixture(scope="module")
+def journey3():
+    return unity.compile(softmax_sum_module(), target="llvm")
+
+
+def test_journey3_any_size(journey3):
+    vm = relax.VirtualMachine(journey3, unity.cpu())
+    for batch, seq in [(1, 7), (8, 128), (3, 1)]:
+        a = rng.random((batch, seq, 256), dtype=np.float32)
+        out = vm["main"](a)
+        assert isinstance(out, unity.runtime.Tensor) and out.shape == (batch, 256)
+        np.testing.assert_allclose(out.numpy(), softmax_sum_ref(a), rtol=1e-5, atol=1e-5)
+    out = vm["main"](unity.runtime.tensor(a))  # a Tensor works as well
+    np.testing.assert_allclose(out.numpy(), softmax_sum_ref(a), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (np.zeros((2, 256), "float32"), "parameter 0 'x': expected rank 3"),
+        (np.zeros((2, 3, 255), "float32"), "parameter 0 'x': expected a float32 tensor of shape (batch, seq, 256), got (2, 3, 255): dim 2 must be 256"),
+        (np.zeros((2, 3, 256), "float64"), "parameter 0 'x': expected dtype float32, got float64"),
+        ([1.0, 2.0], "parameter 0 'x': expected a float32 tensor"),
+    ],
+)  # fmt: skip
+def test_bad_inputs_name_the_parameter(journey3, bad, message):
+    vm = relax.VirtualMachine(journey3, unity.cpu())
+    with pytest.raises(ValueError) as err:
+        vm["main"](bad)
+    assert message in str(err.value)
+    with pytest.raises(ValueError, match="expected 1 inputs"):
+        vm["main"]()
+
+
+def test_symbol_disagreement_is_caught_before_any_kernel():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 4), "float32"))
+    y = relax.Var("y", relax.TensorStructInfo(("n", 4), "float32"))
+    with bb.function("main", [x, y]):
+        bb.emit_func_output(bb.emit(op.add(x, y)))
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    a, b = rng.random((3, 4), dtype=np.float32), rng.random((3, 4), dtype=np.float32)
+    np.testing.assert_allclose(vm["main"](a, b).numpy(), a + b)
+    with pytest.raises(ValueError, match=r"parameter 1 'y'.*dim 0 must be n = 3 \(n = 3 from parameter 0 'x' dim 0\)"):
+        vm["main"](a, np.zeros((5, 4), "float32"))
+
+
+def test_expression_dims_are_checked():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n",), "float32"))
+    y = relax.Var("y", relax.TensorStructInfo((relax.sym("n") * 2,), "float32"))
+    with bb.function("main", [x, y]):
+        bb.emit_func_output(bb.emit(op.concat([x, x])))
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    a = np.arange(3, dtype="float32")
+    np.testing.assert_array_equal(vm["main"](a, np.zeros(6, "float32")).numpy(), np.r_[a, a])
+    with pytest.raises(ValueError, match=r"parameter 1 'y'.*dim 0 must be 2\*n = 6"):
+        vm["main"](a, np.zeros(5, "float32"))
+
+
+def mlp_module(w1, b1, w2, b2):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("batch", w1.shape[1]), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(op.nn.linear(x, relax.const(w1), relax.const(b1)))
+            h = bb.emit(op.nn.relu(h))
+            out = bb.emit_output(op.nn.linear(h, relax.const(w2), relax.const(b2)))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_mlp_symbolic_batch():
+    w1, b1 = rng.standard_normal((32, 16), dtype=np.float32), rng.standard_normal(32, dtype=np.float32)
+    w2, b2 = rng.standard_normal((10, 32), dtype=np.float32), rng.standard_normal(10, dtype=np.float32)
+    ex = unity.compile(mlp_module(w1, b1, w2, b2), target="llvm")
+    assert len(ex.constants) == 4
+    vm = relax.VirtualMachine(ex, unity.cpu())
+    for batch in (1, 7, 64):
+        a = rng.standard_normal((batch, 16), dtype=np.float32)
+        ref = np.maximum(a @ w1.T + b1, 0) @ w2.T + b2
+        np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_cnn_symbolic_batch():
+    w = rng.standard_normal((4, 3, 3, 3), dtype=np.float32)
+    fc = rng.standard_normal((5, 64), dtype=np.float32)
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 3, 8, 8), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            c = bb.emit(op.nn.conv2d(x, relax.const(w), padding=1))
+            r = bb.emit(op.nn.relu(c))
+            p = bb.emit(op.nn.max_pool2d(r, pool_size=2))
+            f = bb.emit(op.reshape(p, (relax.sym("n"), 64)))
+            out = bb.emit_output(op.nn.linear(f, relax.const(fc)))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    for batch in (1, 7, 64):
+        a = rng.standard_normal((batch, 3, 8, 8), dtype=np.float32)
+        conv = topi.testing.conv2d_nchw_python(a, w, 1, 1)
+        pooled = np.maximum(conv, 0).reshape(batch, 4, 4, 2, 4, 2).max(axis=(3, 5))
+        ref = pooled.reshape(batch, 64) @ fc.T
+        np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_kernel_shape_var_inside_an_expression():
+    # flatten's kernel sees (n * 4,): the VM recovers n for the kernel from the dim
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 4), "float32"))
+    with bb.function("main", [x]):
+        f = bb.emit(op.flatten(x))
+        bb.emit_func_output(bb.emit(op.exp(f)))
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    a = rng.random((3, 4), dtype=np.float32)
+    np.testing.assert_allclose(vm["main"](a).numpy(), np.exp(a).ravel(), rtol=1e-6)
+
+
+def test_intermediates_come_from_a_reused_pool(journey3):
+    main = journey3.program["functions"]["main"]
+    allocs = [ins for ins in main["code"] if ins[0] == "alloc"]
+    assert [a[4] for a in allocs] == [1, 0]  # the softmax result is pooled, the output is not
+    assert ["free", allocs[0][1]] in main["code"]
+    vm = relax.VirtualMachine(journey3, unity.cpu())
+    a = rng.random((2, 5, 256), dtype=np.float32)
+    first = vm["main"](a).numpy()
+    ((size, entries),) = vm.pool.free.items()
+    assert size == 2 * 5 * 256 * 4 and len(entries) == 1
+    ptr = entries[0][1]
+    second = vm["main"](a)
+    assert vm.pool.free[size][0][1] == ptr  # the same storage served the second call
+    np.testing.assert_array_equal(first, second.numpy())
+
+
+def test_tuples_match_cast_if_and_calls():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n",), "float32"))
+    with bb.function("double", [x]):
+        bb.emit_func_output(bb.emit(op.add(x, x)))
+    double = bb.get().get_global_var("double")
+    x = relax.Var("x", relax.TensorStructInfo(None, "float32", ndim=1))
+    c = relax.Var("c", relax.TensorStructInfo((), "bool"))
+    with bb.function("main", [x, c]):
+        y = bb.match_cast(x, relax.TensorStructInfo(("m",), "float32"))
+        d = bb.emit(relax.Call(double, (y,)))
+        e = bb.emit(op.exp(y))
+        pick = bb.emit(If(c, SeqExpr((), d), SeqExpr((), e)))
+        pair = bb.emit(relax.Tuple((d, e)))
+        first = bb.emit(relax.TupleGetItem(pair, 0))
+        bb.emit_func_output(relax.Tuple((pick, first, relax.ShapeExpr((relax.sym("m") * 2,)))))
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    a = np.arange(3, dtype="float32")
+    picked, first, shape = vm["main"](a, np.array(True))
+    np.testing.assert_array_equal(picked.numpy(), a * 2)
+    np.testing.assert_array_equal(first.numpy(), a * 2)
+    assert shape == (6,)
+    picked, _, _ = vm["main"](a, np.array(False))
+    np.testing.assert_allclose(picked.numpy(), np.exp(a), rtol=1e-6)
+    with pytest.raises(ValueError, match="parameter 0 'x': expected rank 1"):
+        vm["main"](np.zeros((2, 2), "float32"), np.array(True))
+
+
+def test_match_cast_checks_at_run_time():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n",), "float32"))
+    with bb.function("main", [x]):
+        y = bb.match_cast(x, relax.TensorStructInfo((4,), "float32"))
+        bb.emit_func_output(bb.emit(op.exp(y)))
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    assert vm["main"](np.zeros(4, "float32")).numpy().tolist() == [1.0] * 4
+    with pytest.raises(ValueError, match="match_cast of .*dim 0 must be 4"):
+        vm["main"](np.zeros(3, "float32"))
+
+
+def test_unlowered_op_is_a_clear_error():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n",), "float32"))
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(op.exp(x)))
+    with pytest.raises(Exception, match="operator relax.exp has no VM lowering"):
+        unity.compile(bb.get(), pipeline=None)
+
+
+def test_export_and_load_in_a_fresh_process(journey3, tmp_path):
+    path = str(tmp_path / "model.so")
+    journey3.export_library(path)
+    script = f"""
+import sys, numpy as np, unity
+ex = unity.runtime.load_module({path!r})
+from unity.runtime.vm import VirtualMachine
+vm = VirtualMachine(ex, unity.cpu())
+loaded = sorted(m for m in sys.modules if m.startswith(("unity.relax", "unity.tir", "unity.codegen", "sympy", "llvmlite")))
+assert not loaded, loaded
+outs = []
+for batch, seq in [(1, 7), (8, 128)]:
+    a = np.random.default_rng(batch).random((batch, seq, 256), dtype=np.float32)
+    outs.append(vm["main"](a).numpy())
+try:
+    vm["main"](np.zeros((2, 3), "float32"))
+except ValueError as err:
+    print("ERR", err)
+# journey 3 as the user types it
+from unity import relax
+vm = relax.VirtualMachine(unity.runtime.load_module({path!r}), unity.cpu())
+outs.append(vm["main"](np.ones((2, 3, 256), "float32")).numpy())
+np.save({str(tmp_path / "outs.npy")!r}, np.concatenate([o.ravel() for o in outs]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ERR main: parameter 0 'x': expected rank 3" in done.stdout
+    got = np.load(tmp_path / "outs.npy")
+    refs = [softmax_sum_ref(np.random.default_rng(b).random((b, s, 256), dtype=np.float32)) for b, s in [(1, 7), (8, 128)]]
+    refs.append(np.full((2, 256), 3.0, "float32") / 256 * 1)
+    np.testing.assert_allclose(got, np.concatenate([r.ravel() for r in refs]), rtol=1e-5, atol=1e-6)
+
+
+def test_load_module_of_kernels_only_is_a_module(tmp_path):
+    lib = unity.build(topi_exp_func())
+    lib.export_library(str(tmp_path / "k.so"))
+    loaded = unity.runtime.load_module(str(tmp_path / "k.so"))
+    assert not isinstance(loaded, Executable) and "main" in loaded
+
+
+def topi_exp_func():
+    from unity import te
+
+    a = te.placeholder((4,), "float32", name="A")
+    return te.create_prim_func([a, topi.exp(a)])
+
+
+def test_bytecode_has_no_ir_objects(journey3):
+    import json
+
+    json.dumps(journey3.program)  # plain JSON: ints, strings, lists
+    text = journey3.as_text()
+    assert 'kernel "softmax"' in text and "free" in text

@@ -1,0 +1,98 @@
+"""FoldConstant: calls on constants become constants; results unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unity import te, topi
+from unity.ir.module import IRModule
+from unity.ir.structural import assert_structural_equal
+from unity.relax import BlockBuilder, Constant, TensorStructInfo, Var, const, op
+from unity.relax.transform import FoldConstant
+
+from .reference import evaluate
+
+
+def _before() -> IRModule:
+    x = Var("x", TensorStructInfo((2,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            c = bb.emit(op.add(const([1.0, 2.0]), const([3.0, 4.0])))
+            out = bb.emit_output(op.multiply(x, c))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _expected() -> IRModule:
+    x = Var("x", TensorStructInfo((2,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            c = bb.emit(const([4.0, 6.0]))
+            out = bb.emit_output(op.multiply(x, c))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_folds_add_of_two_constants():
+    before = _before()
+    after = FoldConstant()(before)
+    assert_structural_equal(after, _expected())
+    x = np.random.default_rng(0).standard_normal(2).astype("float32")
+    reference = x * np.float32([4.0, 6.0])
+    for mod in (before, after):
+        np.testing.assert_allclose(evaluate(mod, x), reference, rtol=1e-6)
+
+
+def test_nothing_to_fold_returns_the_module():
+    after = FoldConstant()(_before())
+    assert FoldConstant()(after) is after
+
+
+def test_folds_chains_reshape_permute_concat_astype():
+    x = Var("x", TensorStructInfo((3, 2), "float16"))
+    w = np.arange(6, dtype="float32")
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            r = bb.emit(op.reshape(const(w), (2, 3)))
+            t = bb.emit(op.permute_dims(r, (1, 0)))
+            c = bb.emit(op.concat([t, t], axis=1))
+            s = bb.emit(op.strided_slice(c, [1], [0], [2]))
+            h = bb.emit(op.astype(s, "float16"))
+            out = bb.emit_output(op.add(x, h))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    after = FoldConstant()(mod)
+    main = after["main"]
+    values = [b.value for b in main.body.blocks[0].bindings]
+    assert all(isinstance(v, Constant) for v in values[:5])
+    np.testing.assert_array_equal(values[2].data, np.concatenate([w.reshape(2, 3).T] * 2, 1))
+    xv = np.ones((3, 2), "float16")
+    np.testing.assert_array_equal(evaluate(after, xv), evaluate(mod, xv))
+
+
+def test_folds_call_tir_of_constants_through_the_interpreter():
+    x = Var("x", TensorStructInfo((4,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            e = bb.emit_te(topi.exp, const(np.arange(4, dtype="float32")))
+            out = bb.emit_output(op.add(x, e))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    after = FoldConstant()(mod)
+    folded = after["main"].body.blocks[0].bindings[0].value
+    assert isinstance(folded, Constant)
+    np.testing.assert_allclose(folded.data, np.exp(np.arange(4, dtype="float32")), rtol=1e-6)
+
+
+def test_large_results_stay_unfolded():
+    x = Var("x", TensorStructInfo((64,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        c = bb.emit(op.exp(const(np.zeros(64, "float32"))))
+        bb.emit_func_output(op.add(x, c))
+    mod = bb.get()
+    assert FoldConstant(max_elements=16)(mod) is mod

@@ -1,0 +1,116 @@
+"""Build the `IndexedForwardGraph` of a relax dataflow block, for `FuseOps`.
+
+One node per binding, in binding order, with the pattern of its value: a `call_tir`
+takes its PrimFunc's `op_pattern` attribute (opaque when absent, or when it passes
+extra symbolic values `tir_vars`), a tuple is `TUPLE`, a tuple item `INJECTIVE`, anything
+else `OPAQUE`.  Values from outside the block (parameters, earlier blocks, constants)
+get opaque nodes of their own.  A binding whose var is not a `DataflowVar` is used after
+the block, so it is marked `extern_ref`.  An edge carries its consumer's pattern.
+
+Example:
+    >>> graph = create_fusion_graph(block, mod)  # doctest: +SKIP
+    >>> [n.pattern.name for n in graph.nodes]  # doctest: +SKIP
+    ['OPAQUE', 'ELEMWISE', 'BROADCAST']
+"""
+
+from __future__ import annotations
+
+from unity.ir.module import GlobalVar, IRModule
+from unity.relax.analysis.dominator import GraphNode, IndexedForwardGraph
+from unity.relax.analysis.op_pattern import OpPatternKind
+from unity.relax.expr import (
+    Call, Constant, DataflowBlock, DataflowVar, Expr, MatchCast, Tuple, TupleGetItem, Var,
+    VarBinding,
+)  # fmt: skip
+from unity.relax.op.call_tir import call_tir
+from unity.tir.function import PrimFunc
+
+
+def create_fusion_graph(block: DataflowBlock, mod: IRModule) -> IndexedForwardGraph:
+    """The forward graph of `block`'s bindings (node `ref`s are the bindings).
+
+    Example:
+        >>> len(create_fusion_graph(DataflowBlock(()), IRModule()).nodes)
+        0
+    """
+    graph = IndexedForwardGraph()
+    defined: dict[Var, GraphNode] = {}
+    for binding in block.bindings:
+        value: Expr = binding.value  # type: ignore[attr-defined]  # both binding kinds have it
+        pattern = OpPatternKind.OPAQUE
+        if isinstance(binding, VarBinding):
+            pattern = value_pattern(value, mod)
+        leaves = _leaves(value)
+        inputs = [defined.get(leaf) or _outside_node(graph, leaf) for leaf in leaves]
+        node = graph.add_node(binding, pattern, not isinstance(binding.var, DataflowVar))
+        for producer in dict.fromkeys(inputs):  # one edge per distinct producer
+            graph.add_edge(producer, node, pattern)
+        defined[binding.var] = node
+    return graph
+
+
+def value_pattern(value: Expr, mod: IRModule) -> OpPatternKind:
+    """The fusion pattern of a bound value.
+
+    Example:
+        >>> value_pattern(Tuple(()), IRModule()).name
+        'TUPLE'
+    """
+    if isinstance(value, Tuple):
+        return OpPatternKind.TUPLE
+    if isinstance(value, TupleGetItem):
+        return OpPatternKind.INJECTIVE
+    func = called_prim_func(value, mod)
+    if func is None or len(value.args) > 2:  # type: ignore[attr-defined]  # a call_tir
+        return OpPatternKind.OPAQUE
+    pattern = func.attrs.get("op_pattern")
+    return OpPatternKind(pattern) if pattern is not None else OpPatternKind.OPAQUE
+
+
+def called_prim_func(value: Expr, mod: IRModule) -> PrimFunc | None:
+    """The PrimFunc that `value` calls with `call_tir`, if it is such a call.
+
+    Example:
+        >>> called_prim_func(Tuple(()), IRModule()) is None
+        True
+    """
+    if not isinstance(value, Call) or value.op is not call_tir:
+        return None
+    gvar = value.args[0]
+    if not isinstance(gvar, GlobalVar) or gvar not in mod:
+        return None
+    func = mod[gvar]
+    return func if isinstance(func, PrimFunc) else None
+
+
+def _leaves(value: Expr) -> list[Expr]:
+    """The variables and constants `value` reads, in order."""
+    out: list[Expr] = []
+
+    def walk(expr: object) -> None:
+        if isinstance(expr, Var | Constant):
+            out.append(expr)
+        elif isinstance(expr, Tuple):
+            for f in expr.fields:
+                walk(f)
+        elif isinstance(expr, TupleGetItem):
+            walk(expr.tuple_value)
+        elif isinstance(expr, Call):
+            if isinstance(expr.op, Expr):
+                walk(expr.op)
+            for a in expr.args:
+                walk(a)
+
+    walk(value)
+    return out
+
+
+def _outside_node(graph: IndexedForwardGraph, leaf: Expr) -> GraphNode:
+    """The opaque node of a value defined outside the block (made on first use)."""
+    node = graph.lookup(leaf)
+    if node is None:
+        node = graph.add_node(leaf, OpPatternKind.OPAQUE)
+    return node
+
+
+__all__ = ["MatchCast", "called_prim_func", "create_fusion_graph", "value_pattern"]

@@ -1,0 +1,197 @@
+"""Convolution and pooling ONNX ops (1-D runs as 2-D with a unit height; auto_pad resolved here).
+
+Example:
+    >>> same_pads(7, 3, 2, 1, "SAME_UPPER")
+    (1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy
+
+from unity.relax import op as R
+from unity.relax.expr import Expr
+from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
+from unity.relax.frontend.onnx.ops.linalg import shifted_int32
+from unity.relax.struct_info import Dim
+
+
+def same_pads(size: int, kernel: int, stride: int, dilation: int, mode: str) -> tuple[int, int]:
+    """(before, after) padding that makes ``out = ceil(size / stride)`` (ONNX SAME_UPPER/LOWER).
+
+    Example:
+        >>> same_pads(4, 2, 1, 1, "SAME_LOWER")
+        (1, 0)
+    """
+    out = -(-size // stride)
+    total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    small, big = total // 2, total - total // 2
+    return (small, big) if mode == "SAME_UPPER" else (big, small)
+
+
+def _window(ctx: Context, node: NodeView, spatial: Sequence[Dim], kernel: Sequence[int]) -> tuple[
+        list[int], list[int], list[int]]:  # fmt: skip
+    """Strides, dilations and ONNX-ordered pads (begins then ends) of a conv/pool node."""
+    rank = len(kernel)
+    strides = list(node.attr("strides", [1] * rank))
+    dilations = list(node.attr("dilations", [1] * rank))
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if not all(d.is_number for d in spatial):
+            raise ctx.fail(f"auto_pad={auto_pad} needs static spatial dims, got {list(spatial)}")
+        pairs = [same_pads(int(d), k, s, dl, auto_pad)
+                 for d, k, s, dl in zip(spatial, kernel, strides, dilations, strict=True)]  # fmt: skip
+        pads = [p[0] for p in pairs] + [p[1] for p in pairs]
+    elif auto_pad == "VALID":
+        pads = [0] * (2 * rank)
+    elif auto_pad == "NOTSET":
+        pads = list(node.attr("pads", [0] * (2 * rank)))
+    else:
+        raise ctx.fail(f"has unknown auto_pad {auto_pad!r}")
+    return strides, dilations, pads
+
+
+def _to_2d(ctx: Context, node: NodeView, x: Expr) -> tuple[Expr, int]:
+    rank = ctx.ndim(x) - 2
+    if rank == 2:
+        return x, 2
+    if rank == 1:
+        return ctx.emit(R.expand_dims(x, [2])), 1
+    raise ctx.fail(f"supports 1-D and 2-D spatial inputs, got {rank}-D (input rank {rank + 2})")
+
+
+def _pads4(pads: list[int], rank: int) -> tuple[int, int, int, int]:
+    if rank == 1:
+        return (0, pads[0], 0, pads[1])
+    return (pads[0], pads[1], pads[2], pads[3])
+
+
+def _pair(values: list[int], rank: int, fill: int = 1) -> tuple[int, int]:
+    return (fill, values[0]) if rank == 1 else (values[0], values[1])
+
+
+def _bias(ctx: Context, out: Expr, bias: Value | None, rank: int) -> Expr:
+    if bias is None:
+        return out
+    b = ctx.emit(R.reshape(ctx.expr(bias), [-1] + [1] * rank))
+    return ctx.emit(R.add(out, b))
+
+
+def _from_2d(ctx: Context, out: Expr, rank: int) -> Expr:
+    return ctx.emit(R.squeeze(out, [2])) if rank == 1 else out
+
+
+def _conv(ctx: Context, node: NodeView) -> Value:
+    x, w = ctx.expr(node.input(0)), ctx.expr(node.input(1))
+    return _conv_core(ctx, node, x, w, None)
+
+
+def _conv_core(ctx: Context, node: NodeView, x: Expr, w: Expr, out_dtype: str | None) -> Expr:
+    x2, rank = _to_2d(ctx, node, x)
+    w2, _ = _to_2d(ctx, node, w)
+    kernel = [int(k) for k in node.attr("kernel_shape", [int(d) for d in ctx.shape(w)[2:]])]
+    strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
+    out = ctx.emit(R.nn.conv2d(x2, w2, _pair(strides, rank), _pads4(pads, rank), _pair(dilations, rank),
+                               node.attr("group", 1), out_dtype=out_dtype))  # fmt: skip
+    out = _from_2d(ctx, out, rank)
+    return _bias(ctx, out, node.input(2), rank)
+
+
+def _conv_transpose(ctx: Context, node: NodeView) -> Value:
+    x, w = ctx.expr(node.input(0)), ctx.expr(node.input(1))
+    x2, rank = _to_2d(ctx, node, x)
+    w2, _ = _to_2d(ctx, node, w)
+    spatial = ctx.shape(x)[2:]
+    kernel = [int(k) for k in node.attr("kernel_shape", [int(d) for d in ctx.shape(w)[2:]])]
+    strides = list(node.attr("strides", [1] * rank))
+    dilations = list(node.attr("dilations", [1] * rank))
+    out_pad = list(node.attr("output_padding", [0] * rank))
+    pads = list(node.attr("pads", [0] * (2 * rank)))
+    output_shape = node.attr("output_shape")
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        targets = list(output_shape)[-rank:] if output_shape is not None else None
+        pads = [0] * (2 * rank)
+        for i in range(rank):
+            if not spatial[i].is_number:
+                raise ctx.fail("output_shape / auto_pad SAME needs static spatial dims")
+            want = targets[i] if targets is not None else int(spatial[i]) * strides[i]
+            total = strides[i] * (int(spatial[i]) - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want
+            if total < 0:
+                out_pad[i] -= total
+                total = 0
+            small, big = total // 2, total - total // 2
+            pads[i], pads[i + rank] = (big, small) if auto_pad == "SAME_LOWER" else (small, big)
+    elif auto_pad == "VALID":
+        pads = [0] * (2 * rank)
+    out = ctx.emit(R.nn.conv2d_transpose(
+        x2, w2, _pair(strides, rank), _pads4(pads, rank), _pair(out_pad, rank, 0),
+        _pair(dilations, rank), node.attr("group", 1)))  # fmt: skip
+    out = _from_2d(ctx, out, rank)
+    return _bias(ctx, out, node.input(2), rank)
+
+
+def _pool(kind: str) -> Converter:
+    def convert(ctx: Context, node: NodeView) -> Value | list[Value]:
+        if node.num_outputs > 1:
+            raise ctx.fail("with an Indices output is not supported")
+        x = ctx.expr(node.input(0))
+        x2, rank = _to_2d(ctx, node, x)
+        kernel = [int(k) for k in node.attr("kernel_shape")]
+        strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
+        ceil = bool(node.attr("ceil_mode", 0))
+        args = (_pair(kernel, rank), _pair(strides, rank), _pads4(pads, rank), _pair(dilations, rank), ceil)
+        if kind == "max":
+            out = ctx.emit(R.nn.max_pool2d(x2, *args))
+        else:
+            out = ctx.emit(R.nn.avg_pool2d(x2, *args, count_include_pad=bool(node.attr("count_include_pad", 0))))
+        return _from_2d(ctx, out, rank)
+
+    return convert
+
+
+def _lp_pool(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    p = float(node.attr("p", 2))
+    x2, rank = _to_2d(ctx, node, x)
+    kernel = [int(k) for k in node.attr("kernel_shape")]
+    strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
+    powered = ctx.emit(R.power(ctx.emit(R.abs(x2)), const_like(ctx, p, x)))
+    avg = ctx.emit(R.nn.avg_pool2d(powered, _pair(kernel, rank), _pair(strides, rank), _pads4(pads, rank),
+                                   _pair(dilations, rank), bool(node.attr("ceil_mode", 0)),
+                                   count_include_pad=True))  # fmt: skip
+    count = 1
+    for k in kernel:
+        count *= k
+    total = ctx.emit(R.multiply(avg, const_like(ctx, count, x)))
+    out = ctx.emit(R.power(total, const_like(ctx, 1.0 / p, x)))
+    return _from_2d(ctx, out, rank)
+
+
+def _global(kind: str) -> Converter:
+    def convert(ctx: Context, node: NodeView) -> Value:
+        x = ctx.expr(node.input(0))
+        axes = list(range(2, ctx.ndim(x)))
+        reduce = R.mean if kind == "avg" else R.max
+        return ctx.emit(reduce(x, axes, keepdims=True))
+
+    return convert
+
+
+def _conv_integer(ctx: Context, node: NodeView) -> Value:
+    x = shifted_int32(ctx, node.input(0), node.input(2))
+    w = shifted_int32(ctx, node.input(1), node.input(3))
+    return _conv_core(ctx, NodeView(node.name, node.op_type, node.inputs[:2], node.attrs, node.opset,
+                                    node.num_outputs), x, w, None)  # fmt: skip
+
+
+_ = (sympy, cast)
+
+CONVERTERS: dict[str, Converter] = {
+    "Conv": _conv, "ConvTranspose": _conv_transpose, "ConvInteger": _conv_integer,
+    "MaxPool": _pool("max"), "AveragePool": _pool("avg"), "LpPool": _lp_pool,
+    "GlobalAveragePool": _global("avg"), "GlobalMaxPool": _global("max"),
+}  # fmt: skip

@@ -1,0 +1,276 @@
+"""Shape and layout ONNX ops: Shape, Reshape, Squeeze/Unsqueeze, Slice, Expand, Tile, Pad...
+
+Symbolic shapes stay symbolic: `Shape` of a tensor with dim ``seq`` gives a
+`SymTensor`, and `Reshape`/`Expand`/`ConstantOfShape`/`Range` accept one.
+
+Example:
+    >>> "Reshape" in CONVERTERS and "ConstantOfShape" in CONVERTERS
+    True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from unity.relax import op as R
+from unity.relax.expr import ShapeExpr, TupleGetItem
+from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.frontend.onnx.ops.common import Converter, axes_input
+from unity.relax.frontend.onnx.symbolic import make_value
+from unity.relax.op.base import product
+from unity.relax.struct_info import Dim, prove_equal
+
+INT64_MAX = 2**63 - 1
+
+
+def _shape(ctx: Context, node: NodeView) -> Value:
+    dims = ctx.shape(node.input(0))
+    start, end = node.attr("start", 0), node.attr("end", len(dims))
+    picked = np.empty(len(dims[start:end]), dtype=object)
+    picked[:] = list(dims[start:end])
+    return make_value(picked)
+
+
+def _size(ctx: Context, node: NodeView) -> Value:
+    out = np.empty((), dtype=object)
+    out[()] = product(ctx.shape(node.input(0)))
+    return make_value(out)
+
+
+def _reshape(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    target = ctx.dims(node.input(1), "shape")
+    if not node.attr("allowzero", 0):
+        shape = ctx.shape(x)
+        target = [shape[i] if d == 0 else d for i, d in enumerate(target)]
+    return ctx.emit(R.reshape(x, target))
+
+
+def _flatten(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    shape = ctx.shape(x)
+    axis = node.attr("axis", 1)
+    axis = axis + len(shape) if axis < 0 else axis
+    return ctx.emit(R.reshape(x, (product(shape[:axis]), product(shape[axis:]))))
+
+
+def _squeeze(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    axes = axes_input(ctx, node, 1)
+    return ctx.emit(R.squeeze(x, axes))
+
+
+def _unsqueeze(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    axes = axes_input(ctx, node, 1)
+    if axes is None:
+        raise ctx.fail("needs axes")
+    rank = ctx.ndim(x) + len(axes)
+    return ctx.emit(R.expand_dims(x, sorted(ctx.normalize_axes(axes, rank))))
+
+
+def _transpose(ctx: Context, node: NodeView) -> Value:
+    perm = node.attr("perm")
+    return ctx.emit(R.permute_dims(ctx.expr(node.input(0)), None if perm is None else list(perm)))
+
+
+def _concat(ctx: Context, node: NodeView) -> Value:
+    parts = [ctx.expr(v) for v in node.inputs if v is not None]
+    return ctx.emit(R.concat(parts, node.attr("axis", 0)))
+
+
+def _split_sizes(ctx: Context, node: NodeView, dim: Dim) -> list[int] | None:
+    split = node.attr("split") if node.opset < 13 else None
+    if split is None and node.input(1) is not None:
+        split = ctx.ints(node.input(1), "split")
+    if split is not None:
+        return [int(s) for s in split]
+    parts = node.attr("num_outputs", node.num_outputs)
+    if not dim.is_number:
+        return None
+    chunk = -(-int(dim) // parts)
+    return [min(chunk, int(dim) - i * chunk) for i in range(parts)]
+
+
+def _split(ctx: Context, node: NodeView) -> list[Value]:
+    x = ctx.expr(node.input(0))
+    axis = ctx.normalize_axes([node.attr("axis", 0)], ctx.ndim(x))[0]
+    sizes = _split_sizes(ctx, node, ctx.shape(x)[axis])
+    if sizes is None:
+        parts: int | list[int] = node.attr("num_outputs", node.num_outputs)
+    else:
+        parts = list(np.cumsum(sizes[:-1]).tolist())
+    tup = ctx.emit(R.split(x, parts, axis))
+    count = len(sizes) if sizes is not None else int(parts)  # type: ignore[arg-type]
+    return [ctx.emit(TupleGetItem(tup, i)) for i in range(count)]
+
+
+def _slice_bound(ctx: Context, value: Dim, dim: Dim, is_end: bool) -> int:
+    if value.is_number:
+        return int(value)
+    if prove_equal(value, dim):
+        return INT64_MAX if is_end else 0
+    raise ctx.fail(f"slices with the symbolic bound {value}, which is not the whole axis {dim}")
+
+
+def _slice(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    shape = ctx.shape(x)
+    if node.opset < 10:
+        starts, ends = node.attr("starts"), node.attr("ends")
+        axes, steps = node.attr("axes"), None
+        starts, ends = [sympy.Integer(s) for s in starts], [sympy.Integer(e) for e in ends]
+    else:
+        starts, ends = ctx.dims(node.input(1), "starts"), ctx.dims(node.input(2), "ends")
+        axes = None if node.input(3) is None else ctx.ints(node.input(3), "axes")
+        steps = None if node.input(4) is None else ctx.ints(node.input(4), "steps")
+    axes = ctx.normalize_axes(list(range(len(starts))) if axes is None else list(axes), len(shape))
+    steps = [1] * len(starts) if steps is None else list(steps)
+    begin = [_slice_bound(ctx, s, shape[a], False) for s, a in zip(starts, axes, strict=True)]
+    end = [_slice_bound(ctx, e, shape[a], True) for e, a in zip(ends, axes, strict=True)]
+    end = [min(e, INT64_MAX) if e >= 0 else max(e, -INT64_MAX) for e in end]
+    return ctx.emit(R.strided_slice(x, axes, begin, end, steps))
+
+
+def _expand(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    target = ctx.dims(node.input(1), "shape")
+    shape = list(ctx.shape(x))
+    rank = max(len(shape), len(target))
+    shape = [sympy.Integer(1)] * (rank - len(shape)) + shape
+    target = [sympy.Integer(1)] * (rank - len(target)) + target
+    out = [s if t == 1 else t for s, t in zip(shape, target, strict=True)]
+    return ctx.emit(R.broadcast_to(x, out))
+
+
+def _tile(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    repeats = ctx.ints(node.input(1), "repeats")
+    shape = ctx.shape(x)
+    if len(repeats) != len(shape):
+        raise ctx.fail(f"expects {len(shape)} repeats for a rank-{len(shape)} input, got {len(repeats)}")
+    spread = ctx.emit(R.expand_dims(x, [2 * i for i in range(len(shape))]))
+    pairs = [d for r, s in zip(repeats, shape, strict=True) for d in (r, s)]
+    wide = ctx.emit(R.broadcast_to(spread, pairs))
+    return ctx.emit(R.reshape(wide, [r * s for r, s in zip(repeats, shape, strict=True)]))
+
+
+def _pad(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    ndim = ctx.ndim(x)
+    mode = node.attr("mode", "constant")
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.fail(f"mode {mode!r} is not supported (constant, edge, reflect)")
+    if node.opset < 11:
+        pads, value = list(node.attr("pads", node.attr("paddings", []))), float(node.attr("value", 0.0))
+        axes = list(range(ndim))
+    else:
+        pads = ctx.ints(node.input(1), "pads")
+        fill = node.input(2)
+        value = 0.0 if fill is None else float(ctx.const(fill, "constant_value").reshape(-1)[0])
+        axes = list(range(ndim)) if node.input(3) is None else ctx.ints(node.input(3), "axes")
+    axes = ctx.normalize_axes(axes, ndim)
+    if len(pads) != 2 * len(axes):
+        raise ctx.fail(f"expects {2 * len(axes)} pads, got {len(pads)}")
+    width = [0] * (2 * ndim)
+    for i, a in enumerate(axes):
+        width[2 * a], width[2 * a + 1] = pads[i], pads[i + len(axes)]
+    out = x
+    if any(w > 0 for w in width):
+        out = ctx.emit(R.nn.pad(x, [max(w, 0) for w in width], value, mode))
+    crop = [a for a in range(ndim) if width[2 * a] < 0 or width[2 * a + 1] < 0]
+    if crop:
+        begin = [-min(width[2 * a], 0) for a in crop]
+        end = [min(width[2 * a + 1], 0) or INT64_MAX for a in crop]
+        out = ctx.emit(R.strided_slice(out, crop, begin, end))
+    return out
+
+
+def _fill_value(ctx: Context, node: NodeView) -> np.ndarray:
+    value = node.attr("value")
+    return np.zeros((), "float32") if value is None else np.asarray(value).reshape(())
+
+
+def _constant_of_shape(ctx: Context, node: NodeView) -> Value:
+    dims = ctx.dims(node.input(0), "shape")
+    fill = _fill_value(ctx, node)
+    if all(d.is_number for d in dims):
+        return np.full([int(d) for d in dims], fill, dtype=fill.dtype)
+    return ctx.emit(R.full(ShapeExpr(tuple(dims)), ctx.expr(fill), str(fill.dtype)))
+
+
+def _constant(ctx: Context, node: NodeView) -> Value:
+    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if key in node.attrs:
+            value = node.attrs[key]
+            dtype = "float32" if "float" in key else "int64" if "int" in key else None
+            return np.asarray(value, dtype=dtype)
+    raise ctx.fail(f"has no supported value attribute (got {sorted(node.attrs)})")
+
+
+def _range(ctx: Context, node: NodeView) -> Value:
+    start, limit, delta = (node.input(i) for i in range(3))
+    dtype = ctx.dtype(start)
+    first = ctx.dims(start, "start")[0] if dtype.startswith("int") else ctx.const(start, "start").item()
+    step = ctx.dims(delta, "delta")[0] if dtype.startswith("int") else ctx.const(delta, "delta").item()
+    end = ctx.dims(limit, "limit")[0]
+    count = sympy.Max(sympy.ceiling((end - first) / step), 0)
+    count = sympy.simplify(count)
+    ones = ctx.emit(R.ones(ShapeExpr((count,)), dtype))
+    positions = ctx.emit(R.subtract(ctx.emit(R.cumsum(ones, 0)), ctx.scalar(1, dtype)))
+    scaled = ctx.emit(R.multiply(positions, ctx.scalar(step, dtype)))
+    return ctx.emit(R.add(scaled, ctx.scalar(first, dtype)))
+
+
+def _depth_to_space(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    n, c, h, w = ctx.shape(x)
+    b = int(node.attr("blocksize"))
+    if node.attr("mode", "DCR") == "DCR":
+        split, perm = (n, b, b, c / (b * b), h, w), (0, 3, 4, 1, 5, 2)
+    else:
+        split, perm = (n, c / (b * b), b, b, h, w), (0, 1, 4, 2, 5, 3)
+    y = ctx.emit(R.permute_dims(ctx.emit(R.reshape(x, split)), perm))
+    return ctx.emit(R.reshape(y, (n, c / (b * b), h * b, w * b)))
+
+
+def _space_to_depth(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    n, c, h, w = ctx.shape(x)
+    b = int(node.attr("blocksize"))
+    y = ctx.emit(R.reshape(x, (n, c, h / b, b, w / b, b)))
+    y = ctx.emit(R.permute_dims(y, (0, 3, 5, 1, 2, 4)))
+    return ctx.emit(R.reshape(y, (n, c * b * b, h / b, w / b)))
+
+
+def _trilu(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    k = 0 if node.input(1) is None else ctx.ints(node.input(1), "k")[0]
+    return ctx.emit((R.triu if node.attr("upper", 1) else R.tril)(x, k))
+
+
+def _eye_like(ctx: Context, node: NodeView) -> Value:
+    from unity.relax.frontend.onnx.importer import elem_dtype
+
+    rows, cols = ctx.shape(node.input(0))
+    if not (rows.is_number and cols.is_number):
+        raise ctx.fail(f"needs a static input shape, got ({rows}, {cols})")
+    to = node.attr("dtype")
+    dtype = ctx.dtype(node.input(0)) if to is None else elem_dtype(to, f'EyeLike node "{node.name}"')
+    return np.eye(int(rows), int(cols), k=node.attr("k", 0), dtype=dtype)
+
+
+def _data_dependent(ctx: Context, node: NodeView) -> Value:
+    raise ctx.fail("has an output shape that depends on input values; only constant inputs are supported")
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Shape": _shape, "Size": _size, "Reshape": _reshape, "Flatten": _flatten,
+    "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Transpose": _transpose, "Concat": _concat,
+    "Split": _split, "Slice": _slice, "Expand": _expand, "Tile": _tile, "Pad": _pad,
+    "ConstantOfShape": _constant_of_shape, "Constant": _constant, "Range": _range,
+    "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth, "Trilu": _trilu,
+    "EyeLike": _eye_like, "NonZero": _data_dependent, "Compress": _data_dependent,
+    "Unique": _data_dependent,
+}  # fmt: skip

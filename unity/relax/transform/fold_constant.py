@@ -1,0 +1,135 @@
+"""Fold calls whose arguments are all constants.
+
+Before::
+
+    @R.function
+    def main(x: R.Tensor((2,), "float32")):
+        c = R.add(R.const([1.0, 2.0]), R.const([3.0, 4.0]))
+        return R.multiply(x, c)
+
+After ``FoldConstant()``::
+
+    @R.function
+    def main(x: R.Tensor((2,), "float32")):
+        c = R.const([4.0, 6.0])
+        return R.multiply(x, c)
+
+Ops fold through their `fold` attribute (`unity.relax.op.fold_rules`); a
+`call_tir` of a PrimFunc on constant inputs runs in the reference interpreter
+when its output is small. An argument counts as constant when it is a
+`Constant` or a var bound to one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from unity.ir.module import GlobalVar, IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.relax.expr import Call, Constant, Expr, Function, PrimValue, ShapeExpr, Tuple, Var
+from unity.relax.expr_functor import ExprMutator
+from unity.relax.op import call_tir
+from unity.relax.op import fold_rules as _fold_rules
+from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
+from unity.ir.op import Op
+
+_fold_rules.register_fold_rules()
+
+
+@dataclass(frozen=True)
+class FoldConstant(ModulePass):
+    """Replace `op(c0, ..., cn)` with the constant it evaluates to.
+
+    Example:
+        >>> FoldConstant()(IRModule()).functions
+        {}
+    """
+
+    max_elements: int = 1 << 20
+    """Results with more elements than this stay unfolded."""
+    max_interpret_elements: int = 1 << 14
+    """`call_tir` results larger than this are not run in the (slow) interpreter."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Fold every relax function of `mod`."""
+        return mod.map_functions(Function, lambda f: _Folder(mod, self).visit_expr(f))
+
+
+class _Folder(ExprMutator):
+    def __init__(self, mod: IRModule, options: FoldConstant) -> None:
+        super().__init__(mod)
+        self.options = options
+        self.constants: dict[Var, Constant] = {}
+
+    def visit_binding(self, binding: Any) -> list[Any]:
+        out = super().visit_binding(binding)
+        for b in out:
+            if isinstance(getattr(b, "value", None), Constant):
+                self.constants[b.var] = b.value
+        return out
+
+    def visit_call_(self, expr: Call) -> Expr:
+        call = super().visit_call_(expr)
+        if not isinstance(call, Call) or not _is_small(call.struct_info_, self.options.max_elements):
+            return call
+        if call.op is call_tir:
+            return self._fold_call_tir(call)
+        rule = call.op.get_attr("fold") if isinstance(call.op, Op) else None
+        values = [self._value(a) for a in call.args]
+        if rule is None or any(v is None for v in values):
+            return call
+        return _as_constant(rule(call, *values), call)
+
+    def _fold_call_tir(self, call: Call) -> Expr:
+        gv, inputs = call.args[0], self._value(call.args[1])
+        scalars = self._value(call.args[2]) if len(call.args) > 2 else ()
+        prim = self.mod[gv] if isinstance(gv, GlobalVar) and self.mod and gv in self.mod else None
+        sinfo = call.struct_info
+        if prim is None or inputs is None or scalars is None or isinstance(sinfo, TupleStructInfo):
+            return call
+        if not _is_small(sinfo, self.options.max_interpret_elements):
+            return call
+        from unity.tir import interpret
+
+        assert isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None
+        out = np.zeros(tuple(int(d) for d in sinfo.shape), sinfo.dtype)
+        interpret(prim, *inputs, out, *scalars)  # type: ignore[arg-type]  # a PrimFunc
+        return _as_constant(out, call)
+
+    def _value(self, expr: Expr) -> Any:
+        """The compile-time value of `expr`, or None when it is not constant."""
+        if isinstance(expr, Var):
+            expr = self.constants.get(expr, expr)
+        if isinstance(expr, Constant):
+            return expr.data
+        if isinstance(expr, ShapeExpr) and all(d.is_Integer for d in expr.values):
+            return tuple(int(d) for d in expr.values)
+        if isinstance(expr, PrimValue) and expr.value.is_number:
+            return int(expr.value) if expr.value.is_Integer else float(expr.value)
+        if isinstance(expr, Tuple):
+            fields = [self._value(f) for f in expr.fields]
+            return None if any(f is None for f in fields) else tuple(fields)
+        return None
+
+
+def _is_small(sinfo: StructInfo | None, limit: int) -> bool:
+    if not isinstance(sinfo, TensorStructInfo) or not sinfo.is_static:
+        return isinstance(sinfo, TupleStructInfo) and all(_is_small(f, limit) for f in sinfo.fields)
+    assert sinfo.shape is not None
+    return int(np.prod([int(d) for d in sinfo.shape])) <= limit
+
+
+def _as_constant(value: np.ndarray | None, call: Call) -> Expr:
+    """Wrap a folded value, checked against the call's struct info (None: keep the call)."""
+    sinfo = call.struct_info
+    if value is None or not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+        return call
+    data = np.asarray(value)
+    if sinfo.dtype != "void":
+        data = data.astype(sinfo.dtype)
+    if data.shape != tuple(int(d) for d in sinfo.shape):
+        return call  # a rule that disagrees with inference must not change the program
+    return Constant(np.ascontiguousarray(data), span=call.span)

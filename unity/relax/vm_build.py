@@ -1,0 +1,68 @@
+"""`unity.compile`: a relax `IRModule` to an `Executable` (bytecode + kernels + constants).
+
+Runs the relax pipeline (`unity.relax.pipeline`), turns the relax functions into
+VM bytecode (`unity.relax.vm.codegen`) and compiles the PrimFuncs with
+`unity.build`.
+
+Example:
+    >>> ex = unity.compile(mod, target="llvm")          # doctest: +SKIP
+    >>> vm = relax.VirtualMachine(ex, unity.cpu())      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from unity import tir
+from unity.ir.module import IRModule
+from unity.ir.transform import Pass, PassContext
+from unity.relax.expr import Function
+from unity.relax.pipeline import get_pipeline
+from unity.relax.vm.codegen import codegen
+from unity.runtime.vm_executable import Executable
+from unity.tir.function import PrimFunc
+
+
+def compile(  # noqa: A001 - TVM's name (`tvm.compile`)
+    mod: IRModule | Function,
+    target: str | Mapping[str, Any] | Any = "llvm",
+    *,
+    pipeline: str | Pass | None = "default",
+) -> Executable:
+    """Compile `mod` for `target`; relax functions run on the VM, PrimFuncs as kernels.
+
+    Args:
+        mod: An `IRModule` with relax functions (and PrimFuncs), or one relax `Function`
+            (compiled as "main").
+        target: `"llvm"` (the host CPU) or anything `unity.build` accepts.
+        pipeline: A pipeline name (`"default"`), a pass, or None to lower `mod` as is.
+
+    Returns:
+        The `Executable`: ``relax.VirtualMachine(ex, unity.cpu())["main"](*inputs)``.
+
+    Example:
+        >>> ex = compile(mod)  # doctest: +SKIP
+    """
+    from unity.codegen import build
+
+    if isinstance(mod, Function):
+        mod = IRModule({"main": mod})
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"unity.compile: expected an IRModule or a relax Function, got {type(mod).__name__}")
+    if isinstance(pipeline, str):
+        pipeline = get_pipeline(pipeline, PassContext.current().opt_level)
+    if pipeline is not None:
+        mod = pipeline(mod)
+    program, constants = codegen(mod)
+    if not program["functions"]:
+        raise ValueError("unity.compile: the module has no relax function to run")
+    kernels = IRModule({gv: f for gv, f in mod.items() if isinstance(f, PrimFunc)})
+    if not kernels.functions:
+        kernels = IRModule({"__unity_vm_nop": _nop()})
+    return Executable(program, constants, build(kernels, target))
+
+
+def _nop() -> PrimFunc:
+    """A kernel that does nothing (a library needs one function to be exported)."""
+    return PrimFunc((), tir.Evaluate(tir.const(0)))
