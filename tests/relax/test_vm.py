@@ -276,3 +276,39 @@ def test_bytecode_has_no_ir_objects(journey3):
     json.dumps(journey3.program)  # plain JSON: ints, strings, lists
     text = journey3.as_text()
     assert 'kernel "softmax"' in text and "free" in text
+
+
+def test_tuple_output_kernel_with_tir_vars():
+    from unity import te
+
+    def two(a, m):  # m reaches the kernel as a scalar parameter (call_tir's tir_vars)
+        return [topi.exp(a), te.compute((m,), lambda i: a[0] + te.const(1.0, "float32") * i.astype("float32"), name="fill")]
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n",), "float32"))
+    y = relax.Var("y", relax.TensorStructInfo(("m",), "int8"))
+    with bb.function("main", [x, y]):
+        pair = bb.emit(bb.call_te(two, x, relax.sym("m")))
+        bb.emit_func_output(bb.emit(relax.TupleGetItem(pair, 1)))
+    vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    a = np.array([2.0, 3.0], "float32")
+    out = vm["main"](a, np.zeros(5, "int8"))
+    np.testing.assert_allclose(out.numpy(), 2.0 + np.arange(5, dtype="float32"))
+
+
+def test_shape_and_prim_parameters():
+    bb = relax.BlockBuilder()
+    s = relax.Var("s", relax.ShapeStructInfo(("a", 3)))
+    k = relax.Var("k", relax.PrimStructInfo("int64", relax.sym("k")))
+    x = relax.Var("x", relax.TensorStructInfo(("a", 3), "float32"))
+    with bb.function("main", [s, k, x]):
+        bb.emit_func_output(relax.Tuple((relax.ShapeExpr((relax.sym("a") * relax.sym("k"),)), x)))
+    with unity.transform.PassContext(opt_level=3):
+        ex = unity.compile(bb.get())
+    vm = relax.VirtualMachine(ex, unity.cpu())
+    shape, same = vm["main"]((2, 3), 5, np.zeros((2, 3), "float32"))
+    assert shape == (10,) and same.shape == (2, 3)
+    with pytest.raises(ValueError, match=r"parameter 2 'x'.*dim 0 must be a = 2"):
+        vm["main"]((2, 3), 5, np.zeros((4, 3), "float32"))
+    with pytest.raises(ValueError, match=r"parameter 1 'k': expected a int64 scalar"):
+        vm["main"]((2, 3), 1.5, np.zeros((2, 3), "float32"))

@@ -87,3 +87,12 @@ def test_error_text_underlines_the_block():
     at = next(n for n, line in enumerate(lines) if 'with T.block("C"):' in line)
     col = lines[at].index("with")
     assert lines[at + 1] == " " * col + "^" * len('with T.block("C"):')
+
+
+def test_reverse_compute_inline_refuses_a_consumer_reading_part_of_the_buffer():
+    func = elementwise(3, 5)
+    sch = Schedule(func)
+    sch.pad_einsum(sch.get_block("C"), [2, 2])  # C computes 4x6 into C_pad, C_unpad copies 3x5
+    msg = "block C_unpad does not read all of C_pad"
+    with pytest.raises(ScheduleError, match=msg):
+        sch.reverse_compute_inline(sch.get_block("C_unpad"))

@@ -79,3 +79,39 @@ def test_integer_clip_rounds_bounds_into_the_range():
     x = te.placeholder((5,), "int8", name="x")
     a = np.array([-128, -1, 0, 2, 127], "int8")
     check([x], [topi.clip(x, 0.5, 2.5), topi.clip(x, -1000.0, 1000.0)], [a], [np.clip(a, 1, 2), a])
+
+
+MORE_UNARY = [
+    (topi.asin, np.arcsin), (topi.acos, np.arccos), (topi.atan, np.arctan), (topi.sinh, np.sinh),
+    (topi.cosh, np.cosh), (topi.exp2, np.exp2), (topi.reciprocal, np.reciprocal),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "ref"), MORE_UNARY, ids=[o.__name__ for o, _ in MORE_UNARY])
+def test_more_unary_math(op, ref):
+    x = te.placeholder((6,), name="x")
+    a = rand((6,), low=-0.9, high=0.9)
+    check([x], op(x), [a], ref(a), rtol=1e-5, atol=1e-6)
+
+
+def test_logarithms_of_positive_values():
+    x = te.placeholder((4,), name="x")
+    a = rand((4,), low=0.1, high=5)
+    check([x], [topi.log2(x), topi.log10(x)], [a], [np.log2(a), np.log10(a)], rtol=1e-5, atol=1e-6)
+
+
+def test_onnx_activations():
+    x = te.placeholder((2, 5), name="x")
+    s = te.placeholder((5,), name="s")
+    a, slope = rand((2, 5), low=-30, high=30), rand((5,))
+    a[0, :3] = [0.3, -0.2, 1.5]
+    softplus = np.logaddexp(0, a.astype(np.float64))
+    outs = [topi.nn.elu(x, 0.5), topi.nn.selu(x), topi.nn.celu(x, 2.0), topi.nn.softplus(x),
+            topi.nn.softsign(x), topi.nn.hard_sigmoid(x), topi.nn.hard_swish(x), topi.nn.mish(x),
+            topi.nn.thresholded_relu(x, 0.5), topi.nn.prelu(x, s)]  # fmt: skip
+    alpha, gamma = 1.67326319217681884765625, 1.05070102214813232421875
+    want = [np.where(a > 0, a, 0.5 * np.expm1(a)), gamma * np.where(a > 0, a, alpha * np.expm1(a)),
+            np.maximum(a, 0) + np.minimum(0, 2.0 * np.expm1(a / 2.0)), softplus, a / (1 + np.abs(a)),
+            np.clip(0.2 * a + 0.5, 0, 1), a * np.clip(a / 6 + 0.5, 0, 1), a * np.tanh(softplus),
+            np.where(a > 0.5, a, 0), np.where(a > 0, a, slope * a)]  # fmt: skip
+    check([x, s], outs, [a, slope], want, rtol=1e-5, atol=1e-5)

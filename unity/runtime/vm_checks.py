@@ -191,8 +191,10 @@ def _prim_checker(spec: list[Any], where: str, slot_info: list[list[str]]) -> Ch
     consts, binds, checks = _dims_plan([dim])
 
     def check(value: object, S: list[int], pending: list[Any]) -> object:
-        if isinstance(value, Tensor | np.ndarray) and np.ndim(value) == 0:
-            value = (value._array if isinstance(value, Tensor) else value).item()
+        if isinstance(value, Tensor):
+            value = value._array
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value.item()
         if not isinstance(value, int | float | np.number) or (is_int and not float(value).is_integer()):
             raise ValueError(f"{where}: expected a {dtype} scalar, got {value!r}")
         value = int(value) if is_int else float(value)

@@ -9,15 +9,16 @@ Example:
     'T_add'
 """
 
-from unity.topi import nn, testing
+from unity.topi import image, nn, testing
 from unity.topi.broadcast import (
     add, divide, equal, floor_divide, floor_mod, greater, greater_equal, less, less_equal,
     logical_and, logical_or, maximum, minimum, mod, multiply, not_equal, power, subtract, where,
 )  # fmt: skip
 from unity.topi.creation import arange, full, full_like, ones, tril, triu, zeros
 from unity.topi.elemwise import (
-    abs, cast, ceil, clip, cos, erf, exp, floor, identity, isfinite, isinf, isnan, log,
-    logical_not, negative, round, rsqrt, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc,
+    abs, acos, asin, atan, cast, ceil, clip, cos, cosh, erf, exp, exp2, floor, identity,
+    isfinite, isinf, isnan, log, log2, log10, logical_not, negative, reciprocal, round, rsqrt,
+    sigmoid, sign, sin, sinh, sqrt, square, tan, tanh, trunc,
 )  # fmt: skip
 from unity.topi.indexing import gather_elements, scatter_elements, take
 from unity.topi.matmul import matmul
@@ -30,10 +31,10 @@ from unity.topi.transform import (
 )  # fmt: skip
 
 __all__ = [
-    "abs", "add", "arange", "argmax", "argmin", "broadcast_to", "cast", "ceil", "clip", "concat",
+    "abs", "acos", "asin", "atan", "cosh", "exp2", "log2", "log10", "reciprocal", "sinh", "add", "arange", "argmax", "argmin", "broadcast_to", "cast", "ceil", "clip", "concat",
     "concatenate", "cos", "cumsum", "divide", "equal", "erf", "exp", "expand_dims", "flatten",
     "floor", "floor_divide", "floor_mod", "full", "full_like", "gather_elements", "greater",
-    "greater_equal", "identity", "isfinite", "isinf", "isnan", "less", "less_equal", "log",
+    "greater_equal", "identity", "image", "isfinite", "isinf", "isnan", "less", "less_equal", "log",
     "logical_and", "logical_not", "logical_or", "matmul", "max", "maximum", "mean", "min",
     "minimum", "mod", "multiply", "negative", "nn", "not_equal", "ones", "permute_dims", "power",
     "prod", "reshape", "round", "rsqrt", "scatter_elements", "sigmoid", "sign", "sin", "split",

@@ -48,7 +48,7 @@ class Imported:
 def import_case(case: object) -> Imported:
     """Import `case.model`, freezing shape-like inputs into initializers when needed."""
     model: onnx.ModelProto = case.model  # type: ignore[attr-defined]
-    inputs, _ = case.data_sets[0]  # type: ignore[attr-defined]
+    inputs = [_array(v) for v in case.data_sets[0][0]]  # type: ignore[attr-defined]
     names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     values = dict(zip(names, inputs, strict=False))
     frozen: list[str] = []
@@ -80,7 +80,13 @@ def _freeze(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.Model
 
 def expected_outputs(case: object) -> list[np.ndarray]:
     """The expected outputs of data set 0."""
-    return [np.asarray(v) for v in case.data_sets[0][1]]  # type: ignore[attr-defined]
+    return [_array(v) for v in case.data_sets[0][1]]  # type: ignore[attr-defined]
+
+
+def _array(value: object) -> np.ndarray:
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    return np.asarray(value)
 
 
 def check_struct_info(imported: Imported, expected: list[np.ndarray]) -> None:

@@ -19,8 +19,7 @@ from unity.ir.module import GlobalVar, IRModule
 from unity.relax.analysis.dominator import GraphNode, IndexedForwardGraph
 from unity.relax.analysis.op_pattern import OpPatternKind
 from unity.relax.expr import (
-    Call, Constant, DataflowBlock, DataflowVar, Expr, MatchCast, Tuple, TupleGetItem, Var,
-    VarBinding,
+    Call, Constant, DataflowBlock, DataflowVar, Expr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
 from unity.relax.op.call_tir import call_tir
 from unity.tir.function import PrimFunc
@@ -113,4 +112,4 @@ def _outside_node(graph: IndexedForwardGraph, leaf: Expr) -> GraphNode:
     return node
 
 
-__all__ = ["MatchCast", "called_prim_func", "create_fusion_graph", "value_pattern"]
+__all__ = ["called_prim_func", "create_fusion_graph", "value_pattern"]

@@ -20,3 +20,7 @@ from unity.relax.transform.dead_code_elimination import DeadCodeElimination
 from unity.relax.transform.eliminate_common_subexpr import EliminateCommonSubexpr
 
 __all__ += ["CanonicalizeBindings", "DeadCodeElimination", "EliminateCommonSubexpr"]
+from unity.relax.transform.bind_params import BindParams
+from unity.relax.transform.bind_symbolic_vars import BindSymbolicVars
+
+__all__ += ["BindParams", "BindSymbolicVars"]

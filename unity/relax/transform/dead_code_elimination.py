@@ -67,7 +67,9 @@ class _Pruner(ExprMutator):
         blocks: list[BindingBlock] = []
         for block in reversed(new.blocks):
             kept = [b for b in reversed(block.bindings) if _keep(b, live, self.mod)]
-            if kept:
+            if len(kept) == len(block.bindings):
+                blocks.append(block)
+            elif kept:
                 blocks.append(block.replace(bindings=tuple(reversed(kept))))
         blocks.reverse()
         if len(blocks) == len(new.blocks) and all(a is b for a, b in zip(blocks, new.blocks)):

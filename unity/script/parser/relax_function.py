@@ -33,6 +33,7 @@ from unity.relax.expr import (
 from unity.relax.struct_info import FuncStructInfo, StructInfo, sym
 from unity.relax.utils import free_symbols
 from unity.script.parser.core import ParseContext
+from unity.script.parser.errors import ParseError
 from unity.script.parser.relax_check import check_annotation
 from unity.script.parser.relax_expr import RelaxEvaluator
 from unity.script.parser.relax_specs import (
@@ -62,6 +63,18 @@ class _FunctionParser(RelaxEvaluator):
         super().__init__(ctx.source, ctx.env, ctx.global_vars, lambda: _signatures(ctx))
         self.ctx = ctx
         self.attrs: dict[str, Any] = {}
+        self.block_locals: set[str] = set()
+        """Names of dataflow variables of closed blocks (for a helpful error)."""
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        try:
+            return super().lookup(name, node)
+        except ParseError:
+            if name not in self.block_locals:
+                raise
+        raise self.error(
+            node, f"{name} is local to its dataflow block; export it with R.output({name})"
+        )
 
     # -- the function -----------------------------------------------------------------
     def function(self, node: ast.FunctionDef, options: Mapping[str, Any]) -> Function:
@@ -173,6 +186,9 @@ class _FunctionParser(RelaxEvaluator):
                 if binding is not None:
                     bindings.append(binding)
             exported = [self.lookup(name, arg) for name, arg in outputs.items()]
+            self.block_locals.update(
+                name for name, v in self.scopes[-1].items() if isinstance(v, DataflowVar)
+            )
         for (name, arg), var in zip(outputs.items(), exported, strict=True):
             if isinstance(var, DataflowVar) or not isinstance(var, Var):
                 raise self.error(arg, f"R.output({name}): {name} is not bound in this block")

@@ -92,6 +92,8 @@ def as_struct_info(value: object) -> StructInfo:
 
 
 def _kind(value: object) -> str:
+    if isinstance(value, StructInfo):
+        return f"the struct info {value.script()}"
     return type(value).__name__ if not isinstance(value, Expr) else f"the expression {value}"
 
 
@@ -169,7 +171,7 @@ def as_expr(value: object) -> Expr:
         return value
     if isinstance(value, tuple | list):
         return Tuple(tuple(as_expr(v) for v in value))  # type: ignore[union-attr]  # a sequence
-    raise TypeError(f"expected a relax expression, got {type(value).__name__} {value!r}")
+    raise TypeError(f"expected a relax expression, got {_kind(value)}")
 
 
 class OpNamespace:

@@ -8,6 +8,9 @@ Example:
 """
 
 from unity.topi.elemwise import gelu, gelu_tanh, leaky_relu, relu, silu
+from unity.topi.nn.activation import (
+    celu, elu, hard_sigmoid, hard_swish, mish, prelu, selu, softplus, softsign, thresholded_relu,
+)  # fmt: skip
 from unity.topi.nn.conv2d import conv2d
 from unity.topi.nn.conv2d_transpose import conv2d_transpose
 from unity.topi.nn.dense import dense
@@ -17,7 +20,8 @@ from unity.topi.nn.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from unity.topi.nn.softmax import log_softmax, softmax
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv2d", "conv2d_transpose", "dense",
-    "gelu", "gelu_tanh", "group_norm", "layer_norm", "leaky_relu", "log_softmax", "max_pool2d",
-    "pad", "relu", "silu", "softmax",
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "celu", "conv2d", "conv2d_transpose",
+    "dense", "elu", "gelu", "gelu_tanh", "group_norm", "hard_sigmoid", "hard_swish",
+    "layer_norm", "leaky_relu", "log_softmax", "max_pool2d", "mish", "pad", "prelu", "relu",
+    "selu", "silu", "softmax", "softplus", "softsign", "thresholded_relu",
 ]  # fmt: skip

@@ -225,7 +225,7 @@ class _GraphImporter:
             raise OnnxImportError(f"graph input {name!r} has no shape: give it in shape_dict")
         dims: list[Dim | int] = []
         for axis, dim in enumerate(ttype.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
+            if dim.HasField("dim_value"):
                 dims.append(int(dim.dim_value))
             elif dim.dim_param:
                 dims.append(fixed.get(dim.dim_param, sym(_symbol_name(dim.dim_param))))

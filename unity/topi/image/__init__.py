@@ -1,0 +1,12 @@
+"""Image operators on TE.
+
+Example:
+    >>> from unity import te, topi
+    >>> x = te.placeholder((1, 1, 2, 2), name="x")
+    >>> topi.image.resize2d(x, (4, 4)).shape[2].value
+    4
+"""
+
+from unity.topi.image.resize import resize2d
+
+__all__ = ["resize2d"]
