@@ -1,17 +1,29 @@
 """Measure the machine's float32 FMA peak: independent vector FMAs on every core.
 
-The kernel (llvmlite IR, no unity codegen involved) keeps 16 independent
-`<16 x float>` accumulators and runs `acc = fma(acc, x, y)` on each per iteration, so
+The kernel (llvmlite IR, no unity codegen involved) keeps `accumulators` independent
+`<lanes x float>` accumulators and runs `acc = fma(acc, x, y)` on each per iteration, so
 neither FMA latency nor memory limits it; one Python thread per core calls it through
 ctypes (which releases the GIL).  Every kernel bench reports its speed as a share of
 this figure, measured in the same run.
 
-Run: ``python bench/peak.py``
+What the figure is, on the 2-core AMD EPYC (Zen 4, family 25 model 17) VM here:
+``python bench/peak.py --sweep`` gives the same ~116 GFLOP/s per core for 8 or 16
+lanes (256- or 512-bit vectors) and 8 to 32 accumulators, and the clock estimate
+(a chain of dependent integer adds, one per cycle) says ~3.6 GHz: 32 flop/cycle/core.
+That is Zen 4's design: two 256-bit FMA pipes, a 512-bit FMA issued as two halves, so
+16 float32 FMAs per cycle.  The 2-core peak is therefore ~230 GFLOP/s, not the ~520
+once quoted (that needs 64 flop/cycle/core: two full 512-bit FMA units, as on Intel
+server cores).  Lower figures mean other jobs share the cores: benches interleave
+peak measurements with their own and keep the best.
+
+Run: ``python bench/peak.py [--sweep]``
 """
 
 from __future__ import annotations
 
+import argparse
 import ctypes
+import functools
 import sys
 import threading
 import time
@@ -27,28 +39,31 @@ from unity.runtime.thread_pool import num_cores
 from unity.target import Target
 
 LANES, ACCUMULATORS = 16, 16
-FLOPS_PER_ITER = 2 * LANES * ACCUMULATORS
+CHAIN = 200
+"""Dependent adds per iteration of the clock kernel."""
+
+_KEEP: list[object] = []
 
 
-def _fma_kernel() -> ir.Module:
-    """`void fma_loop(i64 iters, ptr out)`: ACCUMULATORS chains of vector FMAs."""
+def _fma_kernel(lanes: int, accumulators: int) -> ir.Module:
+    """`void fma_loop(i64 iters, ptr out)`: `accumulators` chains of vector FMAs."""
     module = ir.Module("peak")
-    vec = ir.VectorType(ir.FloatType(), LANES)
+    vec = ir.VectorType(ir.FloatType(), lanes)
     i64 = ir.IntType(64)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64, ir.PointerType()]), "fma_loop")
-    fma = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{LANES}f32")
+    fma = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{lanes}f32")
     entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
     b = ir.IRBuilder(entry)
-    x = ir.Constant(vec, [1.0000001] * LANES)
-    y = ir.Constant(vec, [1e-7] * LANES)
+    x = ir.Constant(vec, [1.0000001] * lanes)
+    y = ir.Constant(vec, [1e-7] * lanes)
     b.branch(loop)
     b.position_at_end(loop)
     counter = b.phi(i64)
     counter.add_incoming(ir.Constant(i64, 0), entry)
     accs = []
-    for k in range(ACCUMULATORS):
+    for k in range(accumulators):
         phi = b.phi(vec)
-        phi.add_incoming(ir.Constant(vec, [float(k)] * LANES), entry)
+        phi.add_incoming(ir.Constant(vec, [float(k)] * lanes), entry)
         accs.append(phi)
     new = [b.call(fma, [acc, x, y]) for acc in accs]
     for phi, value in zip(accs, new):
@@ -65,29 +80,68 @@ def _fma_kernel() -> ir.Module:
     return module
 
 
-_KEEP: list[object] = []
+def _clock_kernel() -> ir.Module:
+    """`i64 add_chain(i64 iters)`: CHAIN dependent one-cycle adds per iteration (x86)."""
+    module = ir.Module("clock")
+    i64 = ir.IntType(64)
+    fn = ir.Function(module, ir.FunctionType(i64, [i64]), "add_chain")
+    entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
+    b = ir.IRBuilder(entry)
+    b.branch(loop)
+    b.position_at_end(loop)
+    counter, value = b.phi(i64), b.phi(i64)
+    counter.add_incoming(ir.Constant(i64, 0), entry)
+    value.add_incoming(ir.Constant(i64, 0), entry)
+    adds = ir.InlineAsm(ir.FunctionType(i64, [i64]), "add $$1, $0\n" * CHAIN, "=r,0")
+    result = b.call(adds, [value])
+    value.add_incoming(result, loop)
+    step = b.add(counter, ir.Constant(i64, 1))
+    counter.add_incoming(step, loop)
+    b.cbranch(b.icmp_signed("<", step, fn.args[0]), loop, done)
+    b.position_at_end(done)
+    b.ret(result)
+    return module
 
 
-def measure_peak_gflops(seconds: float = 0.2, threads: int | None = None, tries: int = 3) -> float:
-    """float32 FMA GFLOP/s of `threads` cores (default all): the best of `tries` runs of
-    about `seconds` each (the machine is shared; the best run is the least disturbed)."""
+def _jit(module: ir.Module, symbol: str, ctype: type) -> ctypes._CFuncPtr:
     target = Target("llvm")
-    ref = optimize(_fma_kernel(), target)
-    engine = llvm.create_mcjit_compiler(
-        ref, new_target_machine(target, jit=True)
-    )  # the engine owns its machine
+    machine = new_target_machine(target, jit=True)  # initializes the native target
+    llvm.initialize_native_asmparser()  # for the inline asm of the clock kernel
+    engine = llvm.create_mcjit_compiler(optimize(module, target), machine)
     engine.finalize_object()
     _KEEP.append(engine)
-    kernel = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)(
-        engine.get_function_address("fma_loop")
-    )
-    out = (ctypes.c_float * (LANES * 64))()
+    return ctype(engine.get_function_address(symbol))
+
+
+@functools.cache
+def _fma_function(lanes: int, accumulators: int) -> ctypes._CFuncPtr:
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
+    return _jit(_fma_kernel(lanes, accumulators), "fma_loop", proto)
+
+
+def measure_peak_gflops(
+    seconds: float = 0.2,
+    threads: int | None = None,
+    tries: int = 3,
+    lanes: int = LANES,
+    accumulators: int = ACCUMULATORS,
+) -> float:
+    """float32 FMA GFLOP/s of `threads` cores (default all): the best of `tries` runs of
+    about `seconds` each (the machine is shared; the best run is the least disturbed).
+
+    Example:
+        >>> measure_peak_gflops(seconds=0.05, threads=1) > 1.0  # doctest: +SKIP
+        True
+    """
+    kernel = _fma_function(lanes, accumulators)
+    out = (ctypes.c_float * (lanes * 64))()
     kernel(1000, out)
     start = time.perf_counter()
-    kernel(100_000, out)
-    per_iter = (time.perf_counter() - start) / 100_000
+    kernel(20_000, out)
+    per_iter = (time.perf_counter() - start) / 20_000
     iters = max(1000, int(seconds / per_iter))
     threads = threads or num_cores()
+    flops_per_iter = 2 * lanes * accumulators
     best = 0.0
     for _ in range(tries):
         workers = [
@@ -99,16 +153,42 @@ def measure_peak_gflops(seconds: float = 0.2, threads: int | None = None, tries:
             w.start()
         for w in workers:
             w.join()
-        best = max(best, FLOPS_PER_ITER * iters * threads / (time.perf_counter() - start) / 1e9)
+        best = max(best, flops_per_iter * iters * threads / (time.perf_counter() - start) / 1e9)
+    return best
+
+
+def measure_ghz(seconds: float = 0.1, tries: int = 5) -> float:
+    """The core clock in GHz, from a chain of dependent adds (one per cycle); best of `tries`.
+
+    Example:
+        >>> 0.5 < measure_ghz() < 10  # doctest: +SKIP
+        True
+    """
+    kernel = _jit(_clock_kernel(), "add_chain", ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64))
+    iters = max(100, int(seconds * 3e9 / CHAIN))
+    best = 0.0
+    for _ in range(tries):
+        start = time.perf_counter()
+        kernel(iters)
+        best = max(best, iters * CHAIN / (time.perf_counter() - start) / 1e9)
     return best
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sweep", action="store_true", help="vector widths x accumulators")
+    args = parser.parse_args()
+    ghz = measure_ghz()
     single = measure_peak_gflops(threads=1)
     full = measure_peak_gflops()
     print(f"float32 FMA peak: {full:.1f} GFLOP/s on {num_cores()} cores ({single:.1f} on one)")
-    print("(Zen 4 runs a 512-bit FMA on two 256-bit pipes: 32 flop/cycle/core, about")
-    print(" 115-130 GFLOP/s per core at 3.6-4 GHz; other jobs on a shared machine lower it)")
+    print(f"clock ~{ghz:.2f} GHz: {single / ghz:.1f} flop/cycle/core")
+    if args.sweep:
+        print("one core, GFLOP/s by vector width and independent accumulators:")
+        for lanes in (8, 16):
+            row = [measure_peak_gflops(0.1, 1, 3, lanes, acc) for acc in (4, 8, 16, 24, 32)]
+            cells = "  ".join(f"{acc:2d} acc {g:6.1f}" for acc, g in zip((4, 8, 16, 24, 32), row))
+            print(f"  {lanes * 32:3d}-bit: {cells}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,9 @@ def main() -> None:
     x = np.random.default_rng(0).random(N, dtype=np.float32)
     out = vm["main"](x).numpy()
     np.testing.assert_allclose(out, x * (CHAIN + 1), rtol=1e-5)
-    kernels = sorted({ins[1] for ins in ex.program["functions"]["main"]["code"] if ins[0] == "kernel"})
+    kernels = sorted(
+        {ins[1] for ins in ex.program["functions"]["main"]["code"] if ins[0] == "kernel"}
+    )
     assert len(kernels) == 1, kernels  # LegalizeOps merged the 50 identical PrimFuncs
     packed = ex.kernels[kernels[0]]
     a, b, c = x.copy(), x.copy(), np.empty_like(x)

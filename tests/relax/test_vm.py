@@ -82,7 +82,12 @@ def test_symbol_disagreement_is_caught_before_any_kernel():
     vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
     a, b = rng.random((3, 4), dtype=np.float32), rng.random((3, 4), dtype=np.float32)
     np.testing.assert_allclose(vm["main"](a, b).numpy(), a + b)
-    with pytest.raises(ValueError, match=r"parameter 1 'y'.*dim 0 must be n = 3 \(n = 3 from parameter 0 'x' dim 0\)"):
+    strided = rng.random((4, 3), dtype=np.float32).T  # not C-contiguous: copied on entry
+    np.testing.assert_allclose(vm["main"](strided, b).numpy(), strided + b)
+    with pytest.raises(
+        ValueError,
+        match=r"parameter 1 'y'.*dim 0 must be n = 3 \(n = 3 from parameter 0 'x' dim 0\)",
+    ):
         vm["main"](a, np.zeros((5, 4), "float32"))
 
 
@@ -112,8 +117,14 @@ def mlp_module(w1, b1, w2, b2):
 
 
 def test_mlp_symbolic_batch():
-    w1, b1 = rng.standard_normal((32, 16), dtype=np.float32), rng.standard_normal(32, dtype=np.float32)
-    w2, b2 = rng.standard_normal((10, 32), dtype=np.float32), rng.standard_normal(10, dtype=np.float32)
+    w1, b1 = (
+        rng.standard_normal((32, 16), dtype=np.float32),
+        rng.standard_normal(32, dtype=np.float32),
+    )
+    w2, b2 = (
+        rng.standard_normal((10, 32), dtype=np.float32),
+        rng.standard_normal(10, dtype=np.float32),
+    )
     ex = unity.compile(mlp_module(w1, b1, w2, b2), target="llvm")
     assert len(ex.constants) == 4
     vm = relax.VirtualMachine(ex, unity.cpu())
@@ -242,16 +253,19 @@ except ValueError as err:
     print("ERR", err)
 # journey 3 as the user types it
 from unity import relax
-vm = relax.VirtualMachine(unity.runtime.load_module({path!r}), unity.cpu())
+vm = relax.VirtualMachine(unity.runtime.load_module("model.so"), unity.cpu())  # relative to the cwd
 outs.append(vm["main"](np.ones((2, 3, 256), "float32")).numpy())
 np.save({str(tmp_path / "outs.npy")!r}, np.concatenate([o.ravel() for o in outs]))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": ROOT}, cwd=tmp_path, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "ERR main: parameter 0 'x': expected rank 3" in done.stdout
     got = np.load(tmp_path / "outs.npy")
-    refs = [softmax_sum_ref(np.random.default_rng(b).random((b, s, 256), dtype=np.float32)) for b, s in [(1, 7), (8, 128)]]
+    refs = [
+        softmax_sum_ref(np.random.default_rng(b).random((b, s, 256), dtype=np.float32))
+        for b, s in [(1, 7), (8, 128)]
+    ]
     refs.append(np.full((2, 256), 3.0, "float32") / 256 * 1)
     np.testing.assert_allclose(got, np.concatenate([r.ravel() for r in refs]), rtol=1e-5, atol=1e-6)
 
@@ -282,7 +296,12 @@ def test_tuple_output_kernel_with_tir_vars():
     from unity import te
 
     def two(a, m):  # m reaches the kernel as a scalar parameter (call_tir's tir_vars)
-        return [topi.exp(a), te.compute((m,), lambda i: a[0] + te.const(1.0, "float32") * i.astype("float32"), name="fill")]
+        return [
+            topi.exp(a),
+            te.compute(
+                (m,), lambda i: a[0] + te.const(1.0, "float32") * i.astype("float32"), name="fill"
+            ),
+        ]
 
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo(("n",), "float32"))
@@ -312,3 +331,29 @@ def test_shape_and_prim_parameters():
         vm["main"]((2, 3), 5, np.zeros((4, 3), "float32"))
     with pytest.raises(ValueError, match=r"parameter 1 'k': expected a int64 scalar"):
         vm["main"]((2, 3), 1.5, np.zeros((2, 3), "float32"))
+
+
+def test_time_evaluator_and_malformed_bytecode(journey3):
+    vm = relax.VirtualMachine(journey3, unity.cpu())
+    result = vm.time_evaluator("main", unity.cpu(), number=2, repeat=2)(
+        np.ones((1, 2, 256), "float32")
+    )
+    assert len(result.results) == 2 and result.mean > 0
+    program = {"version": 1, "functions": {"main": {**journey3.program["functions"]["main"]}}}
+    program["functions"]["main"]["code"] = [["alloc", "1; import os", "float32", [4], 1]]
+    with pytest.raises(ValueError, match="malformed instruction"):
+        relax.VirtualMachine(Executable(program, [], journey3.kernels), unity.cpu())
+    with pytest.raises(KeyError, match="no function 'other'"):
+        vm["other"]
+
+
+def test_reexport_of_a_loaded_executable(journey3, tmp_path):
+    first, second = str(tmp_path / "a.so"), str(tmp_path / "b.so")
+    journey3.export_library(first)
+    loaded = unity.runtime.load_module(first)
+    assert isinstance(loaded, Executable) and loaded.program == journey3.program
+    loaded.export_library(second)
+    assert os.path.getsize(second) == os.path.getsize(first)
+    vm = relax.VirtualMachine(unity.runtime.load_module(second), unity.cpu())
+    a = rng.random((2, 3, 256), dtype=np.float32)
+    np.testing.assert_allclose(vm["main"](a).numpy(), softmax_sum_ref(a), rtol=1e-5, atol=1e-6)

@@ -78,8 +78,8 @@ def test_symbols_are_shared_within_a_function_and_declared_names_work():
     @R.function
     def f(x: R.Tensor(("n", "m"), "float32"), y: R.Tensor(("m",), "float32")):
         n = T.int64()
-        z: R.Tensor((n, m), "float32") = R.add(x, y)
-        s = R.shape([n * m, 2 * n + 1])
+        z: R.Tensor((n, m), "float32") = R.add(x, y)  # noqa: F821 - `m` from the signature
+        s = R.shape([n * m, 2 * n + 1])  # noqa: F821
         return (z, s)
 
     x, y = f.params
@@ -88,11 +88,28 @@ def test_symbols_are_shared_within_a_function_and_declared_names_work():
     roundtrip(f)
 
 
-MODULE_TEXT = '''
+def test_bare_names_in_annotations_are_shape_symbols_and_spans_point_here():
+    @R.function
+    def f(x: R.Tensor((n, 4), "float32")) -> R.Tensor((n * 4,), "float32"):  # noqa: F821
+        y = R.reshape(x, R.shape([n * 4]))  # noqa: F821 - `n` from the signature
+        return y
+
+    call = f.body.blocks[0].bindings[0].value
+    assert str(call.struct_info.shape[0]) == "4*n"
+    with open(__file__) as source:
+        lines = source.read().splitlines()
+    assert call.span.source_name == __file__
+    assert lines[call.span.line - 1][call.span.column :].startswith("R.reshape(x")
+    roundtrip(f)
+
+
+MODULE_TEXT = """
 @I.ir_module
 class Module:
     @T.prim_func
-    def add(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")):
+    def add(
+        A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")
+    ):
         n = T.int64()
         for i in T.serial(n):
             with T.block("C"):
@@ -105,7 +122,9 @@ class Module:
         with R.dataflow():
             lv = R.call_tir(cls.add, (x, y), out_sinfo=R.Tensor((n,), "float32"))
             lv2 = R.call_tir(add, (lv, y), out_sinfo=R.Tensor((n,), "float32"))
-            gv = helper(lv2)
+            lv3 = R.call_tir("add", (lv2, y), out_sinfo=R.Tensor((n,), "float32"))
+            lv4 = R.call_tir(I.GlobalVar("add"), (lv3, y), out_sinfo=R.Tensor((n,), "float32"))
+            gv = helper(lv4)
             R.output(gv)
         return gv
 
@@ -113,7 +132,7 @@ class Module:
     def helper(x: R.Tensor(("m",), "float32")) -> R.Tensor(("m",), "float32"):
         y = R.multiply(x, x)
         return y
-'''
+"""
 
 
 def test_module_with_prim_func_call_tir_and_forward_function_call():
@@ -121,9 +140,9 @@ def test_module_with_prim_func_call_tir_and_forward_function_call():
     add_gv, main_gv, helper_gv = (mod.get_global_var(n) for n in ("add", "main", "helper"))
     bindings = mod["main"].body.blocks[0].bindings
     assert bindings[0].value.op is op.call_tir and bindings[0].value.args[0] is add_gv
-    assert bindings[1].value.args[0] is add_gv  # by plain name, too
-    assert bindings[2].value.op is helper_gv and main_gv is not helper_gv
-    assert str(bindings[2].var.struct_info.shape[0]) == "n"  # `m` bound to the caller's `n`
+    assert all(b.value.args[0] is add_gv for b in bindings[1:4])  # by name, too
+    assert bindings[4].value.op is helper_gv and main_gv is not helper_gv
+    assert str(bindings[4].var.struct_info.shape[0]) == "n"  # `m` bound to the caller's `n`
     assert "global_symbol" not in mod["helper"].attrs
     roundtrip(mod)
 
@@ -213,8 +232,8 @@ def test_functions_calling_functions_in_either_order():
     class Module:
         @R.function
         def main(x: R.Tensor(("n",), "float32")):
-            y = cls.square(x)
-            return cls.twice(y)
+            y = cls.square(x)  # noqa: F821 - `cls` is the module
+            return cls.twice(y)  # noqa: F821
 
         @R.function
         def square(x: R.Tensor(("k",), "float32")) -> R.Tensor(("k",), "float32"):
@@ -230,7 +249,12 @@ def test_functions_calling_functions_in_either_order():
 
 def _op_calls():
     x, x4, m = Var("x", f32("n", 4)), Var("x4", f32(2, 3, 8, 8)), Var("m", f32(4, 4))
-    w, wt, g, c3 = Var("w", f32(4, 3, 3, 3)), Var("wt", f32(3, 4, 3, 3)), Var("g", f32(4)), Var("c3", f32(3))
+    w, wt, g, c3 = (
+        Var("w", f32(4, 3, 3, 3)),
+        Var("wt", f32(3, 4, 3, 3)),
+        Var("g", f32(4)),
+        Var("c3", f32(3)),
+    )
     i, i44 = Var("i", TS((2,), "int64")), Var("i44", TS((4, 4), "int64"))
     return [
         op.add(x, x), op.exp(x), op.clip(x, -1.0, 1.0), op.astype(x, "int8"),
@@ -238,7 +262,8 @@ def _op_calls():
         op.matmul(x, m, out_dtype="float32"), op.nn.linear(x, m, g),
         op.nn.conv2d(x4, w, strides=2, padding=1, groups=1),
         op.nn.conv2d_transpose(x4, wt, strides=2, output_padding=1),
-        op.nn.max_pool2d(x4, 2), op.nn.avg_pool2d(x4, 3, strides=1, padding=1, count_include_pad=True),
+        op.nn.max_pool2d(x4, 2),
+        op.nn.avg_pool2d(x4, 3, strides=1, padding=1, count_include_pad=True),
         op.nn.adaptive_avg_pool2d(x4, 1), op.nn.relu(x), op.nn.gelu(x), op.nn.silu(x),
         op.nn.softmax(x, axis=1), op.nn.log_softmax(x),
         op.nn.batch_norm(x4, c3, c3, c3, c3, epsilon=1e-3), op.nn.layer_norm(x, g, g, axes=-1),

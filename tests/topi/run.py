@@ -11,7 +11,9 @@ from unity import te, tir
 RNG = np.random.default_rng(0)
 
 
-def rand(shape: Sequence[int], dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
+def rand(
+    shape: Sequence[int], dtype: str = "float32", low: float = -2.0, high: float = 2.0
+) -> np.ndarray:
     """Random array of `shape` (ints drawn in [low, high])."""
     if dtype.startswith(("int", "uint")):
         return RNG.integers(int(low), int(high) + 1, size=shape).astype(dtype)

@@ -59,7 +59,14 @@ def test_activations_with_symbolic_rows():
         gelu = 0.5 * a * (1 + _ERF(a / np.sqrt(2)))
         tanh_gelu = 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a**3)))
         silu = a / (1 + np.exp(-a))
-        want = [np.maximum(a, 0), gelu, tanh_gelu, silu, np.clip(a, -0.5, 0.75), np.where(a > 0, a, 0.1 * a)]
+        want = [
+            np.maximum(a, 0),
+            gelu,
+            tanh_gelu,
+            silu,
+            np.clip(a, -0.5, 0.75),
+            np.where(a > 0, a, 0.1 * a),
+        ]
         check([x], outs, [a], [w.astype("float32") for w in want], rtol=1e-5, atol=1e-6)
 
 

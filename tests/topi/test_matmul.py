@@ -21,12 +21,17 @@ def test_matmul_matches_numpy(sa, sb):
 
 def test_matmul_symbolic_batch_and_out_dtype():
     n = te.var("n")
-    a_t, b_t = te.placeholder((n, 2, 3), "float16", name="a"), te.placeholder((3, 2), "float16", name="b")
+    a_t, b_t = (
+        te.placeholder((n, 2, 3), "float16", name="a"),
+        te.placeholder((3, 2), "float16", name="b"),
+    )
     out = topi.matmul(a_t, b_t, out_dtype="float32")
     assert out.dtype == "float32"
     for batch in (1, 3):
         a, b = rand((batch, 2, 3), "float16"), rand((3, 2), "float16")
-        check([a_t, b_t], out, [a, b], a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5)
+        check(
+            [a_t, b_t], out, [a, b], a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5
+        )
 
 
 def test_matmul_rejects_mismatched_reduction():
@@ -35,6 +40,10 @@ def test_matmul_rejects_mismatched_reduction():
 
 
 def test_dense_with_bias():
-    x_t, w_t, b_t = (te.placeholder(s, name=n) for s, n in (((2, 3, 4), "x"), ((5, 4), "w"), ((5,), "b")))
+    x_t, w_t, b_t = (
+        te.placeholder(s, name=n) for s, n in (((2, 3, 4), "x"), ((5, 4), "w"), ((5,), "b"))
+    )
     x, w, b = rand((2, 3, 4)), rand((5, 4)), rand((5,))
-    check([x_t, w_t, b_t], topi.nn.dense(x_t, w_t, b_t), [x, w, b], x @ w.T + b, rtol=1e-5, atol=1e-5)
+    check(
+        [x_t, w_t, b_t], topi.nn.dense(x_t, w_t, b_t), [x, w, b], x @ w.T + b, rtol=1e-5, atol=1e-5
+    )

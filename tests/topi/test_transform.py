@@ -139,6 +139,68 @@ def test_creation_ops():
     outs = [topi.full((n, 2), "float32", 1.5), topi.tril(x), topi.triu(x, 1), topi.tril(x, -1),
             topi.full_like(x, 3)]  # fmt: skip
     a = rand((3, 4))
-    check([x], outs, [a], [np.full((3, 2), 1.5), np.tril(a), np.triu(a, 1), np.tril(a, -1), np.full((3, 4), 3.0)])
+    check(
+        [x],
+        outs,
+        [a],
+        [np.full((3, 2), 1.5), np.tril(a), np.triu(a, 1), np.tril(a, -1), np.full((3, 4), 3.0)],
+    )
     check([], topi.arange(1, 8, 3), [], np.arange(1, 8, 3))
-    check([], topi.arange(0.5, -1.0, -0.5, "float32"), [], np.arange(0.5, -1.0, -0.5, dtype="float32"))
+    check(
+        [], topi.arange(0.5, -1.0, -0.5, "float32"), [], np.arange(0.5, -1.0, -0.5, dtype="float32")
+    )
+
+
+def test_tile_repeat_flip():
+    n = te.var("n")
+    x = te.placeholder((n, 3), name="x")
+    outs = [
+        topi.tile(x, (2, 1, 2)),
+        topi.repeat(x, 2, 0),
+        topi.repeat(x, 3, -1),
+        topi.flip(x, [0, 1]),
+    ]
+    for rows in (1, 2):
+        a = rand((rows, 3))
+        check(
+            [x],
+            outs,
+            [a],
+            [np.tile(a, (2, 1, 2)), np.repeat(a, 2, 0), np.repeat(a, 3, 1), a[::-1, ::-1]],
+        )
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_to_space_round_trips_with_space_to_depth(mode):
+    x = te.placeholder((1, 8, 2, 3), name="x")
+    a = rand((1, 8, 2, 3))
+    b = 2
+    if mode == "DCR":
+        want = a.reshape(1, b, b, 2, 2, 3).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 4, 6)
+    else:
+        want = a.reshape(1, 2, b, b, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6)
+    out = topi.depth_to_space(x, 2, mode=mode)
+    check([x], out, [a], want)
+    y = te.placeholder((1, 2, 4, 6), name="y")
+    s2d = want.reshape(1, 2, 2, b, 3, b).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3)
+    check([y], topi.space_to_depth(y, 2), [want], s2d)
+
+
+def test_one_hot_and_gather_nd():
+    i = te.placeholder((3,), "int64", name="i")
+    idx = np.array([0, -1, 2], "int64")
+    want = np.eye(4, dtype="float32")[idx % 4] * 5 - 1 * (1 - np.eye(4, dtype="float32")[idx % 4])
+    check(
+        [i],
+        [topi.one_hot(i, 4, 5.0, -1.0), topi.one_hot(i, 4, axis=0)],
+        [idx],
+        [want, np.eye(4)[idx % 4].T],
+    )
+    x = te.placeholder((2, 3, 4), name="x")
+    j = te.placeholder((5, 2), "int64", name="j")
+    a = rand((2, 3, 4))
+    jj = np.array([[0, 0], [1, 2], [1, -1], [0, 1], [-2, 1]], "int64")
+    check([x, j], topi.gather_nd(x, j), [a, jj], a[jj[:, 0], jj[:, 1]])
+    k = te.placeholder((2, 1), "int64", name="k")
+    kk = np.array([[2], [0]], "int64")
+    check([x, k], topi.gather_nd(x, k, batch_dims=1), [a, kk], np.stack([a[0, 2], a[1, 0]]))

@@ -70,6 +70,7 @@ class CodeGenLLVM(ParallelCodegen):
         self.module = ir.Module(name="unity")
         self.module.triple = target.triple
         self.env: dict[Var, ir.Value] = {}
+        self.allocated: set[Var] = set()
         self.memo: dict[PrimExpr, ir.Value] = {}
         self.where = "<module>"
         self.asserts: list[str] = []
@@ -182,7 +183,7 @@ class CodeGenLLVM(ParallelCodegen):
             and index.stride.value == 1
         ):
             ptr = self.address(buffer, self.emit(index.base), index.base.dtype, elem)
-            self.builder.store(stored, ptr, align=align)
+            self.builder.store(stored, ptr, align=self.vector_alignment(buffer, index.base))
         else:
             offsets = self.emit(index)
             for lane in range(dt.lanes(index.dtype)):
@@ -276,6 +277,7 @@ class CodeGenLLVM(ParallelCodegen):
         count = _const_elements(buffer)
         nbytes = None if count is None else count * max(1, dt.bits(buffer.dtype) // 8)
         on_stack = nbytes is not None and (buffer.scope == "local" or nbytes <= STACK_LIMIT_BYTES)
+        self.allocated.add(buffer.data)  # stack slots and heap blocks are 64-byte aligned
         if on_stack:
             assert count is not None
             self.env[buffer.data] = _alloca(

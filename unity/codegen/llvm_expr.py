@@ -17,6 +17,7 @@ from typing import Any
 
 from llvmlite import ir
 
+from unity.codegen.llvm_align import access_alignment
 from unity.ir import dtype as dt
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.node import dispatch_table
@@ -76,6 +77,8 @@ class ExprCodegen:
     builder: ir.IRBuilder
     env: dict[Var, ir.Value]
     where: str
+    allocated: set[Var]
+    """Data pointers of the buffers the generated code allocated (64-byte aligned)."""
 
     memo: dict[PrimExpr, ir.Value]
     """Values of the expressions emitted for the current statement: lowering shares
@@ -423,6 +426,11 @@ class ExprCodegen:
             )
         return self.builder.gep(base, [index], inbounds=True, source_etype=elem)
 
+    def vector_alignment(self, buffer: Buffer, base: PrimExpr) -> int:
+        """`align` of a contiguous vector access from element `base` of `buffer`."""
+        elem_bytes = max(1, dt.bits(buffer.dtype) // 8)
+        return access_alignment(elem_bytes, base, buffer.data in self.allocated)
+
     def visit_buffer_load_(self, load: E.BufferLoad) -> ir.Value:
         buffer = load.buffer
         index = self.flat_index(buffer, load.indices, load)
@@ -435,6 +443,7 @@ class ExprCodegen:
         if _is_dense(index):
             assert isinstance(index, E.Ramp)
             ptr = self.address(buffer, self.emit(index.base), index.base.dtype, elem)
+            align = self.vector_alignment(buffer, index.base)
             vec = self.builder.load(ptr, typ=ir.VectorType(elem, lanes), align=align)
             return self.from_memory(vec, load.dtype)
         return self._gather(buffer, index, elem, align, load.dtype)

@@ -14,3 +14,7 @@ __all__ = [
     "PassInstrument", "PassTimingInstrument", "PrintAfterAll", "PrintBeforeAll",
     "pass_instrument",
 ]  # fmt: skip
+
+from unity.ir.instrument_dump import DumpIR, IllFormedError, WellFormedInstrument, ir_diff
+
+__all__ += ["DumpIR", "IllFormedError", "WellFormedInstrument", "ir_diff"]

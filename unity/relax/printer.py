@@ -2,7 +2,7 @@
 
 Registered with `unity.ir.printer` when `unity.relax` is imported, so `repr`,
 `mod.script()` and `DiagnosticError` renderings (with `^^^` under the bad node) work.
-The parser for this syntax is a later piece of work.
+`unity.script.from_source` parses the text back (`unity.script.relax` is the `R` namespace).
 
 Example:
     >>> from unity.relax import TensorStructInfo
@@ -49,7 +49,9 @@ def format_struct_info(sinfo: SI.StructInfo | None) -> str:
         if sinfo.value is None:
             return f'R.Prim("{sinfo.dtype}")'
         value = _scalar(sinfo.value)
-        return f"R.Prim(value={value})" if sinfo.dtype == "int64" else f'R.Prim("{sinfo.dtype}", value={value})'
+        if sinfo.dtype == "int64":
+            return f"R.Prim(value={value})"
+        return f'R.Prim("{sinfo.dtype}", value={value})'
     if isinstance(sinfo, SI.TupleStructInfo):
         return f"R.Tuple({', '.join(format_struct_info(f) for f in sinfo.fields)})"
     if isinstance(sinfo, SI.FuncStructInfo):

@@ -24,7 +24,7 @@ from unity.runtime.vm_executable import Executable
 from unity.tir.function import PrimFunc
 
 
-def compile(  # noqa: A001 - TVM's name (`tvm.compile`)
+def compile(
     mod: IRModule | Function,
     target: str | Mapping[str, Any] | Any = "llvm",
     *,
@@ -49,7 +49,9 @@ def compile(  # noqa: A001 - TVM's name (`tvm.compile`)
     if isinstance(mod, Function):
         mod = IRModule({"main": mod})
     if not isinstance(mod, IRModule):
-        raise TypeError(f"unity.compile: expected an IRModule or a relax Function, got {type(mod).__name__}")
+        raise TypeError(
+            f"unity.compile: expected an IRModule or a relax Function, got {type(mod).__name__}"
+        )
     if isinstance(pipeline, str):
         pipeline = get_pipeline(pipeline, PassContext.current().opt_level)
     if pipeline is not None:

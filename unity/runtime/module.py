@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import shutil
 import statistics
 import time
@@ -200,7 +201,7 @@ def load_module(path: str) -> Module:
         >>> lib = load_module("/tmp/kernels.so")  # doctest: +SKIP
     """
     try:
-        lib = ctypes.CDLL(str(path))
+        lib = ctypes.CDLL(os.path.abspath(str(path)))  # a bare "model.so" means ./model.so
     except OSError as err:
         raise ValueError(f"load_module: cannot open {path}: {err}") from None
     try:

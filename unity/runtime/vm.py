@@ -33,46 +33,18 @@ Example:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from unity.runtime.device import Device, cpu
+from unity.runtime.module import ProfileResult
 from unity.runtime.tensor import Tensor, numpy_dtype
 from unity.runtime.vm_checks import make_checker, run_pending, tree_code
 from unity.runtime.vm_executable import Executable
-
-
-class StoragePool:
-    """Free buffers by size; `take` reuses one or allocates, `give` returns one.
-
-    Example:
-        >>> pool = StoragePool()
-        >>> raw, ptr = pool.take(64); pool.give(raw, ptr); pool.take(64)[1] == ptr
-        True
-    """
-
-    def __init__(self, max_bytes: int = 1 << 30) -> None:
-        self.free: dict[int, list[tuple[np.ndarray, int]]] = {}
-        self.max_bytes = max_bytes
-        self.free_bytes = 0
-
-    def take(self, nbytes: int) -> tuple[np.ndarray, int]:
-        """A buffer of at least `nbytes` bytes and its address."""
-        nbytes = max(nbytes, 1)
-        entries = self.free.get(nbytes)
-        if entries:
-            self.free_bytes -= nbytes
-            return entries.pop()
-        raw = np.empty(nbytes, np.uint8)
-        return raw, raw.ctypes.data
-
-    def give(self, raw: np.ndarray, ptr: int) -> None:
-        """Return a buffer taken from this pool (dropped when the pool is full)."""
-        if self.free_bytes + raw.size <= self.max_bytes:
-            self.free.setdefault(raw.size, []).append((raw, ptr))
-            self.free_bytes += raw.size
+from unity.runtime.vm_pool import StoragePool
 
 
 class VirtualMachine:
@@ -94,7 +66,9 @@ class VirtualMachine:
             )
         device = device if device is not None else cpu()
         if device.device_type != "cpu":
-            raise ValueError(f"VirtualMachine: device {device} is not supported yet; use unity.cpu()")
+            raise ValueError(
+                f"VirtualMachine: device {device} is not supported yet; use unity.cpu()"
+            )
         self.exe = exe
         self.device = device
         self.pool = StoragePool()
@@ -113,14 +87,48 @@ class VirtualMachine:
         func = self._public.get(name)
         if func is None:
             if name not in self.exe.program["functions"]:
-                raise KeyError(f"VirtualMachine: no function {name!r}; it has {self.exe.function_names}")
-            func = _public_function(name, self.exe.program["functions"][name], self._namespace[f"F_{name}"])
+                raise KeyError(
+                    f"VirtualMachine: no function {name!r}; it has {self.exe.function_names}"
+                )
+            func = _public_function(
+                name,
+                self.exe.program["functions"][name],
+                self._namespace[_fn_symbol(self.exe, name)],
+            )
             self._public[name] = func
         return func
 
     def invoke(self, name: str, *args: object) -> object:
-        """Call function `name` (same as ``vm[name](*args)``)."""
+        """Call function `name` (same as ``vm[name](*args)``).
+
+        Example:
+            >>> vm.invoke("main", np.ones((3, 4), "float32"))  # doctest: +SKIP
+        """
         return self.get_function(name)(*args)
+
+    def time_evaluator(
+        self, name: str, dev: Device | None = None, number: int = 10, repeat: int = 1
+    ) -> Callable[..., ProfileResult]:
+        """A function that runs `name` `number` times per repeat and returns the timings.
+
+        Example:
+            >>> vm.time_evaluator("main", unity.cpu(), number=5)(x).mean  # doctest: +SKIP
+        """
+        func = self.get_function(name)
+        dev = dev if dev is not None else self.device
+
+        def evaluate(*args: object) -> ProfileResult:
+            func(*args)  # warm up: checks the inputs and fills the storage pool
+            results = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                for _ in range(number):
+                    func(*args)
+                dev.sync()
+                results.append((time.perf_counter() - start) / number)
+            return ProfileResult(tuple(results))
+
+        return evaluate
 
 
 def _public_function(name: str, fn: dict[str, Any], impl: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,7 +137,9 @@ def _public_function(name: str, fn: dict[str, Any], impl: Callable[..., Any]) ->
 
     def call(*args: object) -> object:
         if len(args) != count:
-            raise ValueError(f"{name}: expected {count} inputs ({', '.join(names)}), got {len(args)}")
+            raise ValueError(
+                f"{name}: expected {count} inputs ({', '.join(names)}), got {len(args)}"
+            )
         return _to_tensors(impl(*args))
 
     call.__name__ = name
@@ -142,6 +152,62 @@ def _to_tensors(value: object) -> object:
     if type(value) is tuple:
         return tuple(_to_tensors(v) for v in value)
     return value
+
+
+_SCHEMA: dict[str, tuple[str, ...]] = {
+    "kernel": ("str", "list"),
+    "alloc": ("int", "str", "list", "int"),
+    "free": ("int",),
+    "const": ("int", "int"),
+    "lit": ("int", "any"),
+    "tuple": ("int", "ints"),
+    "item": ("int", "int", "int"),
+    "shape": ("int", "list"),
+    "prim": ("int", "any"),
+    "match": ("int", "list", "str"),
+    "call": ("int", "str", "ints"),
+    "if": ("int", "int", "list", "int", "list", "int"),
+}
+"""The operand kinds of each instruction (checked before any code is generated)."""
+
+_KIND_OK: dict[str, Callable[[object], bool]] = {
+    "int": lambda v: type(v) is int,
+    "str": lambda v: type(v) is str,
+    "list": lambda v: type(v) is list,
+    "ints": lambda v: type(v) is list and all(type(i) is int for i in v),
+    "any": lambda v: True,
+}
+
+
+def _validate(ins: object, fname: str) -> None:
+    kinds = _SCHEMA.get(ins[0]) if type(ins) is list and ins else None  # type: ignore[index]
+    if (
+        kinds is None
+        or len(ins) != len(kinds) + 1
+        or not all(  # type: ignore[arg-type]
+            _KIND_OK[k](v)
+            for k, v in zip(kinds, ins[1:], strict=True)  # type: ignore[index]
+        )
+    ):
+        raise ValueError(f"vm: malformed instruction {json.dumps(ins)[:80]} in @{fname}")
+    if ins[0] == "kernel":  # type: ignore[index]
+        for arg in ins[2]:  # type: ignore[index]
+            if not (type(arg) is list and len(arg) in (2, 3) and arg[0] in ("t", "i", "r")):
+                raise ValueError(
+                    f"vm: malformed kernel argument {json.dumps(arg)[:60]} in @{fname}"
+                )
+            if arg[0] in ("t", "r") and type(arg[1]) is not int:
+                raise ValueError(
+                    f"vm: malformed kernel argument {json.dumps(arg)[:60]} in @{fname}"
+                )
+
+
+def _fn_symbol(exe: Executable, name: str) -> str:
+    """The Python name of relax function `name` in the generated code."""
+    names = list(exe.program["functions"])
+    if name not in names:
+        raise ValueError(f"vm: call of unknown function {name!r}; the executable has {names}")
+    return f"F{names.index(name)}"
 
 
 def _kernel_failure(name: str, asserts: list[str]) -> Callable[[int], None]:
@@ -172,7 +238,7 @@ class _Loader:
         for name, fn in exe.program["functions"].items():
             self._function(name, fn)
         source = "\n".join(self.lines)
-        exec(compile(source, f"<unity vm {id(exe):x}>", "exec"), self.namespace)
+        exec(compile(source, f"<unity vm {id(exe):x}>", "exec"), self.namespace)  # noqa: S102 - validated bytecode
         self.namespace["__source__"] = source
 
     def _name(self, prefix: str, value: object) -> str:
@@ -185,7 +251,7 @@ class _Loader:
         params = fn["params"]
         slots = fn["slots"]
         args = ", ".join(f"a{i}" for i in range(len(params)))
-        self.lines.append(f"def F_{name}({args}):")
+        self.lines.append(f"def {_fn_symbol(self.exe, name)}({args}):")
         self.lines.append(f"    S = [0] * {len(slots)}; P = []")
         for i, p in enumerate(params):
             where = f"{name}: parameter {i} '{p['name']}'"
@@ -200,6 +266,7 @@ class _Loader:
         if not code:
             emit(f"{ind}pass")
         for ins in code:
+            _validate(ins, fname)
             op = ins[0]
             if op == "kernel":
                 self._kernel(fname, ins, ind, has_ptr)
@@ -235,7 +302,8 @@ class _Loader:
                 emit(f"{ind}if P: RUN(P, S)")
                 has_ptr.discard(ins[1])
             elif op == "call":
-                emit(f"{ind}r{ins[1]} = F_{ins[2]}({', '.join(f'r{r}' for r in ins[3])})")
+                callee = _fn_symbol(self.exe, ins[2])
+                emit(f"{ind}r{ins[1]} = {callee}({', '.join(f'r{r}' for r in ins[3])})")
             elif op == "if":
                 _, dst, cond, then_code, then_reg, else_code, else_reg = ins
                 emit(f"{ind}if bool(r{cond}):")
@@ -244,8 +312,6 @@ class _Loader:
                 emit(f"{ind}else:")
                 self._block(fname, else_code, ind + "    ", set(has_ptr))
                 emit(f"{ind}    r{dst} = r{else_reg}")
-            else:
-                raise ValueError(f"vm: unknown instruction {json.dumps(ins)[:80]} in @{fname}")
 
     def _slots(self, fname: str) -> list[list[str]]:
         return self.exe.program["functions"][fname]["slots"]
@@ -253,7 +319,9 @@ class _Loader:
     def _kernel(self, fname: str, ins: list[Any], ind: str, has_ptr: set[int]) -> None:
         _, kname, args = ins
         if kname not in self.exe.kernels:
-            raise ValueError(f"vm: @{fname} calls kernel {kname!r}, which the library does not have")
+            raise ValueError(
+                f"vm: @{fname} calls kernel {kname!r}, which the library does not have"
+            )
         packed = self.exe.kernels.get_function(kname)
         meta = packed.meta
         buffers = [p for p in meta["params"] if p["kind"] == "buffer"]
@@ -280,7 +348,12 @@ class _Loader:
 
     @staticmethod
     def _shape_var(
-        kname: str, key: str, buffers: list[Any], scalars: list[Any], tensors: list[Any], c_args: list[str]
+        kname: str,
+        key: str,
+        buffers: list[Any],
+        scalars: list[Any],
+        tensors: list[Any],
+        c_args: list[str],
     ) -> str:
         for s, scalar in enumerate(scalars):
             if scalar["name"] == key:
@@ -293,7 +366,9 @@ class _Loader:
                 if code is not None and (found is None or dim == key):
                     found = code
         if found is None:
-            raise ValueError(f"vm: kernel {kname}: its shape variable {key} is not the size of any buffer dim")
+            raise ValueError(
+                f"vm: kernel {kname}: its shape variable {key} is not the size of any buffer dim"
+            )
         return found
 
 

@@ -45,7 +45,7 @@ def tree_code(tree: Tree) -> str:
         'max(S[1], 3)'
     """
     if isinstance(tree, bool) or not isinstance(tree, int | list):
-        raise ValueError(f"vm: malformed shape tree {tree!r}")
+        raise ValueError(f"vm: malformed shape tree {tree!r}")  # noqa: TRY004 - bad bytecode
     if isinstance(tree, int):
         return str(int(tree))
     if tree[0] == "slot":
@@ -174,7 +174,9 @@ def _shape_checker(spec: list[Any], where: str, slot_info: list[list[str]]) -> C
     consts, binds, checks = _dims_plan(dims)
 
     def check(value: object, S: list[int], pending: list[Any]) -> object:
-        if not isinstance(value, tuple | list) or not all(isinstance(v, int | np.integer) for v in value):
+        if not isinstance(value, tuple | list) or not all(
+            isinstance(v, int | np.integer) for v in value
+        ):
             raise ValueError(f"{where}: expected a shape {text}, got {value!r}")
         shape = tuple(int(v) for v in value)
         if ndim >= 0 and len(shape) != ndim:
@@ -195,11 +197,15 @@ def _prim_checker(spec: list[Any], where: str, slot_info: list[list[str]]) -> Ch
             value = value._array
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value.item()
-        if not isinstance(value, int | float | np.number) or (is_int and not float(value).is_integer()):
+        if not isinstance(value, int | float | np.number) or (
+            is_int and not float(value).is_integer()
+        ):
             raise ValueError(f"{where}: expected a {dtype} scalar, got {value!r}")
         value = int(value) if is_int else float(value)
         if is_int:
-            _dim_checks((value,), dtype, "a scalar", where, consts, binds, checks, S, pending, slot_info)
+            _dim_checks(
+                (value,), dtype, "a scalar", where, consts, binds, checks, S, pending, slot_info
+            )
         return value
 
     return check

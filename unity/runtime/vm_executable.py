@@ -45,7 +45,9 @@ class Executable:
         ['main']
     """
 
-    def __init__(self, program: dict[str, Any], constants: list[np.ndarray], kernels: Module) -> None:
+    def __init__(
+        self, program: dict[str, Any], constants: list[np.ndarray], kernels: Module
+    ) -> None:
         if program.get("version") != 1:
             raise ValueError(f"Executable: unknown bytecode version {program.get('version')!r}")
         self.program = program
@@ -64,6 +66,7 @@ class Executable:
             >>> ex.export_library("/tmp/model.so")  # doctest: +SKIP
         """
         self.kernels.export_library(str(path))
+        _strip_vm(str(path))  # re-exporting a loaded executable copies its old VM part
         text = json.dumps(self.program).encode()
         buf = io.BytesIO()
         np.savez(buf, *self.constants)
@@ -82,7 +85,9 @@ class Executable:
         lines = []
         for name, fn in self.program["functions"].items():
             params = ", ".join(p["name"] for p in fn["params"])
-            lines.append(f"@{name}({params}):  # {fn['num_regs']} registers, {len(fn['slots'])} slots")
+            lines.append(
+                f"@{name}({params}):  # {fn['num_regs']} registers, {len(fn['slots'])} slots"
+            )
             lines.extend(_code_text(fn["code"], "    "))
             lines.append(f"    ret r{fn['ret']}")
         return "\n".join(lines)
@@ -105,6 +110,25 @@ def _code_text(code: list[Any], indent: str) -> list[str]:
     return out
 
 
+def _read_trailer(f: io.BufferedIOBase) -> tuple[int, int, int] | None:
+    """(file size, program size, constants size) when the open file ends with a VM part."""
+    f.seek(0, io.SEEK_END)
+    size = f.tell()
+    if size < _TRAILER.size:
+        return None
+    f.seek(size - _TRAILER.size)
+    n_text, n_blob, magic = _TRAILER.unpack(f.read(_TRAILER.size))
+    return (size, n_text, n_blob) if magic == MAGIC else None
+
+
+def _strip_vm(path: str) -> None:
+    with open(path, "r+b") as f:
+        found = _read_trailer(f)
+        if found is not None:
+            size, n_text, n_blob = found
+            f.truncate(size - _TRAILER.size - n_text - n_blob)
+
+
 def attach_vm(path: str, kernels: Module) -> Module | Executable:
     """The `Executable` stored in library `path` (whose kernels are open), else `kernels`.
 
@@ -113,14 +137,10 @@ def attach_vm(path: str, kernels: Module) -> Module | Executable:
         True
     """
     with open(path, "rb") as f:
-        f.seek(0, io.SEEK_END)
-        size = f.tell()
-        if size < _TRAILER.size:
+        found = _read_trailer(f)
+        if found is None:
             return kernels
-        f.seek(size - _TRAILER.size)
-        n_text, n_blob, magic = _TRAILER.unpack(f.read(_TRAILER.size))
-        if magic != MAGIC:
-            return kernels
+        size, n_text, n_blob = found
         f.seek(size - _TRAILER.size - n_blob - n_text)
         program = json.loads(f.read(n_text).decode())
         blob = f.read(n_blob)

@@ -216,7 +216,7 @@ def _dtype_imm(value: Any) -> X.DataTypeImm:
     return X.DataTypeImm(dt.check(value))
 
 
-def ExternFunc(global_symbol: str) -> X.ExternFunc:  # noqa: N802 - the printed spelling
+def ExternFunc(global_symbol: str) -> X.ExternFunc:
     """A packed function by name: `R.ExternFunc("my_kernel")`.
 
     Example:

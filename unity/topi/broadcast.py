@@ -124,7 +124,9 @@ less = _binary("less", tir.lt, "`a < b` (bool result)")
 less_equal = _binary("less_equal", tir.le, "`a <= b` (bool result)")
 greater = _binary("greater", tir.gt, "`a > b` (bool result)")
 greater_equal = _binary("greater_equal", tir.ge, "`a >= b` (bool result)")
-logical_and = _binary("logical_and", lambda x, y: tir.logical_and(_bool(x), _bool(y)), "logical and")
+logical_and = _binary(
+    "logical_and", lambda x, y: tir.logical_and(_bool(x), _bool(y)), "logical and"
+)
 logical_or = _binary("logical_or", lambda x, y: tir.logical_or(_bool(x), _bool(y)), "logical or")
 
 

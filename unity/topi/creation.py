@@ -72,7 +72,9 @@ def full_like(x: Tensor, fill_value: ExprLike) -> Tensor:
     return full(x.shape, x.dtype, fill_value)
 
 
-def arange(start: float, stop: float | None = None, step: float = 1, dtype: str = "int64") -> Tensor:
+def arange(
+    start: float, stop: float | None = None, step: float = 1, dtype: str = "int64"
+) -> Tensor:
     """`[start, start + step, ...)` below `stop` (numpy `arange`; `arange(n)` starts at 0).
 
     Raises:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from unity import te, tir
 from unity.te import Tensor
 from unity.tir.expr import PrimExpr, const
-from unity.topi.utils import normalize_axes, wrap_index
+from unity.topi.utils import const_int, normalize_axes, wrap_index
 
 
 def take(x: Tensor, indices: Tensor, axis: int = 0) -> Tensor:
@@ -120,6 +120,58 @@ def scatter_elements(
                       name="T_scatter_hits")  # fmt: skip
     pair = {"add": tir.add, "mul": tir.mul, "min": tir.min, "max": tir.max}[reduction]
     return te.compute(
-        x.shape, lambda *p: tir.select(hits[p] > 0, pair(x[p], reduced[p]), x[p]),
+        x.shape,
+        lambda *p: tir.select(hits[p] > 0, pair(x[p], reduced[p]), x[p]),
         name="T_scatter_elements",
     )
+
+
+def one_hot(indices: Tensor, depth: int, on_value: float = 1.0, off_value: float = 0.0,
+            axis: int = -1, dtype: str = "float32") -> Tensor:  # fmt: skip
+    """`on_value` where the new `axis` index equals `indices` (negatives wrap), else `off_value`.
+
+    Example:
+        >>> from unity import te
+        >>> [d.value for d in one_hot(te.placeholder((3,), "int64", name="i"), 4).shape]
+        [3, 4]
+    """
+    rank = indices.ndim + 1
+    (ax,) = normalize_axes(rank, axis)
+    shape = [*indices.shape[:ax], const(depth, "int64"), *indices.shape[ax:]]
+
+    def body(*i: PrimExpr) -> PrimExpr:
+        idx = indices[tuple(v for k, v in enumerate(i) if k != ax)].astype("int64")
+        idx = tir.select(idx < 0, idx + depth, idx)
+        hit = tir.eq(idx, i[ax].astype("int64"))
+        return tir.select(hit, const(on_value, dtype), const(off_value, dtype))
+
+    return te.compute(shape, body, name="T_one_hot")
+
+
+def gather_nd(x: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
+    """ONNX GatherND: the last axis of `indices` addresses the leading axes of `x`
+    (after `batch_dims` shared batch axes).
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((2, 3, 4), name="x")
+        >>> [d.value for d in gather_nd(x, te.placeholder((5, 2), "int64", name="i")).shape]
+        [5, 4]
+    """
+    k = const_int(indices.shape[-1])
+    if k is None or k + batch_dims > x.ndim:
+        raise ValueError(
+            "gather_nd: the last dim of indices must be a constant <= rank - batch_dims"
+        )
+    shape = [*indices.shape[:-1], *x.shape[batch_dims + k :]]
+    lead = indices.ndim - 1
+
+    def body(*i: PrimExpr) -> PrimExpr:
+        batch = list(i[:batch_dims])
+        picked = [
+            wrap_index(indices[(*i[:lead], const(j, "int64"))], x.shape[batch_dims + j])
+            for j in range(k)
+        ]
+        return x[tuple(batch + picked + list(i[lead:]))]
+
+    return te.compute(shape, body, name="T_gather_nd")

@@ -136,13 +136,13 @@ def variance(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor
     """
     axes = normalize_axes(x.ndim, axis)
     avg = mean(x, axes, keepdims=True)
-    diff = te.compute(x.shape, lambda *i: _sq(x[i] - avg[tuple(0 if k in axes else v for k, v in enumerate(i))]),
-                      name="T_sq_diff")  # fmt: skip
+
+    def sq_diff(*i: PrimExpr) -> PrimExpr:
+        d = x[i] - avg[tuple(0 if k in axes else v for k, v in enumerate(i))]
+        return d * d
+
+    diff = te.compute(x.shape, sq_diff, name="T_sq_diff")
     return _divide(sum(diff, axes, keepdims), _count(x, axes), "T_variance")
-
-
-def _sq(v: PrimExpr) -> PrimExpr:
-    return v * v
 
 
 def _arg_reduce(x: Tensor, axis: AxisLike, keepdims: bool, best: Reducer, name: str) -> Tensor:

@@ -47,7 +47,9 @@ def reshape(x: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
         ct, ck = const_int(total), const_int(known)
         if ct is not None and ck is not None and (ck == 0 or ct % ck):
             raise ValueError(f"reshape: {ct} elements do not divide into dims of product {ck}")
-        dims[holes[0]] = const(ct // ck, index_dtype(total)) if ct is not None and ck else total // known
+        dims[holes[0]] = (
+            const(ct // ck, index_dtype(total)) if ct is not None and ck else total // known
+        )
     ct, cn = const_int(total), const_int(product(dims))
     if ct is not None and cn is not None and ct != cn:
         raise ValueError(f"reshape: cannot reshape {ct} elements into {cn}")
@@ -147,8 +149,7 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     if isinstance(indices_or_sections, int):
         parts = indices_or_sections
         size = ceil_div(dim, parts)
-        begins = [const(k, wide) * size if const_int(size) is None else const(k * const_int(size), wide)
-                  for k in range(parts)]  # fmt: skip
+        begins = [_scale(size, k) for k in range(parts)]
         sizes = [size] * (parts - 1) + [_sub(dim, begins[-1])]
     else:
         points = [const(p, wide) for p in indices_or_sections]
@@ -157,7 +158,15 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
         sizes = [tir.max(_sub(e, b), const(0, wide)) if const_int(_sub(e, b)) is None
                  else const(max(const_int(_sub(e, b)) or 0, 0), wide)
                  for b, e in zip(begins, ends, strict=True)]  # fmt: skip
-    return [_slice_along(x, axis, b, s, f"T_split{k}") for k, (b, s) in enumerate(zip(begins, sizes, strict=True))]
+    return [
+        _slice_along(x, axis, b, s, f"T_split{k}")
+        for k, (b, s) in enumerate(zip(begins, sizes, strict=True))
+    ]
+
+
+def _scale(size: PrimExpr, k: int) -> PrimExpr:
+    c = const_int(size)
+    return const(k * c, size.dtype) if c is not None else size * k
 
 
 def _sub(a: ExprLike, b: ExprLike) -> PrimExpr:
@@ -167,7 +176,11 @@ def _sub(a: ExprLike, b: ExprLike) -> PrimExpr:
 
 def _min(a: ExprLike, b: ExprLike) -> PrimExpr:
     ca, cb = const_int(a), const_int(b)
-    return const(min(ca, cb), index_dtype(a, b)) if ca is not None and cb is not None else tir.min(a, b)
+    return (
+        const(min(ca, cb), index_dtype(a, b))
+        if ca is not None and cb is not None
+        else tir.min(a, b)
+    )
 
 
 def squeeze(x: Tensor, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -260,7 +273,11 @@ def _norm_slice(dim: ExprLike, begin: int, end: int, stride: int) -> tuple[PrimE
     d = const(dim)
     start = const(begin, wide) if begin >= 0 else tir.max(d + begin, const(0, wide))
     start = tir.min(start, d)
-    stop = d if end >= _TO_END else (const(end, wide) if end >= 0 else tir.max(d + end, const(0, wide)))
+    stop = (
+        d
+        if end >= _TO_END
+        else (const(end, wide) if end >= 0 else tir.max(d + end, const(0, wide)))
+    )
     stop = tir.min(stop, d) if end < _TO_END else stop
     length = tir.max(ceil_div(stop - start, stride), const(0, wide))
     return start, length

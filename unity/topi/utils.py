@@ -230,7 +230,9 @@ def broadcast_shape(shapes: Sequence[Sequence[ExprLike]], where: str) -> list[Pr
     return out
 
 
-def broadcast_load(x: Tensor, indices: Sequence[PrimExpr], out_shape: Sequence[ExprLike]) -> PrimExpr:
+def broadcast_load(
+    x: Tensor, indices: Sequence[PrimExpr], out_shape: Sequence[ExprLike]
+) -> PrimExpr:
     """Load `x` at output `indices` of the broadcast shape `out_shape` (trailing-aligned).
 
     Example:
@@ -241,7 +243,8 @@ def broadcast_load(x: Tensor, indices: Sequence[PrimExpr], out_shape: Sequence[E
     """
     offset = len(out_shape) - x.ndim
     idx = [
-        broadcast_index(indices[offset + k], d, out_shape[offset + k]) for k, d in enumerate(x.shape)
+        broadcast_index(indices[offset + k], d, out_shape[offset + k])
+        for k, d in enumerate(x.shape)
     ]
     return x[tuple(idx)]
 

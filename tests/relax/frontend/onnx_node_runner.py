@@ -127,10 +127,28 @@ def outcome(name: str) -> str:
     return "ok"
 
 
+def numeric_outcome(name: str) -> str:
+    """'ok', or the first line of the failure of import, struct info or the numeric run."""
+    case = node_cases()[name]
+    try:
+        imported = import_case(case)
+        expected = expected_outputs(case)
+        check_struct_info(imported, expected)
+        check_numeric(imported, expected, case)
+    except Exception as err:  # the summary reports every kind of failure
+        text = str(err).strip().splitlines() or [""]
+        return f"{type(err).__name__}: {' | '.join(text[:3])[:300]}"
+    return "ok"
+
+
 if __name__ == "__main__":
-    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
-    results = {n: outcome(n) for n in sorted(node_cases()) if pattern in n}
-    for n, r in results.items():
-        print(f"{n}\t{r}")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    pattern = args[0] if args else ""
+    check = numeric_outcome if "--numeric" in sys.argv else outcome
+    results = {}
+    for n in sorted(node_cases()):
+        if pattern in n:
+            results[n] = check(n)
+            print(f"{n}\t{results[n]}", flush=True)
     ok = sum(r == "ok" for r in results.values())
     print(f"# {ok} / {len(results)} ok", file=sys.stderr)

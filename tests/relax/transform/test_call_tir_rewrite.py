@@ -6,8 +6,20 @@ from unity import te, topi
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.structural import assert_structural_equal
 from unity.relax import (
-    BindingBlock, BlockBuilder, Call, Function, SeqExpr, ShapeExpr, TensorStructInfo, Tuple,
-    TupleStructInfo, Var, VarBinding, analysis, op, sym,
+    BindingBlock,
+    BlockBuilder,
+    Call,
+    Function,
+    SeqExpr,
+    ShapeExpr,
+    TensorStructInfo,
+    Tuple,
+    TupleStructInfo,
+    Var,
+    VarBinding,
+    analysis,
+    op,
+    sym,
 )  # fmt: skip
 from unity.relax.transform import CallTIRRewrite, ToNonDataflow
 from unity.relax.vm import alloc_tensor
@@ -17,7 +29,10 @@ MAIN = {"global_symbol": "main"}
 
 
 def alloc(name, sinfo):
-    return VarBinding(Var(name, sinfo), alloc_tensor(ShapeExpr(sinfo.shape), sinfo.dtype).replace(struct_info_=sinfo))
+    return VarBinding(
+        Var(name, sinfo),
+        alloc_tensor(ShapeExpr(sinfo.shape), sinfo.dtype).replace(struct_info_=sinfo),
+    )
 
 
 def kernel(gv, args):
@@ -60,7 +75,9 @@ def test_tuple_output_and_tir_vars():
     tir_vars = call.args[2]
     k = kernel(before.get_global_var("two"), [x, a0.var, a1.var, tir_vars])
     out = VarBinding(Var("gv", TupleStructInfo((s0, s1))), Tuple((a0.var, a1.var)))
-    expected = Function((x,), SeqExpr((BindingBlock((a0, a1, k, out)),), out.var), out.var.struct_info, attrs=MAIN)
+    expected = Function(
+        (x,), SeqExpr((BindingBlock((a0, a1, k, out)),), out.var), out.var.struct_info, attrs=MAIN
+    )
     assert_structural_equal(after["main"], expected)
 
 

@@ -78,9 +78,17 @@ def run(mod: IRModule, *inputs: np.ndarray) -> object:
         gv, args = expr.args[0], expr.args[1]
         assert isinstance(gv, GlobalVar)
         outs = _alloc(expr.struct_info, env)
-        scalars = [int(sympy.sympify(v).subs(env)) for v in expr.args[2].values] if len(expr.args) > 2 else []
+        scalars = (
+            [int(sympy.sympify(v).subs(env)) for v in expr.args[2].values]
+            if len(expr.args) > 2
+            else []
+        )
         tir.interpret(mod[gv], *value_of(args), *outs, *scalars)  # type: ignore[misc]
-        return outs[0] if len(outs) == 1 and not isinstance(expr.struct_info, TupleStructInfo) else tuple(outs)
+        return (
+            outs[0]
+            if len(outs) == 1 and not isinstance(expr.struct_info, TupleStructInfo)
+            else tuple(outs)
+        )
 
     for block in main.body.blocks:
         for binding in block.bindings:
@@ -188,7 +196,9 @@ def test_identical_prim_funcs_are_merged():
 def test_custom_rule_overrides_the_op_attribute():
     x, y = _example()
     mod = build([x, y], op.add)
-    custom = {op.add: lambda bb, call: bb.call_te(topi.subtract, *call.args, primfunc_name_hint="sub")}
+    custom = {
+        op.add: lambda bb, call: bb.call_te(topi.subtract, *call.args, primfunc_name_hint="sub")
+    }
     after = LegalizeOps(customize_legalize_map=custom)(mod)
     assert "sub" in after and "add" not in after
     a, b = rand((2, 4)), rand((4,))
@@ -321,10 +331,14 @@ def test_conv_pool_norm_cnn_block_with_symbolic_batch():
         g, b, m, v = rand((4,)), rand((4,)), rand((4,)), np.abs(rand((4,))) + 0.5
         conv = conv2d_python(xa, wa, padding=(1, 1, 1, 1))
         shape = (1, 4, 1, 1)
-        normed = (conv - m.reshape(shape)) / np.sqrt(v.reshape(shape) + 1e-5) * g.reshape(shape) + b.reshape(shape)
+        normed = (conv - m.reshape(shape)) / np.sqrt(v.reshape(shape) + 1e-5) * g.reshape(
+            shape
+        ) + b.reshape(shape)
         pooled = pool2d_python(np.maximum(normed, 0), (2, 2), (2, 2), "max")
         avg = pool2d_python(pooled, (3, 3), (1, 1), "avg", (1, 1, 1, 1), count_include_pad=True)
-        legalize_and_check(mod, [xa, wa, g, b, m, v], avg.mean(axis=(2, 3), keepdims=True), rtol=1e-4, atol=1e-4)
+        legalize_and_check(
+            mod, [xa, wa, g, b, m, v], avg.mean(axis=(2, 3), keepdims=True), rtol=1e-4, atol=1e-4
+        )
 
 
 def test_norms_dropout_and_conv_transpose():
@@ -357,7 +371,9 @@ def test_creation_ops_with_symbolic_shape():
     bb = BlockBuilder()
     with bb.function("main", [x]):
         with bb.dataflow():
-            z = bb.emit(op.zeros(ShapeExpr((sympy.Symbol("n", integer=True, positive=True), 2)), "float32"))
+            z = bb.emit(
+                op.zeros(ShapeExpr((sympy.Symbol("n", integer=True, positive=True), 2)), "float32")
+            )
             o = bb.emit(op.ones((2,), "int32"))
             f = bb.emit(op.full((3,), 2.5))
             r = bb.emit(op.arange(1, 7, 2, "int64"))
@@ -380,7 +396,12 @@ def test_concat_of_a_tuple_var_and_unknown_shapes_left_alone():
         bb.emit_func_output(Tuple((c, d)))
     after = LegalizeOps()(bb.get())
     assert analysis.well_formed(after)
-    ops = [b.value.op for blk in after["main"].body.blocks for b in blk.bindings if isinstance(b.value, Call)]
+    ops = [
+        b.value.op
+        for blk in after["main"].body.blocks
+        for b in blk.bindings
+        if isinstance(b.value, Call)
+    ]
     assert ops == [op.call_tir, op.exp]  # exp of an unknown shape stays
     concat = after["concat"]
     a, out = rand((3, 2)), np.zeros((3, 4), "float32")

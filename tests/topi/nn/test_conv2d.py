@@ -33,7 +33,9 @@ def test_conv2d_nhwc_hwio_matches_nchw(groups):
     w_t = te.placeholder((3, 3, 4 // groups, 2), name="w")
     out = topi.nn.conv2d(x_t, w_t, 1, (1, 0, 1, 2), 1, groups, "NHWC", "HWIO")
     x, w = rand((1, 5, 5, 4)), rand((3, 3, 4 // groups, 2))
-    want = conv2d_python(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1), (1, 0, 1, 2), (1, 1), groups)
+    want = conv2d_python(
+        x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1), (1, 0, 1, 2), (1, 1), groups
+    )
     check([x_t, w_t], out, [x, w], want.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
 
 
@@ -44,12 +46,16 @@ def test_conv2d_symbolic_batch_and_size():
     out = topi.nn.conv2d(x_t, w_t, 2, 1)
     for batch, size in ((1, 4), (2, 7)):
         x, w = rand((batch, 2, size, size)), rand((2, 2, 3, 3))
-        check([x_t, w_t], out, [x, w], conv2d_python(x, w, (2, 2), (1, 1, 1, 1)), rtol=1e-4, atol=1e-4)
+        check(
+            [x_t, w_t], out, [x, w], conv2d_python(x, w, (2, 2), (1, 1, 1, 1)), rtol=1e-4, atol=1e-4
+        )
 
 
 def test_conv2d_rejects_channel_mismatch():
     with pytest.raises(ValueError, match="data has 3 channels, kernel expects 2 x groups=1"):
-        topi.nn.conv2d(te.placeholder((1, 3, 4, 4), name="x"), te.placeholder((2, 2, 1, 1), name="w"))
+        topi.nn.conv2d(
+            te.placeholder((1, 3, 4, 4), name="x"), te.placeholder((2, 2, 1, 1), name="w")
+        )
 
 
 T_CASES = [
@@ -60,7 +66,9 @@ T_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("c", "og", "k", "strides", "padding", "out_pad", "dilation", "groups"), T_CASES)
+@pytest.mark.parametrize(
+    ("c", "og", "k", "strides", "padding", "out_pad", "dilation", "groups"), T_CASES
+)
 def test_conv2d_transpose(c, og, k, strides, padding, out_pad, dilation, groups):
     x_t = te.placeholder((1, c, 3, 4), name="x")
     w_t = te.placeholder((c, og, k, k), name="w")

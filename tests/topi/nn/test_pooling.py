@@ -39,7 +39,9 @@ def test_pool2d_nhwc_symbolic_size():
         check([x_t], out, [x], want.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize(("size", "out_size"), [((5, 7), (2, 3)), ((4, 4), (1, 1)), ((3, 3), (3, 3))])
+@pytest.mark.parametrize(
+    ("size", "out_size"), [((5, 7), (2, 3)), ((4, 4), (1, 1)), ((3, 3), (3, 3))]
+)
 def test_adaptive_avg_pool2d(size, out_size):
     x_t = te.placeholder((1, 2, *size), name="x")
     x = rand((1, 2, *size))

@@ -41,7 +41,14 @@ def test_batch_norm_returns_stats():
     x, g, b, m, v = (rand(s) for s in shapes)
     v = np.abs(v) + 0.1
     outs = topi.nn.batch_norm(*ts, axis=1, epsilon=1e-3)
-    check(ts, outs, [x, g, b, m, v], [batch_norm_python(x, g, b, m, v, 1, 1e-3), m, v], rtol=1e-4, atol=1e-5)
+    check(
+        ts,
+        outs,
+        [x, g, b, m, v],
+        [batch_norm_python(x, g, b, m, v, 1, 1e-3), m, v],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_layer_norm_over_last_axes_with_symbolic_batch():

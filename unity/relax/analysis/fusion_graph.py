@@ -5,7 +5,8 @@ takes its PrimFunc's `op_pattern` attribute (opaque when absent, or when it pass
 extra symbolic values `tir_vars`), a tuple is `TUPLE`, a tuple item `INJECTIVE`, anything
 else `OPAQUE`.  Values from outside the block (parameters, earlier blocks, constants)
 get opaque nodes of their own.  A binding whose var is not a `DataflowVar` is used after
-the block, so it is marked `extern_ref`.  An edge carries its consumer's pattern.
+the block, so it is marked `extern_ref`.  An edge carries its consumer's pattern, except
+that a broadcast op reads an argument of its result's shape elementwise (as in TVM).
 
 Example:
     >>> graph = create_fusion_graph(block, mod)  # doctest: +SKIP
@@ -22,6 +23,7 @@ from unity.relax.expr import (
     Call, Constant, DataflowBlock, DataflowVar, Expr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
 from unity.relax.op.call_tir import call_tir
+from unity.relax.struct_info import TensorStructInfo, shapes_equal
 from unity.tir.function import PrimFunc
 
 
@@ -39,13 +41,28 @@ def create_fusion_graph(block: DataflowBlock, mod: IRModule) -> IndexedForwardGr
         pattern = OpPatternKind.OPAQUE
         if isinstance(binding, VarBinding):
             pattern = value_pattern(value, mod)
-        leaves = _leaves(value)
-        inputs = [defined.get(leaf) or _outside_node(graph, leaf) for leaf in leaves]
         node = graph.add_node(binding, pattern, not isinstance(binding.var, DataflowVar))
-        for producer in dict.fromkeys(inputs):  # one edge per distinct producer
-            graph.add_edge(producer, node, pattern)
+        edges: dict[GraphNode, OpPatternKind] = {}
+        for leaf in _leaves(value):
+            producer = defined.get(leaf) or _outside_node(graph, leaf)  # type: ignore[arg-type]
+            kind = _edge_pattern(pattern, leaf, binding.var)
+            edges[producer] = min(kind, edges.get(producer, kind))
+        for producer, kind in edges.items():  # one edge per distinct producer
+            graph.add_edge(producer, node, kind)
         defined[binding.var] = node
     return graph
+
+
+def _edge_pattern(pattern: OpPatternKind, arg: Expr, result: Var) -> OpPatternKind:
+    """A broadcast op reads an argument of the result's own shape elementwise (as in TVM)."""
+    if pattern != OpPatternKind.BROADCAST:
+        return pattern
+    a, r = arg.struct_info_, result.struct_info_
+    if not isinstance(a, TensorStructInfo) or not isinstance(r, TensorStructInfo):
+        return pattern
+    if a.shape is None or r.shape is None or not shapes_equal(a.shape, r.shape):
+        return pattern
+    return OpPatternKind.ELEMWISE
 
 
 def value_pattern(value: Expr, mod: IRModule) -> OpPatternKind:

@@ -24,3 +24,11 @@ from unity.relax.transform.bind_params import BindParams
 from unity.relax.transform.bind_symbolic_vars import BindSymbolicVars
 
 __all__ += ["BindParams", "BindSymbolicVars"]
+from unity.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+from unity.relax.transform.fuse_ops import FuseOps
+from unity.relax.transform.fuse_tir import FuseTIR
+
+__all__ += ["AnnotateTIROpPattern", "FuseOps", "FuseTIR"]
+from unity.relax.transform.fuse_ops_by_pattern import FuseOpsByPattern, FusionPattern
+
+__all__ += ["FuseOpsByPattern", "FusionPattern"]

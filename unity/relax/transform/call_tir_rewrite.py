@@ -28,7 +28,16 @@ from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import (
-    Binding, Call, DataflowVar, Expr, Function, ShapeExpr, Tuple, TupleGetItem, Var, VarBinding,
+    Binding,
+    Call,
+    DataflowVar,
+    Expr,
+    Function,
+    ShapeExpr,
+    Tuple,
+    TupleGetItem,
+    Var,
+    VarBinding,
 )  # fmt: skip
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op.call_tir import call_dps_packed, call_tir
@@ -79,7 +88,9 @@ class _Rewriter(ExprMutator):
         outs: list[Var] = []
         for sinfo in fields:
             if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
-                raise DiagnosticError("CallTIRRewrite: an output of unknown shape cannot be allocated", call)
+                raise DiagnosticError(
+                    "CallTIRRewrite: an output of unknown shape cannot be allocated", call
+                )
             alloc = alloc_tensor(ShapeExpr(sinfo.shape), sinfo.dtype).replace(struct_info_=sinfo)
             var = var_cls(self.fresh("alloc"), sinfo)
             bindings.append(VarBinding(var, alloc))
@@ -99,6 +110,4 @@ def _unpack(args: Expr) -> tuple[Expr, ...]:
         return args.fields
     sinfo = args.struct_info
     assert isinstance(sinfo, TupleStructInfo)
-    return tuple(
-        TupleGetItem(args, i, struct_info_=f) for i, f in enumerate(sinfo.fields)
-    )
+    return tuple(TupleGetItem(args, i, struct_info_=f) for i, f in enumerate(sinfo.fields))

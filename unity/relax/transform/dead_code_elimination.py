@@ -59,6 +59,15 @@ class DeadCodeElimination(ModulePass):
         return _drop_unreachable(mod, self.entry_functions)
 
 
+def remove_unused_bindings(func: Function, mod: IRModule | None = None) -> Function:
+    """`func` without its unused pure bindings (and the blocks they leave empty).
+
+    Example:
+        >>> remove_unused_bindings(func)  # doctest: +SKIP
+    """
+    return _Pruner(mod).visit_expr(func)
+
+
 class _Pruner(ExprMutator):
     def visit_seq_expr_(self, expr: SeqExpr) -> Expr:
         new = super().visit_seq_expr_(expr)

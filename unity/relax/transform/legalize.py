@@ -27,8 +27,9 @@ After ``LegalizeOps()``::
         return gv
 
 Each op's rule is its `legalize` attribute (see `legalize_ops/`); ops without one, and
-calls on tensors of unknown shape, stay as they are.  Symbolic dims stay symbolic: the PrimFunc binds them from its buffer shapes.
-PrimFuncs that come out structurally equal are merged into one.
+calls on tensors of unknown shape, stay as they are.  Symbolic dims stay symbolic: the
+PrimFunc binds them from its buffer shapes.  PrimFuncs that come out structurally equal
+are merged into one.
 """
 
 from __future__ import annotations
@@ -71,7 +72,11 @@ class LegalizeOps(ModulePass):
         bb = BlockBuilder(mod)
         before = set(mod.functions)
         legalizer = _Legalizer(bb, dict(self.customize_legalize_map or {}))
-        changed = {gv: legalizer.visit_expr(f) for gv, f in mod.functions.items() if isinstance(f, Function)}
+        changed = {
+            gv: legalizer.visit_expr(f)
+            for gv, f in mod.functions.items()
+            if isinstance(f, Function)
+        }
         if all(changed[gv] is mod.functions[gv] for gv in changed):
             return mod
         out = bb.get()
@@ -123,7 +128,11 @@ class _Legalizer(ExprMutator):
         """Bind the non-leaf arguments and tuple fields of `expr` (a rule's result) first."""
         if isinstance(expr, Tuple):
             fields = tuple(self._anf_arg(f, prelude) for f in expr.fields)
-            return expr if all(a is b for a, b in zip(fields, expr.fields, strict=True)) else Tuple(fields)
+            return (
+                expr
+                if all(a is b for a, b in zip(fields, expr.fields, strict=True))
+                else Tuple(fields)
+            )
         if isinstance(expr, Call):
             args = tuple(self._anf_arg(a, prelude) for a in expr.args)
             if not all(a is b for a, b in zip(args, expr.args, strict=True)):
@@ -210,10 +219,13 @@ class _Repoint(ExprMutator):
     def visit_global_var_(self, gv: GlobalVar) -> GlobalVar:
         return self.alias.get(gv, gv)
 
+    def _repoint(self, arg: object) -> object:
+        return self.alias.get(arg, arg) if isinstance(arg, GlobalVar) else arg
+
     def visit_call_(self, expr: Call) -> Expr:
         new = super().visit_call_(expr)
         assert isinstance(new, Call)
-        args = tuple(self.alias.get(a, a) if isinstance(a, GlobalVar) else a for a in new.args)  # type: ignore[call-overload]
+        args = tuple(self._repoint(a) for a in new.args)
         if all(a is b for a, b in zip(args, new.args, strict=True)):
             return new
         return new.replace(args=args)

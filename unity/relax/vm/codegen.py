@@ -24,12 +24,31 @@ from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.op import Op
 from unity.relax.expr import (
-    Call, Constant, DataTypeImm, Expr, ExternFunc, Function, If, MatchCast, PrimValue, SeqExpr,
-    ShapeExpr, StringImm, Tuple, TupleGetItem, Var, VarBinding,
+    Call,
+    Constant,
+    DataTypeImm,
+    Expr,
+    ExternFunc,
+    Function,
+    If,
+    MatchCast,
+    PrimValue,
+    SeqExpr,
+    ShapeExpr,
+    StringImm,
+    Tuple,
+    TupleGetItem,
+    Var,
+    VarBinding,
 )  # fmt: skip
 from unity.relax.op.call_tir import call_dps_packed, call_tir
 from unity.relax.struct_info import (
-    PrimStructInfo, ShapeStructInfo, StructInfo, TensorStructInfo, TupleStructInfo, format_shape,
+    PrimStructInfo,
+    ShapeStructInfo,
+    StructInfo,
+    TensorStructInfo,
+    TupleStructInfo,
+    format_shape,
 )  # fmt: skip
 from unity.relax.vm.builtin import alloc_tensor
 from unity.relax.vm.shape_tree import Tree, UnboundSymbolError, to_tree
@@ -54,7 +73,9 @@ def codegen(mod: IRModule) -> tuple[dict[str, Any], list[np.ndarray]]:
 
 
 class _FunctionCodegen:
-    def __init__(self, mod: IRModule, name: str, constants: list[np.ndarray], const_ids: dict[int, int]) -> None:
+    def __init__(
+        self, mod: IRModule, name: str, constants: list[np.ndarray], const_ids: dict[int, int]
+    ) -> None:
         self.mod = mod
         self.name = name
         self.constants = constants
@@ -77,7 +98,13 @@ class _FunctionCodegen:
             params.append({"name": p.name_hint, "spec": spec})
         ret = self._seq(func.body)
         code = plan_storage(self.code, ret)
-        return {"params": params, "slots": self.slot_info, "num_regs": self.num_regs, "code": code, "ret": ret}
+        return {
+            "params": params,
+            "slots": self.slot_info,
+            "num_regs": self.num_regs,
+            "code": code,
+            "ret": ret,
+        }
 
     # -- specs --------------------------------------------------------------------------
     def _collect_binds(self, sinfo: StructInfo, origin: str) -> None:
@@ -114,13 +141,23 @@ class _FunctionCodegen:
         if isinstance(sinfo, TensorStructInfo):
             dims = None
             if sinfo.shape is not None:
-                dims = [self._dim_spec(d, f"{origin} dim {a}", node) for a, d in enumerate(sinfo.shape)]
+                dims = [
+                    self._dim_spec(d, f"{origin} dim {a}", node) for a, d in enumerate(sinfo.shape)
+                ]
             dtype = None if sinfo.dtype == "void" else sinfo.dtype
-            return ["tensor", dtype, sinfo.ndim, dims, format_shape(sinfo.shape) if dims else "(...)"]
+            return [
+                "tensor",
+                dtype,
+                sinfo.ndim,
+                dims,
+                format_shape(sinfo.shape) if dims else "(...)",
+            ]
         if isinstance(sinfo, ShapeStructInfo):
             dims = None
             if sinfo.values is not None:
-                dims = [self._dim_spec(d, f"{origin} dim {a}", node) for a, d in enumerate(sinfo.values)]
+                dims = [
+                    self._dim_spec(d, f"{origin} dim {a}", node) for a, d in enumerate(sinfo.values)
+                ]
             return ["shape", sinfo.ndim, dims, format_shape(sinfo.values)]
         if isinstance(sinfo, PrimStructInfo):
             is_int = sinfo.dtype.startswith(("int", "uint"))
@@ -128,7 +165,10 @@ class _FunctionCodegen:
             dim = self._dim_spec(value, origin, node) if value is not None and is_int else None
             return ["prim", sinfo.dtype, dim]
         if isinstance(sinfo, TupleStructInfo):
-            return ["tuple", [self._spec(f, f"{origin} field {i}", node) for i, f in enumerate(sinfo.fields)]]
+            return [
+                "tuple",
+                [self._spec(f, f"{origin} field {i}", node) for i, f in enumerate(sinfo.fields)],
+            ]
         return ["object"]
 
     def _tree(self, expr: Any, node: Any) -> Tree:
@@ -154,7 +194,9 @@ class _FunctionCodegen:
                 self.regs[expr] = self._new_reg()
                 self.code.append(["tuple", self.regs[expr], []])
             if expr not in self.regs:
-                raise DiagnosticError(f"vm codegen @{self.name}: {expr.name_hint} is used before it is defined", expr)
+                raise DiagnosticError(
+                    f"vm codegen @{self.name}: {expr.name_hint} is used before it is defined", expr
+                )
             return self.regs[expr]
         dst = self._new_reg()
         self._emit_value(expr, dst)
@@ -190,7 +232,9 @@ class _FunctionCodegen:
             emit(["tuple", dst, [self._seq(expr)]])
             emit(["item", dst, dst, 0])
         else:
-            raise DiagnosticError(f"vm codegen @{self.name}: cannot lower a {type(expr).__name__}", expr)
+            raise DiagnosticError(
+                f"vm codegen @{self.name}: cannot lower a {type(expr).__name__}", expr
+            )
 
     # -- bindings -----------------------------------------------------------------------
     def _seq(self, seq: SeqExpr) -> int:
@@ -223,7 +267,9 @@ class _FunctionCodegen:
         self._emit_value(value, dst)
 
     def _is_kernel_call(self, call: Call) -> bool:
-        return isinstance(call.op, GlobalVar) and isinstance(self.mod.functions.get(call.op), PrimFunc)
+        return isinstance(call.op, GlobalVar) and isinstance(
+            self.mod.functions.get(call.op), PrimFunc
+        )
 
     def _kernel(self, call: Call) -> None:
         args: list[Any] = []
@@ -235,7 +281,9 @@ class _FunctionCodegen:
                 args.append(["i", self._tree(arg.value, arg)])
             elif isinstance(sinfo, TensorStructInfo):
                 dims = None
-                if sinfo.shape is not None and all(s in self.slots for d in sinfo.shape for s in d.free_symbols):
+                if sinfo.shape is not None and all(
+                    s in self.slots for d in sinfo.shape for s in d.free_symbols
+                ):
                     dims = [self._tree(d, arg) for d in sinfo.shape]
                 args.append(["t", self._operand(arg), dims])
             else:
@@ -247,19 +295,28 @@ class _FunctionCodegen:
         if op is alloc_tensor:
             shape = call.args[0]
             if not isinstance(shape, ShapeExpr):
-                raise DiagnosticError(f"vm codegen @{self.name}: alloc_tensor needs a literal shape", call)
+                raise DiagnosticError(
+                    f"vm codegen @{self.name}: alloc_tensor needs a literal shape", call
+                )
             dtype = call.args[1].value  # type: ignore[attr-defined]  # DataTypeImm
             self.code.append(["alloc", dst, dtype, [self._tree(d, shape) for d in shape.values], 0])
         elif isinstance(op, GlobalVar) and isinstance(self.mod.functions.get(op), Function):
             self.code.append(["call", dst, op.name_hint, [self._operand(a) for a in call.args]])
         elif op is call_tir or op is call_dps_packed:
-            raise DiagnosticError(f"vm codegen @{self.name}: {op.name} left: run CallTIRRewrite first", call)
+            raise DiagnosticError(
+                f"vm codegen @{self.name}: {op.name} left: run CallTIRRewrite first", call
+            )
         elif isinstance(op, Op):
             raise DiagnosticError(
-                f"vm codegen @{self.name}: operator {op.name} has no VM lowering (run LegalizeOps)", call
+                f"vm codegen @{self.name}: operator {op.name} has no VM lowering: LegalizeOps "
+                "turns it into a call_tir when it has a legalize rule and known input ranks",
+                call,
             )
         elif isinstance(op, ExternFunc):
-            raise DiagnosticError(f"vm codegen @{self.name}: extern function {op.global_symbol} is not supported", call)
+            raise DiagnosticError(
+                f"vm codegen @{self.name}: extern function {op.global_symbol} is not supported",
+                call,
+            )
         else:
             raise DiagnosticError(f"vm codegen @{self.name}: cannot call {op!r} here", call)
 
@@ -331,7 +388,13 @@ def _insert_frees(code: list[Any], pooled: set[int]) -> list[Any]:
         if ins[0] == "alloc" and ins[1] in pooled:
             ins = [*ins[:4], 1]
         elif ins[0] == "if":
-            ins = [*ins[:3], _insert_frees(ins[3], pooled), ins[4], _insert_frees(ins[5], pooled), ins[6]]
+            ins = [
+                *ins[:3],
+                _insert_frees(ins[3], pooled),
+                ins[4],
+                _insert_frees(ins[5], pooled),
+                ins[6],
+            ]
         out.append(ins)
         out += [["free", reg] for reg in sorted(frees_after.get(i, ()))]
     return out

@@ -65,7 +65,9 @@ def to_tree(expr: object, slots: dict[sympy.Symbol, int]) -> Tree:
     if isinstance(expr, sympy.Min | sympy.Max):
         op = "min" if isinstance(expr, sympy.Min) else "max"
         return _fold(op, [to_tree(a, slots) for a in expr.args])
-    raise ValueError(f"shape {expr} cannot be computed by the VM (unsupported {type(expr).__name__})")
+    raise ValueError(
+        f"shape {expr} cannot be computed by the VM (unsupported {type(expr).__name__})"
+    )
 
 
 def _fold(op: str, trees: list[Tree]) -> Tree:

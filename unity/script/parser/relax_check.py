@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from unity.relax.struct_info import (
-    UNKNOWN_DTYPE, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, StructInfo,
+    UNKNOWN_DTYPE, Dim, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, StructInfo,
     TensorStructInfo, TupleStructInfo, prove_not_equal,
 )  # fmt: skip
 from unity.script.parser.evaluator import Evaluator
@@ -54,7 +54,10 @@ def conflict(declared: StructInfo, inferred: StructInfo) -> str | None:
         return f"{_kind(declared)} vs {_kind(inferred)}"
     if isinstance(declared, TensorStructInfo):
         assert isinstance(inferred, TensorStructInfo)
-        if UNKNOWN_DTYPE not in (declared.dtype, inferred.dtype) and declared.dtype != inferred.dtype:
+        if (
+            UNKNOWN_DTYPE not in (declared.dtype, inferred.dtype)
+            and declared.dtype != inferred.dtype
+        ):
             return f"dtype {declared.dtype} vs {inferred.dtype}"
         return _dims_conflict(declared.ndim, inferred.ndim, declared.shape, inferred.shape)
     if isinstance(declared, ShapeStructInfo):
@@ -62,7 +65,11 @@ def conflict(declared: StructInfo, inferred: StructInfo) -> str | None:
         return _dims_conflict(declared.ndim, inferred.ndim, declared.values, inferred.values)
     if isinstance(declared, PrimStructInfo):
         assert isinstance(inferred, PrimStructInfo)
-        return None if declared.dtype == inferred.dtype else f"dtype {declared.dtype} vs {inferred.dtype}"
+        return (
+            None
+            if declared.dtype == inferred.dtype
+            else f"dtype {declared.dtype} vs {inferred.dtype}"
+        )
     if isinstance(declared, TupleStructInfo):
         assert isinstance(inferred, TupleStructInfo)
         if len(declared.fields) != len(inferred.fields):
@@ -74,7 +81,9 @@ def conflict(declared: StructInfo, inferred: StructInfo) -> str | None:
     return None
 
 
-def _dims_conflict(ndim_a: int, ndim_b: int, a: tuple | None, b: tuple | None) -> str | None:  # type: ignore[type-arg]
+def _dims_conflict(
+    ndim_a: int, ndim_b: int, a: tuple[Dim, ...] | None, b: tuple[Dim, ...] | None
+) -> str | None:
     if -1 not in (ndim_a, ndim_b) and ndim_a != ndim_b:
         return f"rank {ndim_a} vs {ndim_b}"
     if a is None or b is None:

@@ -133,6 +133,8 @@ class RelaxEvaluator(Evaluator):
         """Call a namespace builder; a relax `Call` it returns is normalized here."""
         if not callable(fn):
             raise self.error(node, f"{ast.unparse(getattr(node, 'func', node))} is not callable")
+        if args and _calls_tir(fn):
+            args = [self.module_function(node, args[0]), *args[1:]]
         try:
             result = fn(*args, **kwargs)
         except ParseError:
@@ -145,13 +147,24 @@ class RelaxEvaluator(Evaluator):
             return self.normalize(node, result)
         return result
 
+    def module_function(self, node: ast.AST, callee: Any) -> Any:
+        """The module's own `GlobalVar` for `"name"`, `I.GlobalVar("name")` or `cls.name`."""
+        name = callee if isinstance(callee, str) else getattr(callee, "name_hint", None)
+        if not isinstance(name, str) or not isinstance(callee, str | GlobalVar):
+            return callee
+        if name in self.global_vars:
+            return self.global_vars[name]
+        if isinstance(callee, str):
+            raise self.error(node, f"the module has no function {name!r}")
+        return callee
+
     def call_function(
         self, node: ast.Call, fn: GlobalVar | Expr, args: list[Any], kwargs: dict[str, Any]
     ) -> Expr:
         """`cls.f(x, y)` (a module function) or `f(x)` (a function-valued expression)."""
         unknown = set(kwargs) - {"sinfo_args", "out_sinfo"}
         if unknown:
-            raise self.error(node, f"unexpected keyword {sorted(unknown)[0]!r} in a function call")
+            raise self.error(node, f"unexpected keyword {min(unknown)!r} in a function call")
         sinfo = kwargs.get("sinfo_args", kwargs.get("out_sinfo"))
         try:
             call_args = tuple(as_expr(a) for a in args)
@@ -186,6 +199,12 @@ class RelaxEvaluator(Evaluator):
         return IRModule({expr.op: stub})
 
 
+def _calls_tir(fn: Any) -> bool:
+    return getattr(fn, "__name__", None) == "call_tir" or (
+        isinstance(fn, ScriptOp) and fn.op.name == "relax.call_tir"
+    )
+
+
 def _is_namespace(value: object) -> bool:
     return type(value).__name__ == "module" and getattr(value, "__name__", "").startswith(
         "unity.script"
@@ -200,7 +219,7 @@ def _sinfo_tuple(value: Any) -> tuple[StructInfo, ...]:
 
 def _call_message(node: ast.AST, fn: Any, err: Exception) -> str:
     name = fn.script_name if isinstance(fn, ScriptOp) else ast.unparse(getattr(node, "func", node))
-    text = err.args[0] if err.args and isinstance(err.args[0], type("")) else f"{err}"
+    text = err.args[0] if err.args and isinstance(err.args[0], str) else f"{err}"
     if text.startswith(name):
         return f"bad call of {text}"
     return f"bad call of {name}: {text}"

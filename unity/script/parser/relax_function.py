@@ -37,7 +37,7 @@ from unity.script.parser.errors import ParseError
 from unity.script.parser.relax_check import check_annotation
 from unity.script.parser.relax_expr import RelaxEvaluator
 from unity.script.parser.relax_specs import (
-    DataflowSpec, FuncAttrSpec, MatchCastSpec, OutputSpec, as_expr, as_struct_info,
+    DataflowSpec, FuncAttrSpec, MatchCastSpec, as_expr, as_struct_info,
 )  # fmt: skip
 from unity.script.parser.tir_specs import VarSpec
 
@@ -65,11 +65,16 @@ class _FunctionParser(RelaxEvaluator):
         self.attrs: dict[str, Any] = {}
         self.block_locals: set[str] = set()
         """Names of dataflow variables of closed blocks (for a helpful error)."""
+        self.in_annotation = False
+        """While evaluating an annotation, an unknown name is a new shape symbol."""
 
     def lookup(self, name: str, node: ast.AST) -> Any:
         try:
             return super().lookup(name, node)
         except ParseError:
+            if self.in_annotation and name not in self.block_locals:
+                self.scopes[0][name] = sym(name)
+                return self.scopes[0][name]
             if name not in self.block_locals:
                 raise
         raise self.error(
@@ -80,7 +85,7 @@ class _FunctionParser(RelaxEvaluator):
     def function(self, node: ast.FunctionDef, options: Mapping[str, Any]) -> Function:
         unknown = set(options) - {"pure", "private"}
         if unknown:
-            raise self.error(node, f"@R.function has no option {sorted(unknown)[0]!r}")
+            raise self.error(node, f"@R.function has no option {min(unknown)!r}")
         params, ret = self.signature(node)
         for p in params:
             self.define(p.name_hint, p)
@@ -113,8 +118,12 @@ class _FunctionParser(RelaxEvaluator):
         return params, ret
 
     def struct_info(self, node: ast.expr) -> StructInfo:
-        """Evaluate an annotation as struct info."""
-        value = self.eval(node)
+        """Evaluate an annotation as struct info (an unknown name in it is a shape symbol)."""
+        self.in_annotation = True
+        try:
+            value = self.eval(node)
+        finally:
+            self.in_annotation = False
         try:
             return as_struct_info(value)
         except TypeError as err:
@@ -206,7 +215,9 @@ class _FunctionParser(RelaxEvaluator):
         return names
 
     # -- statements -------------------------------------------------------------------
-    def statement(self, stmt: ast.stmt, dataflow_outputs: Mapping[str, Any] | None) -> Binding | None:
+    def statement(
+        self, stmt: ast.stmt, dataflow_outputs: Mapping[str, Any] | None
+    ) -> Binding | None:
         """One statement of a block: a binding, an `if` binding, or nothing (`pass`)."""
         if isinstance(stmt, ast.Pass) or _is_docstring(stmt):
             return None
@@ -215,16 +226,24 @@ class _FunctionParser(RelaxEvaluator):
         if isinstance(stmt, ast.Return):
             raise self.error(stmt, "`return` must be the last statement of the function")
         if isinstance(stmt, ast.Expr) and _calls(stmt.value, "output"):
-            raise self.error(stmt, "R.output(...) belongs at the end of a `with R.dataflow():` block")
+            raise self.error(
+                stmt, "R.output(...) belongs at the end of a `with R.dataflow():` block"
+            )
         if isinstance(stmt, ast.Assign | ast.AnnAssign):
             return self.binding(stmt, dataflow_outputs)
         if isinstance(stmt, ast.Expr):
             raise self.error(stmt, "an expression statement has no effect; bind it: `lv = ...`")
         raise self.error(stmt, f"unsupported statement in a relax function: {type(stmt).__name__}")
 
-    def binding(self, stmt: ast.Assign | ast.AnnAssign, dataflow_outputs: Mapping[str, Any] | None) -> Binding | None:  # fmt: skip
+    def binding(
+        self, stmt: ast.Assign | ast.AnnAssign, dataflow_outputs: Mapping[str, Any] | None
+    ) -> Binding | None:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) != 1 or not isinstance(target, ast.Name):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) != 1
+            or not isinstance(target, ast.Name)
+        ):
             raise self.error(target, "a binding assigns one name: `lv = value`")
         if stmt.value is None:
             raise self.error(stmt, f"{target.id} needs a value")
@@ -297,7 +316,9 @@ def _branch_result(parser: _FunctionParser, stmts: list[ast.stmt], owner: ast.If
     elif isinstance(last, ast.AnnAssign):
         target = last.target
     if not isinstance(target, ast.Name):
-        raise parser.error(last or owner, "each branch must end by assigning its result: `y = value`")
+        raise parser.error(
+            last or owner, "each branch must end by assigning its result: `y = value`"
+        )
     return target.id
 
 
@@ -306,7 +327,11 @@ def _is_docstring(stmt: ast.stmt) -> bool:
 
 
 def _calls(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+    )
 
 
 def _is_symbol_declaration(stmt: ast.stmt) -> bool:

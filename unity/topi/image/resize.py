@@ -127,7 +127,9 @@ def resize2d(
     if method not in _METHODS:
         raise ValueError(f"resize2d: method {method!r} is not one of {_METHODS}")
     if coordinate_transformation_mode not in _COORDS:
-        raise ValueError(f"resize2d: coordinate mode {coordinate_transformation_mode!r} is not one of {_COORDS}")
+        raise ValueError(
+            f"resize2d: coordinate mode {coordinate_transformation_mode!r} is not one of {_COORDS}"
+        )
     if rounding_method not in _ROUNDING:
         raise ValueError(f"resize2d: rounding {rounding_method!r} is not one of {_ROUNDING}")
     axes = (axis_of(layout, "H"), axis_of(layout, "W"))
@@ -141,7 +143,9 @@ def resize2d(
         a = axes[k]
         size_in, size_out = data.shape[a].astype(f), shape[a].astype(f)
         scale = const(scales[k], f) if scales is not None else size_out / size_in
-        coord = _source_coord(i[a].astype(f), size_in, size_out, scale, coordinate_transformation_mode)
+        coord = _source_coord(
+            i[a].astype(f), size_in, size_out, scale, coordinate_transformation_mode
+        )
         return _taps(coord, data.shape[a], method, rounding_method, cubic_alpha, cubic_exclude)
 
     def body(*i: PrimExpr) -> PrimExpr:
@@ -163,5 +167,3 @@ def _to(value: PrimExpr, dtype: str, method: str) -> PrimExpr:
     if dtype.startswith(("float", "bfloat")) or method == "nearest_neighbor":
         return value.astype(dtype)
     return tir.round(value).astype(dtype)  # integer images round to nearest
-
-

@@ -14,14 +14,39 @@ from unity.topi.nn.activation import (
 from unity.topi.nn.conv2d import conv2d
 from unity.topi.nn.conv2d_transpose import conv2d_transpose
 from unity.topi.nn.dense import dense
+from unity.topi.nn.lrn import lrn
 from unity.topi.nn.norm import batch_norm, group_norm, layer_norm
 from unity.topi.nn.pad import pad
 from unity.topi.nn.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from unity.topi.nn.softmax import log_softmax, softmax
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "celu", "conv2d", "conv2d_transpose",
-    "dense", "elu", "gelu", "gelu_tanh", "group_norm", "hard_sigmoid", "hard_swish",
-    "layer_norm", "leaky_relu", "log_softmax", "max_pool2d", "mish", "pad", "prelu", "relu",
-    "selu", "silu", "softmax", "softplus", "softsign", "thresholded_relu",
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "batch_norm",
+    "celu",
+    "conv2d",
+    "conv2d_transpose",
+    "dense",
+    "elu",
+    "gelu",
+    "gelu_tanh",
+    "group_norm",
+    "hard_sigmoid",
+    "hard_swish",
+    "layer_norm",
+    "leaky_relu",
+    "log_softmax",
+    "lrn",
+    "max_pool2d",
+    "mish",
+    "pad",
+    "prelu",
+    "relu",
+    "selu",
+    "silu",
+    "softmax",
+    "softplus",
+    "softsign",
+    "thresholded_relu",
 ]  # fmt: skip

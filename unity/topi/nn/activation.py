@@ -11,7 +11,6 @@ Example:
 from __future__ import annotations
 
 
-
 from unity import te, tir
 from unity.te import Tensor
 from unity.tir.expr import PrimExpr, const
@@ -36,7 +35,9 @@ def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
         >>> elu(te.placeholder((2,), name="x"), 0.5).dtype
         'float32'
     """
-    return elemwise(x, lambda v: tir.select(v > _c(0, v), v, _c(alpha, v) * (tir.exp(v) - _c(1, v))), "T_elu")
+    return elemwise(
+        x, lambda v: tir.select(v > _c(0, v), v, _c(alpha, v) * (tir.exp(v) - _c(1, v))), "T_elu"
+    )
 
 
 def selu(x: Tensor, alpha: float = 1.67326319217681884765625,
@@ -94,8 +95,11 @@ def hard_sigmoid(x: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
         >>> hard_sigmoid(te.placeholder((2,), name="x")).op.name
         'T_hard_sigmoid'
     """
-    return elemwise(x, lambda v: tir.min(tir.max(_c(alpha, v) * v + _c(beta, v), _c(0, v)), _c(1, v)),
-                    "T_hard_sigmoid")  # fmt: skip
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        return tir.min(tir.max(_c(alpha, v) * v + _c(beta, v), _c(0, v)), _c(1, v))
+
+    return elemwise(x, fn, "T_hard_sigmoid")
 
 
 def hard_swish(x: Tensor) -> Tensor:
@@ -106,8 +110,11 @@ def hard_swish(x: Tensor) -> Tensor:
         >>> hard_swish(te.placeholder((2,), name="x")).op.name
         'T_hard_swish'
     """
-    return elemwise(x, lambda v: v * tir.min(tir.max(v / _c(6, v) + _c(0.5, v), _c(0, v)), _c(1, v)),
-                    "T_hard_swish")  # fmt: skip
+
+    def fn(v: PrimExpr) -> PrimExpr:
+        return v * tir.min(tir.max(v / _c(6, v) + _c(0.5, v), _c(0, v)), _c(1, v))
+
+    return elemwise(x, fn, "T_hard_swish")
 
 
 def mish(x: Tensor) -> Tensor:
@@ -152,6 +159,3 @@ def prelu(x: Tensor, slope: Tensor, axis: int = 1) -> Tensor:
         return tir.select(v > _c(0, v), v, slope[i[ax]] * v)
 
     return te.compute(x.shape, body, name="T_prelu")
-
-
-

@@ -59,7 +59,11 @@ def conv2d(
         >>> conv2d(x, w, groups=4, data_layout="NHWC", kernel_layout="HWIO").shape[3].value
         4
     """
-    (sh, sw), (dh, dw), pads = pair(strides, "strides"), pair(dilation, "dilation"), padding4(padding)
+    (sh, sw), (dh, dw), pads = (
+        pair(strides, "strides"),
+        pair(dilation, "dilation"),
+        padding4(padding),
+    )
     n, c, h, w = (data.shape[axis_of(data_layout, ch)] for ch in "NCHW")
     o, i, kh, kw = (kernel.shape[axis_of(kernel_layout, ch)] for ch in "OIHW")
     _check_groups(c, i, o, groups)
@@ -67,14 +71,23 @@ def conv2d(
     padded = pad_spatial(data, data_layout, pads)
     oh = window_out(h, kh, pads[0], pads[2], sh, dh)
     ow = window_out(w, kw, pads[1], pads[3], sw, dw)
-    per_group = o if groups == 1 else (const(const_int(o) // groups, o.dtype) if const_int(o) else o // groups)
+    per_group = (
+        o
+        if groups == 1
+        else (const(const_int(o) // groups, o.dtype) if const_int(o) else o // groups)
+    )
     rc, ry, rx = (te.reduce_axis((0, e), name=nm) for e, nm in ((i, "rc"), (kh, "ry"), (kw, "rx")))
 
     def body(*idx: PrimExpr) -> PrimExpr:
         at = dict(zip(data_layout, idx, strict=True))
         oc = at["C"]
         ic = rc.var if groups == 1 else (oc // per_group) * i + rc.var
-        src = {"N": at["N"], "C": ic, "H": at["H"] * sh + ry.var * dh, "W": at["W"] * sw + rx.var * dw}
+        src = {
+            "N": at["N"],
+            "C": ic,
+            "H": at["H"] * sh + ry.var * dh,
+            "W": at["W"] * sw + rx.var * dw,
+        }
         wgt = {"O": oc, "I": rc.var, "H": ry.var, "W": rx.var}
         lhs = padded[pick(data_layout, src)].astype(dtype)
         rhs = kernel[pick(kernel_layout, wgt)].astype(dtype)

@@ -23,7 +23,9 @@ def _out_dim(size: PrimExpr, kernel: PrimExpr, before: int, after: int, stride: 
              dilation: int, extra: int) -> PrimExpr:  # fmt: skip
     cs, ck = const_int(size), const_int(kernel)
     if cs is not None and ck is not None:
-        return const((cs - 1) * stride - before - after + dilation * (ck - 1) + extra + 1, size.dtype)
+        return const(
+            (cs - 1) * stride - before - after + dilation * (ck - 1) + extra + 1, size.dtype
+        )
     return (size - 1) * stride + (const(kernel) - 1) * dilation + (extra + 1 - before - after)
 
 
@@ -56,16 +58,32 @@ def conv2d_transpose(
         >>> conv2d_transpose(x, w, strides=2, groups=2).shape[1].value
         2
     """
-    (sh, sw), (dh, dw), pads = pair(strides, "strides"), pair(dilation, "dilation"), padding4(padding)
+    (sh, sw), (dh, dw), pads = (
+        pair(strides, "strides"),
+        pair(dilation, "dilation"),
+        padding4(padding),
+    )
     oph, opw = pair(output_padding, "output_padding")
     n, c, h, w = (data.shape[axis_of(data_layout, ch)] for ch in "NCHW")
     ci, og, kh, kw = (kernel.shape[axis_of(kernel_layout, ch)] for ch in "IOHW")
     if None not in (const_int(c), const_int(ci)) and const_int(c) != const_int(ci):
-        raise ValueError(f"conv2d_transpose: data has {const_int(c)} channels, kernel {const_int(ci)}")
+        raise ValueError(
+            f"conv2d_transpose: data has {const_int(c)} channels, kernel {const_int(ci)}"
+        )
     if const_int(c) is not None and const_int(c) % groups:  # type: ignore[operator]
-        raise ValueError(f"conv2d_transpose: {const_int(c)} channels do not divide into {groups} groups")
-    cg = c if groups == 1 else (const(const_int(c) // groups, c.dtype) if const_int(c) else c // groups)
-    oc_total = og if groups == 1 else (const(const_int(og) * groups, og.dtype) if const_int(og) else og * groups)
+        raise ValueError(
+            f"conv2d_transpose: {const_int(c)} channels do not divide into {groups} groups"
+        )
+    cg = (
+        c
+        if groups == 1
+        else (const(const_int(c) // groups, c.dtype) if const_int(c) else c // groups)
+    )
+    oc_total = (
+        og
+        if groups == 1
+        else (const(const_int(og) * groups, og.dtype) if const_int(og) else og * groups)
+    )
     oh = _out_dim(h, kh, pads[0], pads[2], sh, dh, oph)
     ow = _out_dim(w, kw, pads[1], pads[3], sw, dw, opw)
     dtype = out_dtype or data.dtype
@@ -79,8 +97,12 @@ def conv2d_transpose(
         ix, vx = _source(at["W"], rx.var, pads[1], sw, dw, w)
         lhs = data[pick(data_layout, {"N": at["N"], "C": ic, "H": iy, "W": ix})].astype(dtype)
         oc = o if groups == 1 else o % og
-        rhs = kernel[pick(kernel_layout, {"I": ic, "O": oc, "H": ry.var, "W": rx.var})].astype(dtype)
-        return te.sum(tir.select(tir.logical_and(vy, vx), lhs * rhs, const(0, dtype)), axis=[rc, ry, rx])
+        rhs = kernel[pick(kernel_layout, {"I": ic, "O": oc, "H": ry.var, "W": rx.var})].astype(
+            dtype
+        )
+        return te.sum(
+            tir.select(tir.logical_and(vy, vx), lhs * rhs, const(0, dtype)), axis=[rc, ry, rx]
+        )
 
     shape = pick(data_layout, {"N": n, "C": oc_total, "H": oh, "W": ow})
     return te.compute(shape, body, name="T_conv2d_transpose")

@@ -15,7 +15,9 @@ from unity.te import Tensor
 from unity.tir.expr import PrimExpr
 
 
-def dense(x: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str | None = None) -> Tensor:
+def dense(
+    x: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str | None = None
+) -> Tensor:
     """`out[..., j] = sum_k x[..., k] * weight[j, k] (+ bias[j])`, accumulated in `out_dtype`.
 
     Raises:
@@ -28,7 +30,9 @@ def dense(x: Tensor, weight: Tensor, bias: Tensor | None = None, out_dtype: str 
         'float64'
     """
     if weight.ndim != 2 or x.ndim < 1:
-        raise ValueError(f"dense: needs x of rank >= 1 and a 2-D weight, got {x.ndim} and {weight.ndim}")
+        raise ValueError(
+            f"dense: needs x of rank >= 1 and a 2-D weight, got {x.ndim} and {weight.ndim}"
+        )
     dtype = out_dtype or x.dtype
     k = te.reduce_axis((0, x.shape[-1]), name="k")
 

@@ -126,8 +126,14 @@ def group_norm(
     red = normalize_axes(x.ndim, list(axes))
     channels = x.shape[ca]
     if const_int(channels) is not None and const_int(channels) % num_groups:  # type: ignore[operator]
-        raise ValueError(f"group_norm: {const_int(channels)} channels do not divide into {num_groups} groups")
-    per = const(const_int(channels) // num_groups, channels.dtype) if const_int(channels) else channels // num_groups
+        raise ValueError(
+            f"group_norm: {const_int(channels)} channels do not divide into {num_groups} groups"
+        )
+    per = (
+        const(const_int(channels) // num_groups, channels.dtype)
+        if const_int(channels)
+        else channels // num_groups
+    )
     stat_shape = [const(num_groups, d.dtype) if k == ca else const(1, d.dtype) if k in red else d
                   for k, d in enumerate(x.shape)]  # fmt: skip
 
@@ -142,7 +148,9 @@ def group_norm(
     mean, var = _moments(x, stat_shape, count, source, "T_group_norm")
 
     def body(*i: PrimExpr) -> PrimExpr:
-        at = tuple(v // per if k == ca else const(0, v.dtype) if k in red else v for k, v in enumerate(i))
+        at = tuple(
+            v // per if k == ca else const(0, v.dtype) if k in red else v for k, v in enumerate(i)
+        )
         out = (x[i] - mean[at]) * tir.rsqrt(var[at] + const(epsilon, x.dtype))
         c = i[ca]
         out = out * gamma[c] if scale else out

@@ -50,13 +50,17 @@ def pad(
     if pad_mode not in _MODES:
         raise ValueError(f"pad: mode {pad_mode!r} is not one of {_MODES}")
     if len(before) != x.ndim or len(after) != x.ndim:
-        raise ValueError(f"pad: needs {x.ndim} widths before and after, got {len(before)} and {len(after)}")
+        raise ValueError(
+            f"pad: needs {x.ndim} widths before and after, got {len(before)} and {len(after)}"
+        )
     shape = [_grow(d, b, a) for d, b, a in zip(x.shape, before, after, strict=True)]
 
     def body(*i: PrimExpr) -> PrimExpr:
         if pad_mode == "constant":
             return _constant(x, i, before, after, pad_value)
-        return x[tuple(_source(q, b, d, pad_mode) for q, b, d in zip(i, before, x.shape, strict=True))]
+        return x[
+            tuple(_source(q, b, d, pad_mode) for q, b, d in zip(i, before, x.shape, strict=True))
+        ]
 
     return te.compute(shape, body, name=name)
 
@@ -73,7 +77,9 @@ def _constant(x: Tensor, i: tuple[PrimExpr, ...], before: Sequence[int], after: 
     for c in conds[1:]:
         inside = tir.logical_and(inside, c)
     # clamp the load so that both select branches stay in bounds
-    safe = tuple(tir.max(tir.min(s, d - 1), const(0, s.dtype)) for s, d in zip(src, x.shape, strict=True))
+    safe = tuple(
+        tir.max(tir.min(s, d - 1), const(0, s.dtype)) for s, d in zip(src, x.shape, strict=True)
+    )
     return tir.select(inside, x[safe], fill)
 
 

@@ -47,7 +47,9 @@ def max_pool2d(
         3
     """
     axes, shape = _window(x, layout, pool_size, strides, padding, dilation, ceil_mode)
-    rv = [te.reduce_axis((0, k), name=nm) for (_, k, *_), nm in zip(axes, ("ry", "rx"), strict=True)]
+    rv = [
+        te.reduce_axis((0, k), name=nm) for (_, k, *_), nm in zip(axes, ("ry", "rx"), strict=True)
+    ]
 
     def body(*i: PrimExpr) -> PrimExpr:
         src, inside = _taps(x, i, axes, rv)
@@ -93,7 +95,9 @@ def avg_pool2d(
     axes, shape = _window(x, layout, pool_size, strides, padding, dilation, ceil_mode)
     pads = padding4(padding)
     after = {axes[0][0]: pads[2], axes[1][0]: pads[3]}
-    rv = [te.reduce_axis((0, k), name=nm) for (_, k, *_), nm in zip(axes, ("ry", "rx"), strict=True)]
+    rv = [
+        te.reduce_axis((0, k), name=nm) for (_, k, *_), nm in zip(axes, ("ry", "rx"), strict=True)
+    ]
 
     def total_body(*i: PrimExpr) -> PrimExpr:
         src, inside = _taps(x, i, axes, rv)
@@ -146,7 +150,9 @@ def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int] | None = Non
             inside = tir.logical_and(inside, pos < hi)
             src[a] = tir.min(pos, hi - 1)
             count = count * (hi - lo)
-        return te.sum(tir.select(inside, x[tuple(src)] / count.astype(x.dtype), const(0, x.dtype)), axis=rv)
+        return te.sum(
+            tir.select(inside, x[tuple(src)] / count.astype(x.dtype), const(0, x.dtype)), axis=rv
+        )
 
     return te.compute(shape, body, name="T_adaptive_avg_pool2d")
 

@@ -33,7 +33,9 @@ def _stats(x: Tensor, axis: int) -> tuple[int, Tensor, Tensor]:
     def at_top(src: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
         return tuple(const(0, v.dtype) if d == ax else v for d, v in enumerate(src))
 
-    total = reduced(lambda src, k: te.sum(tir.exp(x[src] - top[at_top(src)]), axis=k), "T_softmax_expsum")
+    total = reduced(
+        lambda src, k: te.sum(tir.exp(x[src] - top[at_top(src)]), axis=k), "T_softmax_expsum"
+    )
     return ax, top, total
 
 

@@ -64,7 +64,11 @@ def conv2d_transpose_python(
         g = ci // cg
         for ry in range(kh):
             for rx in range(kw):
-                contrib = np.einsum("nhw,o->nohw", data[:, ci].astype(np.float64), kernel[ci, :, ry, rx])
+                contrib = np.einsum(
+                    "nhw,o->nohw", data[:, ci].astype(np.float64), kernel[ci, :, ry, rx]
+                )
                 ys, xs = ry * dh, rx * dw
-                out[:, g * og : (g + 1) * og, ys : ys + sh * h : sh, xs : xs + sw * w : sw] += contrib
+                out[:, g * og : (g + 1) * og, ys : ys + sh * h : sh, xs : xs + sw * w : sw] += (
+                    contrib
+                )
     return out[:, :, pt : full_h - pb, pl : full_w - pr]

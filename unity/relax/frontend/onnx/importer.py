@@ -37,6 +37,7 @@ from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Expr, Var
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
+from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.ops import CONVERTERS
 from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
 from unity.relax.struct_info import Dim, TensorStructInfo, sym
@@ -92,9 +93,12 @@ def from_onnx(
     if version < MIN_OPSET:
         warnings.warn(f"opset {version} is older than {MIN_OPSET}; importing with opset {MIN_OPSET} rules",
                       stacklevel=2)  # fmt: skip
-    _check_supported(model.graph)
+    domains = {o.domain or "": int(o.version) for o in model.opset_import}
+    domains[""] = max(version, MIN_OPSET)
+    _check_supported(model.graph, domains)
     importer = _GraphImporter(model.graph, max(version, MIN_OPSET), shape_dict or {}, dtype_dict,
                               keep_params_in_input)  # fmt: skip
+    importer.domains = domains
     return importer.run()
 
 
@@ -105,11 +109,20 @@ def _model_opset(model: onnx.ModelProto) -> int:
     return MIN_OPSET
 
 
-def _check_supported(graph: onnx.GraphProto) -> None:
+def _check_supported(graph: onnx.GraphProto, domains: Mapping[str, int]) -> None:
     missing = [(n.name or f"#{i}", n.op_type, n.domain) for i, n in enumerate(graph.node)
-               if n.domain not in ("", "ai.onnx") or n.op_type not in CONVERTERS]  # fmt: skip
+               if not _convertible(n, domains)]  # fmt: skip
     if missing:
         raise UnsupportedOpError(missing)
+
+
+def _convertible(node: onnx.NodeProto, domains: Mapping[str, int]) -> bool:
+    domain = "" if node.domain == "ai.onnx" else node.domain
+    if domain == "" and node.op_type in CONVERTERS:
+        return True
+    if domain not in domains:
+        return False
+    return has_function_body(node.op_type, domain, domains[domain])
 
 
 def elem_dtype(elem_type: int, where: str) -> str:
@@ -154,6 +167,7 @@ class _GraphImporter:
         self.bb = BlockBuilder()
         self.ctx = Context(self.bb, opset)
         self.env: dict[str, Value] = {}
+        self.domains: dict[str, int] = {"": opset}
         self._names: set[str] = set()
 
     def run(self) -> IRModule:
@@ -244,13 +258,17 @@ class _GraphImporter:
         return out
 
     # -- nodes ----------------------------------------------------------------------------
-    def _convert(self, proto: onnx.NodeProto, index: int) -> None:
+    def _convert(self, proto: onnx.NodeProto, index: int | str, opset: int | None = None) -> None:
+        opset = self.opset if opset is None else opset
         name = proto.name or f"{proto.op_type}_{index}"
         inputs = [self._lookup(n, proto, name) if n else None for n in proto.input]
         attrs = {a.name: _decode_attr(a) for a in proto.attribute}
-        node = NodeView(name, proto.op_type, inputs, attrs, self.opset, len(proto.output), list(proto.input))
+        node = NodeView(name, proto.op_type, inputs, attrs, opset, len(proto.output), list(proto.input))
         self.ctx.node = node
         outputs = self._fold(proto, node)
+        if outputs is None and (proto.domain not in ("", "ai.onnx") or proto.op_type not in CONVERTERS):
+            self._expand(proto, node, opset)
+            return
         if outputs is None:
             try:
                 result = CONVERTERS[proto.op_type](self.ctx, node)
@@ -262,6 +280,26 @@ class _GraphImporter:
         for out_name, value in zip(proto.output, outputs, strict=False):
             if out_name:
                 self.env[out_name] = value
+
+    def _expand(self, proto: onnx.NodeProto, node: NodeView, opset: int) -> None:
+        domain = "" if proto.domain == "ai.onnx" else proto.domain
+        version = opset if domain == "" else self.domains.get(domain, 1)
+        if not has_function_body(proto.op_type, domain, version):
+            raise UnsupportedOpError([(node.name, proto.op_type, proto.domain)])
+
+        def type_of(i: int) -> onnx.TypeProto | None:
+            value = node.input(i)
+            if value is None:
+                return None
+            sinfo = self.ctx.sinfo(value)
+            return tensor_type(sinfo.dtype, sinfo.shape)
+
+        try:
+            body, body_opset = expand(proto, f"{node.name}__", version, type_of)
+        except Exception as err:  # schema functions that cannot be built for these inputs
+            raise OnnxImportError(f"cannot expand its function body: {err}", node.name, proto.op_type) from err
+        for i, inner in enumerate(body):
+            self._convert(inner, f"{node.name}_{i}", body_opset if domain == "" else opset)
 
     def _lookup(self, name: str, proto: onnx.NodeProto, node_name: str) -> Value:
         if name not in self.env:

@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from unity.ir.diagnostics import DiagnosticError
 from unity.ir.op import Op
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Call, Expr
 from unity.relax.op.base import op_name
+from unity.relax.struct_info import TensorStructInfo
 
 LegalizeFn = Callable[[BlockBuilder, Call], Expr]
 """``legalize(bb, call)``: the expression replacing `call` (arguments are leaves)."""
@@ -45,13 +47,32 @@ def func_name(call: Call) -> str:
     return op_name(call).split(".")[-1]
 
 
-def call_te(bb: BlockBuilder, call: Call, topi_fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Call:
+def call_te(
+    bb: BlockBuilder, call: Call, topi_fn: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Call:
     """`bb.call_te(topi_fn, *args, **kwargs)` with the PrimFunc named after `call`'s op.
 
     Example:
         >>> call_te(bb, call, topi.nn.softmax, call.args[0], axis=-1)  # doctest: +SKIP
     """
     return bb.call_te(topi_fn, *args, primfunc_name_hint=func_name(call), **kwargs)
+
+
+def known_shape(call: Call) -> list[object]:
+    """The dims of `call`'s inferred result (a tensor of known shape), for shape-taking ops.
+
+    Raises:
+        DiagnosticError: the result shape is unknown.
+
+    Example:
+        >>> known_shape(op.reshape(x, (-1,)))  # doctest: +SKIP
+        [4*n]
+    """
+    sinfo = call.struct_info
+    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+        msg = f"{op_name(call)} needs a result of known shape to be legalized"
+        raise DiagnosticError(msg, call)
+    return list(sinfo.shape)
 
 
 def te_rule(topi_fn: Callable[..., Any], **fixed: Any) -> LegalizeFn:

@@ -9,24 +9,17 @@ Example:
 from __future__ import annotations
 
 from unity import topi
-from unity.ir.diagnostics import DiagnosticError
 from unity.relax import op
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Call, Expr, PrimValue
-from unity.relax.struct_info import TensorStructInfo
-from unity.relax.transform.legalize_ops.common import attrs_rule, call_te, register_legalize
-
-
-def _shape(call: Call) -> list[object]:
-    sinfo = call.struct_info
-    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
-        raise DiagnosticError(f"{call.op.name} needs a result of known shape to legalize", call)  # type: ignore[union-attr]
-    return list(sinfo.shape)
+from unity.relax.transform.legalize_ops.common import (
+    attrs_rule, call_te, known_shape, register_legalize,
+)  # fmt: skip
 
 
 def _fill_rule(value: float) -> object:
     def rule(bb: BlockBuilder, call: Call) -> Expr:
-        return call_te(bb, call, topi.full, _shape(call), call.attrs.dtype, value)  # type: ignore[union-attr]
+        return call_te(bb, call, topi.full, known_shape(call), call.attrs.dtype, value)  # type: ignore[union-attr]
 
     return rule
 
@@ -41,8 +34,10 @@ def legalize_full(bb: BlockBuilder, call: Call) -> Expr:
     value: object = fill
     if isinstance(fill, PrimValue):
         number = float(fill.value)
-        value = int(number) if number.is_integer() and not fill.dtype.startswith("float") else number
-    return call_te(bb, call, topi.full, _shape(call), call.attrs.dtype, value)  # type: ignore[union-attr]
+        value = (
+            int(number) if number.is_integer() and not fill.dtype.startswith("float") else number
+        )
+    return call_te(bb, call, topi.full, known_shape(call), call.attrs.dtype, value)  # type: ignore[union-attr]
 
 
 def legalize_arange(bb: BlockBuilder, call: Call) -> Expr:

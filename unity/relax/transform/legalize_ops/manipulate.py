@@ -12,19 +12,13 @@ Example:
 from __future__ import annotations
 
 from unity import topi
-from unity.ir.diagnostics import DiagnosticError
 from unity.relax import op
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Call, Expr, Tuple, TupleGetItem
-from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
-from unity.relax.transform.legalize_ops.common import attrs_rule, call_te, register_legalize
-
-
-def _known_shape(call: Call) -> list[object]:
-    sinfo = call.struct_info
-    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
-        raise DiagnosticError(f"{call.op.name} needs a result of known shape to legalize", call)  # type: ignore[union-attr]
-    return list(sinfo.shape)
+from unity.relax.struct_info import TupleStructInfo
+from unity.relax.transform.legalize_ops.common import (
+    attrs_rule, call_te, known_shape, register_legalize,
+)  # fmt: skip
 
 
 def legalize_reshape(bb: BlockBuilder, call: Call) -> Expr:
@@ -33,7 +27,7 @@ def legalize_reshape(bb: BlockBuilder, call: Call) -> Expr:
     Example:
         >>> legalize_reshape(bb, op.reshape(x, (-1,)))  # doctest: +SKIP
     """
-    return call_te(bb, call, topi.reshape, call.args[0], _known_shape(call))
+    return call_te(bb, call, topi.reshape, call.args[0], known_shape(call))
 
 
 def legalize_broadcast_to(bb: BlockBuilder, call: Call) -> Expr:
@@ -42,7 +36,7 @@ def legalize_broadcast_to(bb: BlockBuilder, call: Call) -> Expr:
     Example:
         >>> legalize_broadcast_to(bb, op.broadcast_to(x, (2, 3)))  # doctest: +SKIP
     """
-    return call_te(bb, call, topi.broadcast_to, call.args[0], _known_shape(call))
+    return call_te(bb, call, topi.broadcast_to, call.args[0], known_shape(call))
 
 
 def tuple_fields(bb: BlockBuilder, value: Expr) -> list[Expr]:
@@ -75,13 +69,19 @@ register_legalize(op.flatten, attrs_rule(topi.flatten, lambda a: {}))
 register_legalize(op.permute_dims, attrs_rule(topi.transpose, lambda a: {"axes": a.axes}))
 register_legalize(op.squeeze, attrs_rule(topi.squeeze, lambda a: {"axis": a.axes}))
 register_legalize(op.expand_dims, attrs_rule(topi.expand_dims, lambda a: {"axis": a.axes}))
-register_legalize(op.split, attrs_rule(
-    topi.split, lambda a: {"indices_or_sections": a.indices_or_sections, "axis": a.axis}))
+register_legalize(
+    op.split,
+    attrs_rule(
+        topi.split, lambda a: {"indices_or_sections": a.indices_or_sections, "axis": a.axis}
+    ),
+)
 register_legalize(op.strided_slice, attrs_rule(
     topi.strided_slice,
     lambda a: {"begin": a.begin, "end": a.end, "strides": a.strides, "axes": a.axes},
 ))  # fmt: skip
 register_legalize(op.take, attrs_rule(topi.take, lambda a: {"axis": a.axis}))
 register_legalize(op.gather_elements, attrs_rule(topi.gather_elements, lambda a: {"axis": a.axis}))
-register_legalize(op.scatter_elements, attrs_rule(
-    topi.scatter_elements, lambda a: {"axis": a.axis, "reduction": a.reduction}))
+register_legalize(
+    op.scatter_elements,
+    attrs_rule(topi.scatter_elements, lambda a: {"axis": a.axis, "reduction": a.reduction}),
+)

@@ -13,7 +13,12 @@ from unity import topi
 from unity.relax import op
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Call, Expr, Tuple
-from unity.relax.transform.legalize_ops.common import attrs_rule, call_te, register_legalize, te_rule
+from unity.relax.transform.legalize_ops.common import (
+    attrs_rule,
+    call_te,
+    register_legalize,
+    te_rule,
+)
 
 
 def _conv(a: object) -> dict[str, object]:
@@ -66,15 +71,25 @@ for _name in ("relu", "gelu", "gelu_tanh", "silu"):
 register_legalize(op.nn.softmax, attrs_rule(topi.nn.softmax, lambda a: {"axis": a.axis}))
 register_legalize(op.nn.log_softmax, attrs_rule(topi.nn.log_softmax, lambda a: {"axis": a.axis}))
 register_legalize(op.nn.conv2d, attrs_rule(topi.nn.conv2d, _conv))
-register_legalize(op.nn.conv2d_transpose, attrs_rule(
-    topi.nn.conv2d_transpose, lambda a: {**_conv(a), "output_padding": a.output_padding}))
+register_legalize(
+    op.nn.conv2d_transpose,
+    attrs_rule(
+        topi.nn.conv2d_transpose, lambda a: {**_conv(a), "output_padding": a.output_padding}
+    ),
+)
 register_legalize(op.nn.max_pool2d, attrs_rule(topi.nn.max_pool2d, lambda a: _pool(a, False)))
 register_legalize(op.nn.avg_pool2d, attrs_rule(topi.nn.avg_pool2d, lambda a: _pool(a, True)))
-register_legalize(op.nn.adaptive_avg_pool2d, attrs_rule(
-    topi.nn.adaptive_avg_pool2d, lambda a: {"output_size": a.output_size, "layout": a.layout}))
+register_legalize(
+    op.nn.adaptive_avg_pool2d,
+    attrs_rule(
+        topi.nn.adaptive_avg_pool2d, lambda a: {"output_size": a.output_size, "layout": a.layout}
+    ),
+)
 register_legalize(op.nn.batch_norm, attrs_rule(topi.nn.batch_norm, lambda a: _norm(a, "axis")))
 register_legalize(op.nn.layer_norm, attrs_rule(topi.nn.layer_norm, lambda a: _norm(a, "axes")))
-register_legalize(op.nn.group_norm, attrs_rule(
-    topi.nn.group_norm, lambda a: _norm(a, "num_groups", "channel_axis", "axes")))
+register_legalize(
+    op.nn.group_norm,
+    attrs_rule(topi.nn.group_norm, lambda a: _norm(a, "num_groups", "channel_axis", "axes")),
+)
 register_legalize(op.nn.pad, legalize_pad)
 register_legalize(op.nn.dropout, legalize_dropout)

@@ -6,11 +6,15 @@ Example:
 """
 
 from unity.relax.frontend.onnx.ops import (
-    activation, conv_pool, elementwise, linalg, normalization, reduce, shape,
+    activation, conv_pool, elementwise, indexing, linalg, normalization, quantize, reduce, resize,
+    shape,
 )  # fmt: skip
 from unity.relax.frontend.onnx.ops.common import Converter
 
-_FAMILIES = (activation, conv_pool, elementwise, linalg, normalization, reduce, shape)
+_FAMILIES = (
+    activation, conv_pool, elementwise, indexing, linalg, normalization, quantize, reduce, resize,
+    shape,
+)  # fmt: skip
 
 CONVERTERS: dict[str, Converter] = {}
 for _family in _FAMILIES:

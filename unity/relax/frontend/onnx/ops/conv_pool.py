@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sympy
-
 from unity.relax import op as R
 from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
+from unity.relax.frontend.onnx.ops.common import Converter, const_like
 from unity.relax.frontend.onnx.ops.linalg import shifted_int32
 from unity.relax.struct_info import Dim
 
@@ -143,14 +141,38 @@ def _pool(kind: str) -> Converter:
         kernel = [int(k) for k in node.attr("kernel_shape")]
         strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
         ceil = bool(node.attr("ceil_mode", 0))
+        include_pad = bool(node.attr("count_include_pad", 0))
+        if ceil:
+            new_pads, ceil = _ceil_as_padding(ctx, ctx.shape(x)[2:], kernel, strides, dilations, pads)
+            if kind == "avg" and include_pad and new_pads != pads:
+                ceil = True  # extra end padding would count in the divisor
+            else:
+                pads = new_pads
         args = (_pair(kernel, rank), _pair(strides, rank), _pads4(pads, rank), _pair(dilations, rank), ceil)
         if kind == "max":
             out = ctx.emit(R.nn.max_pool2d(x2, *args))
         else:
-            out = ctx.emit(R.nn.avg_pool2d(x2, *args, count_include_pad=bool(node.attr("count_include_pad", 0))))
+            out = ctx.emit(R.nn.avg_pool2d(x2, *args, count_include_pad=include_pad))
         return _from_2d(ctx, out, rank)
 
     return convert
+
+
+def _ceil_as_padding(ctx: Context, spatial: Sequence[Dim], kernel: list[int], strides: list[int],
+                     dilations: list[int], pads: list[int]) -> tuple[list[int], bool]:  # fmt: skip
+    """Turn ceil_mode into extra end padding: windows must start inside the input or its begin pad."""
+    if not all(d.is_number for d in spatial):
+        return pads, True
+    rank = len(kernel)
+    pads = list(pads)
+    for i in range(rank):
+        size, span = int(spatial[i]), (kernel[i] - 1) * dilations[i] + 1
+        room = size + pads[i] + pads[i + rank] - span
+        out = -(-room // strides[i]) + 1
+        if (out - 1) * strides[i] >= size + pads[i]:
+            out -= 1
+        pads[i + rank] += max((out - 1) * strides[i] + span - (size + pads[i] + pads[i + rank]), 0)
+    return pads, False
 
 
 def _lp_pool(ctx: Context, node: NodeView) -> Value:
@@ -187,8 +209,6 @@ def _conv_integer(ctx: Context, node: NodeView) -> Value:
     return _conv_core(ctx, NodeView(node.name, node.op_type, node.inputs[:2], node.attrs, node.opset,
                                     node.num_outputs), x, w, None)  # fmt: skip
 
-
-_ = (sympy, cast)
 
 CONVERTERS: dict[str, Converter] = {
     "Conv": _conv, "ConvTranspose": _conv_transpose, "ConvInteger": _conv_integer,

@@ -29,8 +29,6 @@ def _div(ctx: Context, node: NodeView) -> Value:
 def _mod(ctx: Context, node: NodeView) -> Value:
     a, b = ctx.expr(node.input(0)), ctx.expr(node.input(1))
     fmod = node.attr("fmod", 0)
-    if not fmod and not _is_int(ctx.dtype(a)):
-        raise ctx.fail("with fmod=0 is only defined for integer tensors (ONNX spec)")
     return ctx.emit((R.mod if fmod else R.floor_mod)(a, b))
 
 

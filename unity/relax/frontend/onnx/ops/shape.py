@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from unity.relax import op as R
-from unity.relax.expr import ShapeExpr, TupleGetItem
+from unity.relax.expr import Expr, ShapeExpr, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, axes_input
 from unity.relax.frontend.onnx.symbolic import make_value
@@ -168,7 +168,7 @@ def _pad(ctx: Context, node: NodeView) -> Value:
     else:
         pads = ctx.ints(node.input(1), "pads")
         fill = node.input(2)
-        value = 0.0 if fill is None else float(ctx.const(fill, "constant_value").reshape(-1)[0])
+        value = 0.0 if fill is None or not ctx.is_known(fill) else float(ctx.const(fill, "constant_value").reshape(-1)[0])
         axes = list(range(ndim)) if node.input(3) is None else ctx.ints(node.input(3), "axes")
     axes = ctx.normalize_axes(axes, ndim)
     if len(pads) != 2 * len(axes):
@@ -179,12 +179,20 @@ def _pad(ctx: Context, node: NodeView) -> Value:
     out = x
     if any(w > 0 for w in width):
         out = ctx.emit(R.nn.pad(x, [max(w, 0) for w in width], value, mode))
+        if node.opset >= 11 and node.input(2) is not None and not ctx.is_known(node.input(2)):
+            out = _fill_padding(ctx, x, out, [max(w, 0) for w in width], ctx.expr(node.input(2)))
     crop = [a for a in range(ndim) if width[2 * a] < 0 or width[2 * a + 1] < 0]
     if crop:
         begin = [-min(width[2 * a], 0) for a in crop]
         end = [min(width[2 * a + 1], 0) or INT64_MAX for a in crop]
         out = ctx.emit(R.strided_slice(out, crop, begin, end))
     return out
+
+
+def _fill_padding(ctx: Context, x: Expr, padded: Expr, width: list[int], fill: Expr) -> Expr:
+    """Replace the padding of `padded` with the run-time scalar `fill`."""
+    inside = ctx.emit(R.nn.pad(ctx.emit(R.ones(ctx.shape(x), "bool")), width, 0.0))
+    return ctx.emit(R.where(inside, padded, ctx.emit(R.reshape(fill, ()))))
 
 
 def _fill_value(ctx: Context, node: NodeView) -> np.ndarray:

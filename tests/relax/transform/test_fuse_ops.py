@@ -1,0 +1,320 @@
+"""FuseOps: call_tirs grouped into Primitive relax functions with TVM's dominator rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unity import relax, topi
+from unity.ir.module import IRModule
+from unity.ir.structural import assert_structural_equal
+from unity.ir.transform import PassContext
+from unity.relax import BlockBuilder, Call, Function, Var, op
+from unity.relax import TensorStructInfo as TS
+from unity.relax.analysis import well_formed
+from unity.relax.transform import AnnotateTIROpPattern, FuseOps, LegalizeOps
+from unity.script import ir as I
+from unity.script import relax as R
+from unity.script import tir as T
+
+from .reference import evaluate
+
+RNG = np.random.default_rng(13)
+
+
+def _rand(*shape):
+    return RNG.standard_normal(shape).astype("float32")
+
+
+def test_docstring_example_matmul_bias_relu_become_one_function():
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def matmul(x: T.Buffer((T.int64("n"), T.int64(4)), "float32"),
+                   w: T.Buffer((T.int64(4), T.int64(4)), "float32"),
+                   y: T.Buffer((T.int64("n"), T.int64(4)), "float32")):  # fmt: skip
+            T.func_attr({"op_pattern": 4})
+            for i, j, k in T.grid(n, T.int64(4), T.int64(4)):
+                with T.block("matmul"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        y[vi, vj] = T.float32(0.0)
+                    y[vi, vj] = y[vi, vj] + x[vi, vk] * w[vk, vj]
+
+        @T.prim_func
+        def add(x: T.Buffer((T.int64("n"), T.int64(4)), "float32"),
+                b: T.Buffer((T.int64(4),), "float32"),
+                y: T.Buffer((T.int64("n"), T.int64(4)), "float32")):  # fmt: skip
+            T.func_attr({"op_pattern": 1})
+            for i, j in T.grid(n, T.int64(4)):
+                with T.block("add"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    y[vi, vj] = x[vi, vj] + b[vj]
+
+        @T.prim_func
+        def relu(x: T.Buffer((T.int64("n"), T.int64(4)), "float32"),
+                 y: T.Buffer((T.int64("n"), T.int64(4)), "float32")):  # fmt: skip
+            T.func_attr({"op_pattern": 0})
+            for i, j in T.grid(n, T.int64(4)):
+                with T.block("relu"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    y[vi, vj] = T.max(x[vi, vj], T.float32(0.0))
+
+        @R.function
+        def main(x: R.Tensor(("n", 4), "float32"), w: R.Tensor((4, 4), "float32"),
+                 b: R.Tensor((4,), "float32")):  # fmt: skip
+            n = T.int64()
+            with R.dataflow():
+                lv = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((n, 4), "float32"))
+                lv1 = R.call_tir(cls.add, (lv, b), out_sinfo=R.Tensor((n, 4), "float32"))
+                gv = R.call_tir(cls.relu, (lv1,), out_sinfo=R.Tensor((n, 4), "float32"))
+                R.output(gv)
+            return gv
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def matmul(x: T.Buffer((T.int64("n"), T.int64(4)), "float32"),
+                   w: T.Buffer((T.int64(4), T.int64(4)), "float32"),
+                   y: T.Buffer((T.int64("n"), T.int64(4)), "float32")):  # fmt: skip
+            T.func_attr({"op_pattern": 4})
+            for i, j, k in T.grid(n, T.int64(4), T.int64(4)):
+                with T.block("matmul"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        y[vi, vj] = T.float32(0.0)
+                    y[vi, vj] = y[vi, vj] + x[vi, vk] * w[vk, vj]
+
+        @T.prim_func
+        def add(x: T.Buffer((T.int64("n"), T.int64(4)), "float32"),
+                b: T.Buffer((T.int64(4),), "float32"),
+                y: T.Buffer((T.int64("n"), T.int64(4)), "float32")):  # fmt: skip
+            T.func_attr({"op_pattern": 1})
+            for i, j in T.grid(n, T.int64(4)):
+                with T.block("add"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    y[vi, vj] = x[vi, vj] + b[vj]
+
+        @T.prim_func
+        def relu(x: T.Buffer((T.int64("n"), T.int64(4)), "float32"),
+                 y: T.Buffer((T.int64("n"), T.int64(4)), "float32")):  # fmt: skip
+            T.func_attr({"op_pattern": 0})
+            for i, j in T.grid(n, T.int64(4)):
+                with T.block("relu"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    y[vi, vj] = T.max(x[vi, vj], T.float32(0.0))
+
+        @R.function(private=True)
+        def fused_matmul_add_relu(x: R.Tensor(("n", 4), "float32"), w: R.Tensor((4, 4), "float32"),
+                                  b: R.Tensor((4,), "float32")) -> R.Tensor(("n", 4), "float32"):  # fmt: skip
+            R.func_attr({"Primitive": True})
+            n = T.int64()
+            with R.dataflow():
+                lv = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((n, 4), "float32"))
+                lv1 = R.call_tir(cls.add, (lv, b), out_sinfo=R.Tensor((n, 4), "float32"))
+                gv = R.call_tir(cls.relu, (lv1,), out_sinfo=R.Tensor((n, 4), "float32"))
+                R.output(gv)
+            return gv
+
+        @R.function
+        def main(x: R.Tensor(("n", 4), "float32"), w: R.Tensor((4, 4), "float32"),
+                 b: R.Tensor((4,), "float32")):  # fmt: skip
+            n = T.int64()
+            with R.dataflow():
+                gv = cls.fused_matmul_add_relu(x, w, b)
+                R.output(gv)
+            return gv
+
+    after = FuseOps()(Before)
+    assert_structural_equal(after, Expected)
+    assert well_formed(after)
+    x, w, b = _rand(3, 4), _rand(4, 4), _rand(4)
+    reference = np.maximum(x @ w + b, 0)
+    for mod in (Before, after):
+        np.testing.assert_allclose(evaluate(mod, x, w, b), reference, rtol=1e-5, atol=1e-6)
+
+
+# -- networks built with BlockBuilder + LegalizeOps ------------------------------------------
+
+
+def _fused(body, *params) -> IRModule:
+    """Legalize, annotate and fuse `body(bb, *params)` built inside a dataflow block."""
+    bb = BlockBuilder()
+    with bb.function("main", list(params)):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, *params))
+        bb.emit_func_output(out)
+    mod = AnnotateTIROpPattern()(LegalizeOps()(bb.get()))
+    return mod, FuseOps()(mod)
+
+
+def _main_calls(mod: IRModule) -> list[str]:
+    """What each binding of main calls: a fused function's name or a PrimFunc's."""
+    names = []
+    for block in mod["main"].body.blocks:
+        for b in block.bindings:
+            v = b.value
+            if isinstance(v, Call) and v.op is op.call_tir:
+                names.append(v.args[0].name_hint)
+            elif isinstance(v, Call):
+                names.append(v.op.name_hint)
+    return names
+
+
+def _primitive_names(mod: IRModule) -> list[str]:
+    return sorted(gv.name_hint for gv, f in mod.items()
+                  if isinstance(f, Function) and f.attrs.get("Primitive"))  # fmt: skip
+
+
+def _check_same_results(before: IRModule, after: IRModule, *inputs: np.ndarray) -> None:
+    np.testing.assert_allclose(evaluate(after, *inputs), evaluate(before, *inputs),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_conv2d_bias_relu_residual_add_is_one_group():
+    x = Var("x", TS(("n", 4, 6, 6), "float32"))
+    w = Var("w", TS((4, 4, 3, 3), "float32"))
+    s = Var("s", TS((1, 4, 1, 1), "float32"))
+
+    def body(bb, x, w, s):
+        y = bb.emit(op.nn.conv2d(x, w, padding=1))
+        y = bb.emit(op.add(y, s))
+        y = bb.emit(op.nn.relu(y))
+        return op.add(y, x)
+
+    before, after = _fused(body, x, w, s)
+    assert _main_calls(after) == ["fused_conv2d_add_relu_add1"]
+    assert well_formed(after)
+    _check_same_results(before, after, _rand(2, 4, 6, 6), _rand(4, 4, 3, 3), _rand(1, 4, 1, 1))
+
+
+def test_injective_chain_fuses():
+    x = Var("x", TS(("n", 6), "float32"))
+
+    def body(bb, x):
+        y = bb.emit(op.permute_dims(x))
+        y = bb.emit(op.exp(y))
+        return op.permute_dims(y)
+
+    before, after = _fused(body, x)
+    assert len(_main_calls(after)) == 1 and _main_calls(after)[0].startswith("fused_")
+    _check_same_results(before, after, _rand(3, 6))
+
+
+def test_reduction_absorbs_elementwise_producer_but_not_its_consumer():
+    x = Var("x", TS(("n", 6), "float32"))
+
+    def body(bb, x):
+        y = bb.emit(op.exp(x))
+        y = bb.emit(op.sum(y, axis=[1]))
+        return op.sqrt(y)
+
+    before, after = _fused(body, x)
+    assert _main_calls(after) == ["fused_exp_sum", "sqrt"]
+    _check_same_results(before, after, _rand(3, 6))
+
+
+def test_two_matmuls_stay_apart():
+    x = Var("x", TS((2, 4), "float32"))
+    w = Var("w", TS((4, 4), "float32"))
+
+    def body(bb, x, w):
+        y = bb.emit(op.matmul(x, w))
+        y = bb.emit(op.nn.relu(y))
+        return op.matmul(y, w)
+
+    before, after = _fused(body, x, w)
+    assert _main_calls(after) == ["fused_matmul_relu", "matmul"]
+    _check_same_results(before, after, _rand(2, 4), _rand(4, 4))
+
+
+def test_diamond_of_elementwise_ops_is_one_group():
+    x = Var("x", TS((3, 5), "float32"))
+
+    def body(bb, x):
+        e = bb.emit(op.exp(x))
+        a = bb.emit(op.add(e, x))
+        m = bb.emit(op.multiply(e, e))
+        return op.subtract(a, m)
+
+    before, after = _fused(body, x)
+    assert _main_calls(after) == ["fused_exp_add_multiply_subtract"]
+    fused = after["fused_exp_add_multiply_subtract"]
+    assert [p.name_hint for p in fused.params] == ["x"]
+    _check_same_results(before, after, _rand(3, 5))
+
+
+def test_value_also_read_by_a_reduction_is_not_fused_past_it():
+    x = Var("x", TS((3, 5), "float32"))
+
+    def body(bb, x):
+        e = bb.emit(op.exp(x))
+        t = bb.emit(op.sum(e, axis=[1]))  # a reduction consumes e...
+        r = bb.emit(op.nn.relu(e))  # ...and so does relu: e has no single elementwise consumer
+        return op.add(r, op.expand_dims(t, 1))
+
+    before, after = _fused(body, x)
+    # exp's post-dominator is the final add, reached through the sum: exp stays alone;
+    # the reduction does not absorb its consumers; relu and expand_dims fuse into the add
+    assert _main_calls(after) == ["exp", "sum", "fused_relu_expand_dims_add"]
+    assert well_formed(after)
+    _check_same_results(before, after, _rand(3, 5))
+
+
+def test_constants_become_parameters_of_the_fused_function():
+    x = Var("x", TS((4,), "float32"))
+
+    def body(bb, x):
+        y = bb.emit(op.add(x, relax.const(np.arange(4, dtype="float32"))))
+        return op.nn.relu(y)
+
+    before, after = _fused(body, x)
+    (name,) = _primitive_names(after)
+    assert len(after[name].params) == 2
+    assert isinstance(after["main"].body.blocks[0].bindings[0].value.args[1], relax.Constant)
+    _check_same_results(before, after, _rand(4))
+
+
+def test_max_depth_config_limits_group_size():
+    x = Var("x", TS((4,), "float32"))
+
+    def body(bb, x):
+        y = x
+        for _ in range(5):
+            y = bb.emit(op.exp(y))
+        return op.nn.relu(y)
+
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, x))
+        bb.emit_func_output(out)
+    mod = AnnotateTIROpPattern()(LegalizeOps()(bb.get()))
+    assert len(_main_calls(FuseOps()(mod))) == 1
+    with PassContext(config={"relax.FuseOps.max_depth": 2}):
+        limited = FuseOps()(mod)
+    assert len(_main_calls(limited)) == 3
+    for name in _primitive_names(limited):
+        assert len(limited[name].body.blocks[0].bindings) <= 2
+    _check_same_results(mod, limited, _rand(4))
+
+
+def test_nothing_to_fuse_and_level_zero_return_the_same_module():
+    x = Var("x", TS((2, 4), "float32"))
+    w = Var("w", TS((4, 4), "float32"))
+    before, after = _fused(lambda bb, x, w: op.matmul(x, w), x, w)
+    assert after is before
+    _, chain = _fused(lambda bb, x, w: op.nn.relu(bb.emit(op.exp(x))), x, w)
+    assert FuseOps(fuse_opt_level=0)(chain) is chain
+
+
+def test_prim_funcs_without_op_pattern_are_opaque():
+    x = Var("x", TS((4,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit_te(topi.exp, x)
+            out = bb.emit_output(bb.call_te(topi.nn.relu, y))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    assert FuseOps()(mod) is mod
+    assert len(_main_calls(FuseOps()(AnnotateTIROpPattern()(mod)))) == 1

@@ -1,0 +1,85 @@
+"""resize2d vs the ONNX reference implementation of Resize (modes and rounding)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.topi.run import check, rand
+from unity import te, topi
+
+onnx = pytest.importorskip("onnx")
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+
+def _onnx_resize(x: np.ndarray, sizes: tuple[int, int], **attrs: object) -> np.ndarray:
+    node = helper.make_node("Resize", ["X", "", "", "sizes"], ["Y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("sizes", onnx.TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    full = np.array([*x.shape[:2], *sizes], "int64")
+    return ReferenceEvaluator(model).run(None, {"X": x, "sizes": full})[0]
+
+
+CASES = [
+    ("nearest_neighbor", "nearest", "asymmetric", "floor", (6, 3)),
+    ("nearest_neighbor", "nearest", "half_pixel", "round_prefer_floor", (7, 5)),
+    ("nearest_neighbor", "nearest", "align_corners", "round_prefer_ceil", (3, 8)),
+    ("nearest_neighbor", "nearest", "asymmetric", "ceil", (5, 5)),
+    ("linear", "linear", "half_pixel", "floor", (7, 3)),
+    ("linear", "linear", "align_corners", "floor", (8, 6)),
+    ("linear", "linear", "pytorch_half_pixel", "floor", (1, 6)),
+    ("linear", "linear", "asymmetric", "floor", (2, 9)),
+    ("linear", "linear", "half_pixel_symmetric", "floor", (6, 7)),
+    ("cubic", "cubic", "half_pixel", "floor", (7, 6)),
+    ("cubic", "cubic", "align_corners", "floor", (3, 2)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("method", "onnx_mode", "coord", "rounding", "size"), CASES)
+def test_resize_matches_onnx_reference(method, onnx_mode, coord, rounding, size):
+    x_t = te.placeholder((1, 2, 4, 5), name="x")
+    x = rand((1, 2, 4, 5))
+    out = topi.image.resize2d(x_t, size, "NCHW", method, coord, rounding)
+    attrs = {"mode": onnx_mode, "coordinate_transformation_mode": coord}
+    if method == "nearest_neighbor":
+        attrs["nearest_mode"] = rounding
+    check([x_t], out, [x], _onnx_resize(x, size, **attrs), rtol=1e-5, atol=1e-5)
+
+
+def test_cubic_exclude_outside_and_pytorch_alpha():
+    x_t = te.placeholder((1, 1, 5, 4), name="x")
+    x = rand((1, 1, 5, 4))
+    out = topi.image.resize2d(x_t, (8, 7), method="cubic", cubic_alpha=-0.5, cubic_exclude=True)
+    want = _onnx_resize(x, (8, 7), mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
+    check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)
+
+
+def test_nhwc_with_symbolic_input_size():
+    h = te.var("h")
+    x_t = te.placeholder((1, h, h, 2), name="x")
+    out = topi.image.resize2d(x_t, (6, 6), "NHWC", "linear")
+    for s in (3, 4):
+        x = rand((1, s, s, 2))
+        want = _onnx_resize(x.transpose(0, 3, 1, 2), (6, 6), mode="linear").transpose(0, 2, 3, 1)
+        check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)
+
+
+def test_tf_half_pixel_for_nn():
+    x_t = te.placeholder((1, 1, 4, 4), name="x")
+    x = rand((1, 1, 4, 4))
+    out = topi.image.resize2d(
+        x_t,
+        (6, 3),
+        method="nearest_neighbor",
+        coordinate_transformation_mode="tf_half_pixel_for_nn",
+        rounding_method="floor",
+    )
+    rows = np.minimum(np.floor((np.arange(6) + 0.5) * 4 / 6), 3).astype(int)
+    cols = np.minimum(np.floor((np.arange(3) + 0.5) * 4 / 3), 3).astype(int)
+    check([x_t], out, [x], x[:, :, rows][:, :, :, cols])

@@ -1,0 +1,248 @@
+"""What the default rules read from a PrimFunc: its blocks, their loops and roles.
+
+Every rule decides from structure only (iteration types, how loop variables index the
+buffers), never from a block or function name.  `block_infos` lists the blocks of the
+root scope with the loops above each; a function whose blocks do not each sit alone
+under their own perfect loop nest (one already scheduled by hand, say) gets no
+`BlockInfo` list at all, and only the fallback rule applies to it.
+
+Example:
+    >>> infos = block_infos(func)  # doctest: +SKIP
+    >>> [(b.name, b.is_reduction) for b in infos]  # doctest: +SKIP
+    [('T_pad_data', False), ('T_conv2d', True)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.schedule.analysis import as_int, child_realizes, linear, used_vars
+from unity.tir.buffer import Buffer
+from unity.tir.expr import BufferLoad, IterType, PrimExpr, Var
+from unity.tir.function import PrimFunc
+from unity.tir.functor import post_order_visit
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind
+
+__all__ = ["BlockInfo", "block_infos", "const_extent", "loads_of", "root_block", "work_size"]
+
+
+@dataclass
+class BlockInfo:
+    """One block of the root scope and the loops directly above it.
+
+    Attributes:
+        name: The block's name (used only to get a handle, never to choose a rule).
+        realize: Its `BlockRealize`.
+        loops: The loops above it in the root scope, outermost first.
+        loop_kinds: Per loop, `"S"` (feeds only spatial iter vars), `"R"` (feeds a
+            reduction iter var) or `"O"` (feeds none: a unit or unused loop).
+    """
+
+    name: str
+    realize: BlockRealize
+    loops: list[For]
+    loop_kinds: list[str]
+
+    @property
+    def block(self) -> Block:
+        """The `Block` itself."""
+        return self.realize.block
+
+    @property
+    def is_reduction(self) -> bool:
+        """True when the block has a reduction (or opaque) iteration variable."""
+        return any(iv.iter_type is not IterType.SPATIAL for iv in self.block.iter_vars)
+
+    @property
+    def store(self) -> BufferStore | None:
+        """The block body's single `BufferStore`, or None when the body is anything else."""
+        body = self.block.body
+        return body if isinstance(body, BufferStore) else None
+
+    @property
+    def output(self) -> Buffer | None:
+        """The one buffer the block writes (None when it writes several)."""
+        writes = {r.buffer for r in self.block.writes}
+        return next(iter(writes)) if len(writes) == 1 else None
+
+    def loop_of(self, iter_var: Var) -> int | None:
+        """Index of the loop an iteration variable is bound to directly, if any."""
+        for iv, value in zip(self.block.iter_vars, self.realize.iter_values):
+            if iv.var is iter_var and isinstance(value, Var):
+                for n, loop in enumerate(self.loops):
+                    if loop.loop_var is value:
+                        return n
+        return None
+
+    def trivial_binding(self) -> bool:
+        """True when every iteration variable is bound to exactly one loop var, in order.
+
+        Example:
+            >>> info.trivial_binding()  # doctest: +SKIP
+            True
+        """
+        loop_vars = [loop.loop_var for loop in self.loops]
+        values = list(self.realize.iter_values)
+        if len(values) != len(loop_vars) or not all(isinstance(v, Var) for v in values):
+            return False
+        return all(v is lv for v, lv in zip(values, loop_vars)) and _unit_min(self.loops)
+
+
+def _unit_min(loops: list[For]) -> bool:
+    return all(as_int(loop.min) == 0 and loop.kind is ForKind.SERIAL for loop in loops)
+
+
+def root_block(func: PrimFunc) -> Block | None:
+    """The root block of `func` (the block its body realizes), or None.
+
+    Example:
+        >>> root_block(func).name_hint  # doctest: +SKIP
+        'root'
+    """
+    body = func.body
+    if isinstance(body, BlockRealize):
+        return body.block
+    return None
+
+
+def block_infos(func: PrimFunc) -> list[BlockInfo] | None:
+    """The blocks of the root scope, each with its loop nest; None if not in canonical form.
+
+    Canonical: the root scope holds a sequence of perfect loop nests, each ending in
+    exactly one block (no `init` sharing, no loop above two blocks), every loop serial.
+
+    Example:
+        >>> [b.name for b in block_infos(func)]  # doctest: +SKIP
+        ['T_add']
+    """
+    root = root_block(func)
+    scope = root.body if root is not None else func.body
+    realizes = child_realizes(scope)
+    infos: list[BlockInfo] = []
+    for realize in realizes:
+        loops = _loops_above(scope, realize)
+        if loops is None:
+            return None
+        infos.append(BlockInfo(realize.block.name_hint, realize, loops, _kinds(realize, loops)))
+    names = [b.name for b in infos]
+    if len(set(names)) != len(names):
+        return None
+    return infos
+
+
+def _loops_above(scope, realize: BlockRealize) -> list[For] | None:
+    from unity.schedule.tree import find_path
+    from unity.tir.stmt import SeqStmt
+
+    path = find_path(scope, lambda s: s is realize)
+    if path is None:
+        return None
+    loops: list[For] = []
+    for s in path[:-1]:
+        if isinstance(s, For):
+            if s.kind is not ForKind.SERIAL or s.thread_binding is not None:
+                return None
+            loops.append(s)
+        elif isinstance(s, SeqStmt):
+            if loops:  # a loop over several statements: not a perfect nest
+                return None
+        elif s is not scope:
+            return None
+    return loops
+
+
+def _kinds(realize: BlockRealize, loops: list[For]) -> list[str]:
+    kinds = []
+    for loop in loops:
+        kind = "O"
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if loop.loop_var in used_vars(value):
+                kind = "S" if iv.iter_type is IterType.SPATIAL and kind != "R" else "R"
+        kinds.append(kind)
+    return kinds
+
+
+def const_extent(loop: For) -> int | None:
+    """The loop's extent as an int, or None when symbolic.
+
+    Example:
+        >>> const_extent(loop)  # doctest: +SKIP
+        16
+    """
+    return as_int(loop.extent)
+
+
+def work_size(info: BlockInfo) -> int | None:
+    """Iterations of the block's loop nest, or None when an extent is symbolic."""
+    total = 1
+    for loop in info.loops:
+        extent = const_extent(loop)
+        if extent is None:
+            return None
+        total *= extent
+    return total
+
+
+def loads_of(expr_or_stmt) -> list[BufferLoad]:
+    """Every `BufferLoad` in an expression or statement, in visiting order.
+
+    Example:
+        >>> [l.buffer.name for l in loads_of(info.store.value)]  # doctest: +SKIP
+        ['A', 'B']
+    """
+    out: list[BufferLoad] = []
+    post_order_visit(expr_or_stmt, lambda n: out.append(n) if isinstance(n, BufferLoad) else None)
+    return out
+
+
+def stride_in(indices: tuple[PrimExpr, ...], var: Var) -> int | None:
+    """Coefficient of `var` in the LAST index, if it appears only there (else None).
+
+    A result of 1 means consecutive `var` values touch consecutive elements.
+
+    Example:
+        >>> stride_in((i, j), j)  # doctest: +SKIP
+        1
+    """
+    if not indices:
+        return None
+    for index in indices[:-1]:
+        if var in used_vars(index):
+            return None
+    lin = linear(indices[-1])
+    if lin is None:
+        return None
+    return lin[0].get(var, 0)
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What the rules know about the target.
+
+    Attributes:
+        lanes: float32 lanes of one vector register (16 with AVX-512, 8 with AVX2).
+        num_cores: Threads a parallel loop runs on.
+        parallel_min_work: Loop-nest iterations below which a nest stays serial (a
+            parallel launch costs more than it saves).
+    """
+
+    lanes: int = 16
+    num_cores: int = 2
+    parallel_min_work: int = 16384
+
+    @staticmethod
+    def for_target(target=None) -> RuleContext:
+        """The context of an `llvm` target (the host CPU when None).
+
+        Example:
+            >>> RuleContext.for_target("llvm -mattr=+avx2,-avx512f").lanes in (8, 16)
+            True
+        """
+        from unity.target import Target
+
+        t = Target(target if target is not None else "llvm")
+        if t.kind != "llvm":
+            raise ValueError(f"default schedules: only llvm (CPU) targets are supported, got {t}")
+        features = t.features.split(",")
+        lanes = 16 if "+avx512f" in features else 8 if "+avx" in features else 4
+        return RuleContext(lanes=lanes, num_cores=max(1, t.num_cores))

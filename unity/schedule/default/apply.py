@@ -1,0 +1,130 @@
+"""`apply_default_schedules`: pick a rule for every block of every unscheduled PrimFunc.
+
+The choice reads structure only (iteration types, access patterns), never names:
+
+1. spatial blocks writing an intermediate buffer are inlined into their consumers
+   (`compute_inline` checks legality), except into matmul/conv anchors, whose inner
+   loop should read plain memory;
+2. each remaining block takes the first rule that claims it: `matmul` (one reduction
+   axis, a product of two operands, output contiguous in one of them or packable),
+   `conv2d` (a windowed product over a padded input), `reduction`, `injective`;
+   matmul and conv also take their elementwise epilogue (bias, activation) into their
+   tile loop;
+3. a rule that raises `ScheduleError` is undone and the block gets `fallback`.
+
+A function carrying the attribute ``tir.is_scheduled`` is left as it is; every
+function the rules visit gets the attribute, so running the pass twice is a no-op.
+
+Example:
+    >>> mod = apply_default_schedules(mod, "llvm")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from unity.ir.module import IRModule
+from unity.schedule.default import conv2d, injective, matmul, reduction
+from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos
+from unity.schedule.default.fallback import schedule_fallback
+from unity.schedule.error import ScheduleError
+from unity.schedule.schedule import Schedule
+from unity.tir.function import PrimFunc
+
+__all__ = ["apply_default_schedules", "schedule_primfunc"]
+
+Rule = Callable[[Schedule, BlockInfo, RuleContext], "list[str] | None"]
+
+
+def apply_default_schedules(mod: IRModule, target=None) -> IRModule:
+    """Schedule every PrimFunc of `mod` that has no ``tir.is_scheduled`` attribute.
+
+    Args:
+        mod: The module; relax functions pass through unchanged.
+        target: An `llvm` target (string, dict or `Target`); None means the host CPU.
+
+    Returns:
+        A new module whose PrimFuncs are scheduled and marked ``tir.is_scheduled``.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((64, 64), name="A")
+        >>> B = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
+        >>> mod = IRModule({"main": te.create_prim_func([A, B])})
+        >>> apply_default_schedules(mod)["main"].attrs["tir.is_scheduled"]
+        True
+    """
+    ctx = RuleContext.for_target(target)
+    out = mod.copy()
+    for gv, func in list(mod.items()):
+        if isinstance(func, PrimFunc) and not func.attrs.get("tir.is_scheduled"):
+            out.update_func(gv, schedule_primfunc(func, ctx))
+    return out
+
+
+def schedule_primfunc(func: PrimFunc, ctx: RuleContext | None = None) -> PrimFunc:
+    """The default schedule of one PrimFunc (marked ``tir.is_scheduled``).
+
+    Example:
+        >>> scheduled = schedule_primfunc(func)  # doctest: +SKIP
+    """
+    ctx = ctx or RuleContext.for_target(None)
+    sch = Schedule(func)
+    infos = block_infos(func)
+    if infos is not None:
+        anchors = {b.name for b in infos if _anchor_rule(b) is not None}
+        _inline_spatial(sch, func, infos, anchors)
+        infos = block_infos(sch.mod["main"]) or []
+        done: set[str] = set()
+        for info in infos:
+            if info.name in done:
+                continue
+            done |= _schedule_block(sch, info, ctx)
+    return sch.mod["main"].with_attr("tir.is_scheduled", True)
+
+
+def _anchor_rule(info: BlockInfo) -> Rule | None:
+    if matmul.applies(info):
+        return matmul.schedule_matmul
+    if conv2d.applies(info):
+        return conv2d.schedule_conv2d
+    return None
+
+
+def _schedule_block(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> set[str]:
+    """Apply the first rule that claims `info`; return the names of the blocks it handled."""
+    rules: list[Rule] = []
+    anchor = _anchor_rule(info)
+    if anchor is not None:
+        rules.append(anchor)
+    if reduction.applies(info):
+        rules.append(reduction.schedule_reduction)
+    if injective.applies(info):
+        rules.append(injective.schedule_injective)
+    rules.append(schedule_fallback)
+    for rule in rules:
+        trial = sch.copy()
+        try:
+            handled = rule(trial, info, ctx)
+        except ScheduleError:
+            continue
+        sch.state, sch.trace = trial.state, trial.trace
+        return {info.name, *(handled or ())}
+    return {info.name}
+
+
+def _inline_spatial(sch: Schedule, func: PrimFunc, infos: list[BlockInfo], anchors: set[str]) -> None:
+    """Inline spatial blocks that write intermediate buffers into their consumers."""
+    params = set(func.buffer_params())
+    for info in infos:
+        if info.is_reduction or info.output is None or info.output in params:
+            continue
+        readers = [b for b in infos if b is not info and info.output in {r.buffer for r in b.block.reads}]
+        if not readers or any(b.name in anchors for b in readers):
+            continue
+        trial = sch.copy()
+        try:
+            trial.compute_inline(trial.get_block(info.name))
+        except ScheduleError:
+            continue
+        sch.state, sch.trace = trial.state, trial.trace

@@ -1,0 +1,182 @@
+"""Default rule for matmul, dense and batch matmul: register + cache tiling.
+
+Claims a reduction block ``C[b.., i, j] += A[.., i, .., k] * B[.., k, .., j]`` (any order
+of `k` and `j` in `B`, optional casts) with a single reduction axis `k`, `i` not in
+`B` and `j` not in `A`.  With constant `i`/`j` extents that tile (see `_tiles`):
+
+- `B` (2-D) is packed into ``[N / tj, K, tj]`` so that a `tj`-column panel is one
+  contiguous stream (parallel copy, vectorized along the panel);
+- `C` is tiled `ti x tj`; the tile accumulates in a `local` buffer that LLVM keeps in
+  registers; loops ``(b.., i0) parallel / j0 / k0 / k1 / i1 unrolled / j1 vectorized``,
+  with `K` blocked by 256 when it divides;
+- an elementwise epilogue reading `C` (bias, activation) is inlined into the tile's
+  write-back.
+
+Otherwise (symbolic or odd sizes, `B` with batch dims and `j` not contiguous) the
+simple schedule: ``(b.., i) parallel / k / j vectorized`` (a vector of outputs
+accumulates along `k`, so the summation order per element is unchanged).
+
+Before::
+
+    for i, j, k in T.grid(1024, 1024, 1024):
+        with T.block("C"): ...  C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+After ``schedule_matmul`` (abridged)::
+
+    for i0 in T.parallel(128):
+        for j0 in range(32):
+            for i1_init in T.unroll(8): for j1_init in T.vectorized(32): C_local[...] = 0
+            for k0, k1, i1 in T.grid(4, 256, 8): for j1 in T.vectorized(32): C_local += ...
+            for ax0 in range(8): for ax1 in T.vectorized(32): C[...] = C_local[...]
+"""
+
+from __future__ import annotations
+
+from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of, work_size
+from unity.schedule.default.epilogue import inline_epilogue
+from unity.schedule.default.injective import parallel_outer
+from unity.schedule.error import ScheduleError
+from unity.schedule.schedule import Schedule
+from unity.tir.expr import Add, BufferLoad, Cast, IterType, Mul, PrimExpr, Var
+
+__all__ = ["applies", "match", "schedule_matmul"]
+
+
+def _strip(expr: PrimExpr) -> PrimExpr:
+    while isinstance(expr, Cast):
+        expr = expr.value
+    return expr
+
+
+def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad, Var, Var, Var] | None:
+    """`(A load, B load, i, j, k)` iteration vars of a matmul-like block, else None.
+
+    Example:
+        >>> a, b, i, j, k = match(info)  # doctest: +SKIP
+    """
+    store = info.store
+    if store is None or not info.is_reduction or not info.trivial_binding():
+        return None
+    reduce = [iv.var for iv in info.block.iter_vars if iv.iter_type is not IterType.SPATIAL]
+    if len(reduce) != 1 or info.loop_kinds[-1] != "R" or "R" in info.loop_kinds[:-1]:
+        return None
+    value = store.value
+    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
+        return None
+    acc, prod = value.a, _strip(value.b)
+    if acc.buffer is not store.buffer or not isinstance(prod, Mul):
+        return None
+    lhs, rhs = _strip(prod.a), _strip(prod.b)
+    if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
+        return None
+    out = store.indices
+    if len(out) < 2 or not all(isinstance(x, Var) for x in (*out, *lhs.indices, *rhs.indices)):
+        return None
+    if any(a is not b for a, b in zip(acc.indices, out)) or len(set(out)) != len(out):
+        return None
+    i, j, k = out[-2], out[-1], reduce[0]
+    if j in lhs.indices and j not in rhs.indices:
+        lhs, rhs = rhs, lhs
+    a_vars, b_vars = set(lhs.indices), set(rhs.indices)
+    if not (k in a_vars and k in b_vars and i in a_vars and j in b_vars):
+        return None
+    if j in a_vars or i in b_vars or len(loads_of(store.value)) != 3:
+        return None
+    return lhs, rhs, i, j, k
+
+
+def applies(info: BlockInfo) -> bool:
+    """True when `match` recognizes the block.
+
+    Example:
+        >>> applies(info)  # doctest: +SKIP
+        True
+    """
+    return match(info) is not None
+
+
+def _pick(extent: int | None, choices: list[int]) -> int | None:
+    if extent is None:
+        return None
+    return next((c for c in choices if c <= extent and extent % c == 0), None)
+
+
+def _tiles(info: BlockInfo, i: Var, j: Var, k: Var, ctx: RuleContext) -> tuple[int, int, int | None] | None:
+    ext = {v: const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)}
+    tj = _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
+    ti = _pick(ext[i], [8, 6, 4, 3, 2])
+    if tj is None or ti is None or ext[k] is None:
+        return None
+    if tj == ctx.lanes // 2:
+        ti = _pick(ext[i], [8, 4, 2]) or ti
+    kb = 256 if ext[k] % 256 == 0 and ext[k] > 256 else None
+    return ti, tj, kb
+
+
+def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
+    """Tile the matmul block and its epilogue; return the names of epilogue blocks taken.
+
+    Example:
+        >>> schedule_matmul(sch, info, RuleContext())  # doctest: +SKIP
+    """
+    a_load, b_load, i, j, k = match(info)
+    tiles = _tiles(info, i, j, k, ctx)
+    if tiles is None:
+        return _simple(sch, info, ctx)
+    ti, tj, kb = tiles
+    m = const_extent(info.loops[info.loop_of(i)])
+    b_contig = b_load.indices[-1] is j
+    pack = len(b_load.indices) == 2 and (not b_contig or m >= 32)
+    if not b_contig and not pack:
+        return _simple(sch, info, ctx)
+    c = sch.get_block(info.name)
+    loops = sch.get_loops(c)
+    if pack:
+        _pack(sch, c, info, b_load, j, tj)
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    batch = loops[: info.loop_of(i)]
+    i0, i1 = sch.split(loops[info.loop_of(i)], [None, ti])
+    j0, j1 = sch.split(loops[info.loop_of(j)], [None, tj])
+    ks = sch.split(loops[info.loop_of(k)], [None, kb]) if kb else [loops[info.loop_of(k)]]
+    sch.reorder(*batch, i0, j0, *ks, i1, j1)
+    sch.reverse_compute_at(acc, j0)
+    init = sch.decompose_reduction(c, ks[0])
+    parallel_outer(sch, [*batch, i0])
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
+
+
+def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int) -> None:
+    index = [r.buffer for r in info.block.reads].index(b_load.buffer)
+    packed = sch.cache_read(c, index, "global")
+    if b_load.indices[-1] is j:  # B[k, j]
+        sch.transform_layout(packed, ("write", 0), lambda kk, jj: (jj // tj, kk, jj % tj))
+        pk, pj = sch.get_loops(packed)
+    else:  # B[j, k] (dense weight)
+        sch.transform_layout(packed, ("write", 0), lambda jj, kk: (jj // tj, kk, jj % tj))
+        pj, pk = sch.get_loops(packed)
+    pj0, pj1 = sch.split(pj, [None, tj])
+    sch.reorder(pj0, pk, pj1)
+    sch.parallel(pj0)
+    sch.vectorize(pj1)
+
+
+def _simple(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
+    """``(b.., i) parallel / k / j vectorized``, valid for any sizes."""
+    c = sch.get_block(info.name)
+    loops = sch.get_loops(c)
+    *outer, j_loop, k_loop = loops
+    if info.loop_of(match(info)[3]) != len(loops) - 2:
+        raise ScheduleError("default matmul", "the output's last axis is not the inner spatial loop")
+    sch.reorder(k_loop, j_loop)
+    init = sch.decompose_reduction(c, k_loop)
+    sch.vectorize(j_loop)
+    sch.vectorize(sch.get_loops(init)[-1])
+    work = work_size(info)
+    if outer and (work is None or work >= ctx.parallel_min_work):
+        parallel_outer(sch, outer)
+    return []

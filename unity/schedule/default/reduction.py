@@ -1,0 +1,86 @@
+"""Default rule for reductions that are not matmul or conv (softmax, norms, mean, pooling).
+
+Before (a 3x3 max pool)::
+
+    for n, c, y, x, ry, rx in T.grid(1, 64, 56, 56, 3, 3):
+        with T.block("pool"):
+            vn, vc, vy, vx, vry, vrx = T.axis.remap("SSSSRR", [n, c, y, x, ry, rx])
+            ...
+
+After ``schedule_reduction``::
+
+    for n_c_y_fused in T.parallel(3584):
+        for x_init in T.vectorized(56):
+            with T.block("pool_init"): ...
+        for ry, rx in T.grid(3, 3):
+            for x in T.vectorized(56):
+                with T.block("pool_update"): ...
+
+Spatial loops go outside, reduction loops inside (`reorder` checks this is legal).
+The spatial loops are fused into one parallel loop.  When the innermost spatial loop
+walks the output contiguously and the reduction is small (a pooling window), it moves
+below the reduction loops and is vectorized: each vector lane accumulates its own
+output element, so the order of the additions does not change.  A reduction over the
+innermost axis (softmax, layer norm, mean over the last axis) stays serial per row.
+"""
+
+from __future__ import annotations
+
+from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, stride_in, work_size
+from unity.schedule.default.injective import parallel_outer
+from unity.schedule.schedule import Schedule
+
+__all__ = ["applies", "schedule_reduction"]
+
+_MAX_WINDOW = 64
+"""Largest reduction (iterations per output element) moved outside the vector loop."""
+
+
+def applies(info: BlockInfo) -> bool:
+    """True for a reduction block with trivial bindings and a single store body.
+
+    Example:
+        >>> applies(info)  # doctest: +SKIP
+        True
+    """
+    return info.is_reduction and info.trivial_binding() and info.store is not None
+
+
+def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None:
+    """Parallel spatial loops outside, vectorized accumulation where the window is small.
+
+    Example:
+        >>> schedule_reduction(sch, info, RuleContext())  # doctest: +SKIP
+    """
+    block = sch.get_block(info.name)
+    loops = sch.get_loops(block)
+    spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
+    reduce = [lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"]
+    if not reduce:
+        return
+    if info.loop_kinds != ["S"] * len(spatial) + ["R"] * len(reduce):
+        sch.reorder(*spatial, *reduce)
+    s_infos = [lp for lp, kind in zip(info.loops, info.loop_kinds) if kind != "R"]
+    r_infos = [lp for lp, kind in zip(info.loops, info.loop_kinds) if kind == "R"]
+    window = 1
+    for loop in r_infos:
+        extent = const_extent(loop)
+        window = window * extent if extent is not None and window is not None else None
+    inner = s_infos[-1] if s_infos else None
+    vector = (
+        inner is not None
+        and window is not None
+        and window <= _MAX_WINDOW
+        and stride_in(info.store.indices, inner.loop_var) == 1
+        and (const_extent(inner) or 0) >= ctx.lanes // 2
+    )
+    outer = spatial[:-1] if vector else spatial
+    if vector:
+        sch.reorder(spatial[-1], *reduce)
+        init = sch.decompose_reduction(block, reduce[0])
+        sch.vectorize(spatial[-1])
+        init_loops = sch.get_loops(init)
+        sch.vectorize(init_loops[-1])
+    work = work_size(info)
+    if outer and (work is None or work >= ctx.parallel_min_work):
+        parallel_outer(sch, outer)
