@@ -158,6 +158,29 @@ def test_call_te_module_from_block_builder_round_trips():
     roundtrip(bb.get())
 
 
+def test_lowering_pipeline_output_round_trips_at_every_step():
+    from unity.relax import transform
+
+    x, w = Var("x", f32("n", 3, 16, 16)), Var("w", f32(8, 3, 3, 3))
+    w2 = Var("w2", f32(512, 10))
+    bb = BlockBuilder()
+    with bb.function("main", [x, w, w2]):
+        with bb.dataflow():
+            a = bb.emit(op.nn.relu(op.nn.conv2d(x, w, padding=1)))
+            b = bb.emit(op.reshape(op.nn.max_pool2d(a, 2, strides=2), ("n", 512)))
+            out = bb.emit_output(op.nn.softmax(op.matmul(b, w2)))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    steps = [
+        transform.LegalizeOps(), transform.AnnotateTIROpPattern(), transform.FuseOps(),
+        transform.FuseTIR(), transform.ToNonDataflow(), transform.CallTIRRewrite(),
+    ]  # fmt: skip
+    roundtrip(mod)
+    for step in steps:
+        mod = step(mod)
+        roundtrip(mod)
+
+
 def test_match_cast_defines_new_symbols():
     @R.function
     def f(x: R.Tensor(ndim=2, dtype="float32")):

@@ -50,3 +50,12 @@ def test_cumsum_along_axis_and_flattened():
 def test_integer_mean_truncates():
     x = te.placeholder((4,), "int32", name="x")
     check([x], topi.mean(x), [np.array([1, 2, 2, 2], "int32")], np.asarray(1, "int32"))
+
+
+def test_cumsum_reverse_and_cumprod():
+    x = te.placeholder((2, 4), name="x")
+    a = rand((2, 4), low=0.5, high=1.5)
+    rev = np.flip(np.cumsum(np.flip(a, 1), 1), 1)
+    check([x], [topi.cumsum(x, 1, reverse=True), topi.cumsum(x, 1, exclusive=True, reverse=True),
+                topi.cumprod(x, 1), topi.cumprod(x, 0, exclusive=True)], [a],
+          [rev, rev - a, np.cumprod(a, 1), np.cumprod(a, 0) / a], rtol=1e-5, atol=1e-6)  # fmt: skip

@@ -204,3 +204,30 @@ def test_one_hot_and_gather_nd():
     k = te.placeholder((2, 1), "int64", name="k")
     kk = np.array([[2], [0]], "int64")
     check([x, k], topi.gather_nd(x, k, batch_dims=1), [a, kk], np.stack([a[0, 2], a[1, 0]]))
+
+
+def _scatter_nd_ref(a, idx, upd, reduction):
+    out = a.copy()
+    k = idx.shape[-1]
+    for u in np.ndindex(*idx.shape[:-1]):
+        key = tuple(int(v) % a.shape[j] for j, v in enumerate(idx[u]))
+        cur = out[key]
+        new = upd[u]
+        out[key] = {"update": new, "add": cur + new, "mul": cur * new,
+                    "max": np.maximum(cur, new), "min": np.minimum(cur, new)}[reduction]  # fmt: skip
+    del k
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["update", "add", "mul", "max", "min"])
+def test_scatter_nd(reduction):
+    x = te.placeholder((4, 3), name="x")
+    i = te.placeholder((2, 2, 1), "int64", name="i")
+    u = te.placeholder((2, 2, 3), name="u")
+    a, upd = rand((4, 3)), rand((2, 2, 3))
+    idx = np.array([[[1], [3]], [[-1], [0]]], "int64")
+    check([x, i, u], topi.scatter_nd(x, i, u, reduction), [a, idx, upd], _scatter_nd_ref(a, idx, upd, reduction))
+    j = te.placeholder((3, 2), "int64", name="j")
+    v = te.placeholder((3,), name="v")
+    jj, vv = np.array([[0, 1], [2, 2], [3, 0]], "int64"), rand((3,))
+    check([x, j, v], topi.scatter_nd(x, j, v, reduction), [a, jj, vv], _scatter_nd_ref(a, jj, vv, reduction))

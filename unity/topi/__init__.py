@@ -20,10 +20,12 @@ from unity.topi.elemwise import (
     isfinite, isinf, isnan, log, log2, log10, logical_not, negative, reciprocal, round, rsqrt,
     sigmoid, sign, sin, sinh, sqrt, square, tan, tanh, trunc,
 )  # fmt: skip
-from unity.topi.indexing import gather_elements, gather_nd, one_hot, scatter_elements, take
+from unity.topi.indexing import (
+    gather_elements, gather_nd, one_hot, scatter_elements, scatter_nd, take,
+)  # fmt: skip
 from unity.topi.matmul import matmul
 from unity.topi.reduction import (
-    argmax, argmin, cumsum, max, mean, min, prod, sum, variance,
+    argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum, variance,
 )  # fmt: skip
 from unity.topi.replicate import depth_to_space, flip, repeat, space_to_depth, tile
 from unity.topi.sort import argsort, sort, topk
@@ -50,7 +52,7 @@ __all__ = [
     "concatenate",
     "cos",
     "cosh",
-    "cumsum",
+    "cumprod", "cumsum",
     "depth_to_space",
     "divide",
     "equal",
@@ -103,7 +105,7 @@ __all__ = [
     "reshape",
     "round",
     "rsqrt",
-    "scatter_elements",
+    "scatter_elements", "scatter_nd",
     "sigmoid",
     "sign",
     "sin",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from unity import te, tir
 from unity.te import Tensor
-from unity.tir.expr import PrimExpr, const
+from unity.tir.expr import IterVar, PrimExpr, const
 from unity.topi.utils import const_int, normalize_axes, wrap_index
 
 
@@ -175,3 +175,81 @@ def gather_nd(x: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
         return x[tuple(batch + picked + list(i[lead:]))]
 
     return te.compute(shape, body, name="T_gather_nd")
+
+
+def scatter_nd(x: Tensor, indices: Tensor, updates: Tensor, reduction: str = "update") -> Tensor:
+    """ONNX ScatterND: a copy of `x` with `updates[u]` written (or reduced) at `x[indices[u]]`.
+
+    `indices` has shape `U + (k,)`; `updates` has shape `U + x.shape[k:]`.  With "update"
+    the last of repeated index tuples wins.  Each output scans all of `U`.
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((4, 3), name="x")
+        >>> i = te.placeholder((2, 1), "int64", name="i")
+        >>> scatter_nd(x, i, te.placeholder((2, 3), name="u")).shape[0].value
+        4
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"scatter_nd: reduction {reduction!r} is not one of {_REDUCTIONS}")
+    k = const_int(indices.shape[-1])
+    if k is None or k > x.ndim:
+        raise ValueError("scatter_nd: the last dim of indices must be a constant <= data rank")
+    lead = list(indices.shape[:-1])
+
+    def scan() -> list[IterVar]:
+        return [te.reduce_axis((0, d), name=f"u{n}") for n, d in enumerate(lead)]
+
+    def hit(p: tuple[PrimExpr, ...], u: list[IterVar]) -> PrimExpr:
+        match: PrimExpr = const(True)
+        for j in range(k):
+            target = wrap_index(indices[(*(r.var for r in u), const(j, "int64"))], x.shape[j])
+            match = tir.logical_and(match, tir.eq(target, p[j].astype(target.dtype)))
+        return match
+
+    def update_at(u: list[PrimExpr], p: tuple[PrimExpr, ...]) -> PrimExpr:
+        return updates[(*u, *p[k:])]
+
+    if reduction == "update":
+
+        def last_body(*p: PrimExpr) -> PrimExpr:
+            u = scan()
+            flat = const(0, "int64")
+            for r, d in zip(u, lead, strict=True):
+                flat = flat * d.astype("int64") + r.var.astype("int64")
+            return te.max(tir.select(hit(p, u), flat, const(-1, "int64")), axis=u)
+
+        last = te.compute(x.shape, last_body, name="T_scatter_nd_last")
+
+        def body(*p: PrimExpr) -> PrimExpr:
+            pos = tir.max(last[p], const(0, "int64"))
+            coords = _unravel(pos, lead)
+            return tir.select(last[p] >= 0, update_at(coords, p), x[p])
+
+        return te.compute(x.shape, body, name="T_scatter_nd")
+    combine = {"add": te.sum, "mul": te.prod, "min": te.min, "max": te.max}[reduction]
+
+    def reduce_body(*p: PrimExpr) -> PrimExpr:
+        u = scan()
+        return combine(update_at([r.var for r in u], p), axis=u, where=hit(p, u))
+
+    def count_body(*p: PrimExpr) -> PrimExpr:
+        u = scan()
+        return te.sum(tir.select(hit(p, u), 1, 0), axis=u)
+
+    reduced = te.compute(x.shape, reduce_body, name="T_scatter_nd_reduce")
+    hits = te.compute(x.shape, count_body, name="T_scatter_nd_hits")
+    pair = {"add": tir.add, "mul": tir.mul, "min": tir.min, "max": tir.max}[reduction]
+    return te.compute(
+        x.shape, lambda *p: tir.select(hits[p] > 0, pair(x[p], reduced[p]), x[p]),
+        name="T_scatter_nd",
+    )  # fmt: skip
+
+
+def _unravel(flat: PrimExpr, shape: list[PrimExpr]) -> list[PrimExpr]:
+    out: list[PrimExpr] = []
+    for d in reversed(shape[1:]):
+        out.append(flat % d.astype("int64"))
+        flat = flat // d.astype("int64")
+    out.append(flat)
+    return out[::-1]

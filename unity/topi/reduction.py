@@ -186,17 +186,8 @@ def argmin(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:
     return _arg_reduce(x, axis, keepdims, te.min, "T_argmin")
 
 
-def cumsum(x: Tensor, axis: int | None = None, dtype: str | None = None,
-           exclusive: bool = False) -> Tensor:  # fmt: skip
-    """Running sum along `axis` (over the flattened input when None), in `dtype`.
-
-    Each output sums its prefix, so the cost is quadratic in the axis length.
-
-    Example:
-        >>> from unity import te
-        >>> cumsum(te.placeholder((2, 3), name="x"), 1).shape[1].value
-        3
-    """
+def _scan(x: Tensor, axis: int | None, dtype: str | None, exclusive: bool, reverse: bool,
+          reducer: Reducer, name: str) -> Tensor:  # fmt: skip
     from unity.topi.transform import reshape
 
     if axis is None:
@@ -209,7 +200,35 @@ def cumsum(x: Tensor, axis: int | None = None, dtype: str | None = None,
     def body(*i: PrimExpr) -> PrimExpr:
         r = te.reduce_axis((0, x.shape[ax]), name="k")
         src = tuple(r.var if k == ax else v for k, v in enumerate(i))
-        cond = r.var < i[ax] if exclusive else r.var <= i[ax]
-        return te.sum(x[src].astype(out_dtype), axis=r, where=cond)
+        a, b = (i[ax], r.var) if reverse else (r.var, i[ax])
+        cond = a < b if exclusive else a <= b
+        return reducer(x[src].astype(out_dtype), axis=r, where=cond)
 
-    return te.compute(x.shape, body, name="T_cumsum")
+    return te.compute(x.shape, body, name=name)
+
+
+def cumsum(x: Tensor, axis: int | None = None, dtype: str | None = None,
+           exclusive: bool = False, reverse: bool = False) -> Tensor:  # fmt: skip
+    """Running sum along `axis` (over the flattened input when None), in `dtype`.
+
+    `exclusive` leaves each element out of its own sum; `reverse` runs from the end.
+    Each output sums its prefix, so the cost is quadratic in the axis length.
+
+    Example:
+        >>> from unity import te
+        >>> cumsum(te.placeholder((2, 3), name="x"), 1).shape[1].value
+        3
+    """
+    return _scan(x, axis, dtype, exclusive, reverse, te.sum, "T_cumsum")
+
+
+def cumprod(x: Tensor, axis: int | None = None, dtype: str | None = None,
+            exclusive: bool = False, reverse: bool = False) -> Tensor:  # fmt: skip
+    """Running product along `axis` (ONNX CumProd flags as in `cumsum`).
+
+    Example:
+        >>> from unity import te
+        >>> cumprod(te.placeholder((4,), name="x"), 0, reverse=True).op.name
+        'T_cumprod'
+    """
+    return _scan(x, axis, dtype, exclusive, reverse, te.prod, "T_cumprod")

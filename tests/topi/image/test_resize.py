@@ -83,3 +83,38 @@ def test_tf_half_pixel_for_nn():
     rows = np.minimum(np.floor((np.arange(6) + 0.5) * 4 / 6), 3).astype(int)
     cols = np.minimum(np.floor((np.arange(3) + 0.5) * 4 / 3), 3).astype(int)
     check([x_t], out, [x], x[:, :, rows][:, :, :, cols])
+
+
+def _onnx_resize_general(x, sizes_full, roi=None, **attrs):
+    inputs = ["X", "roi" if roi is not None else "", "", "sizes"]
+    node = helper.make_node("Resize", inputs, ["Y"], **attrs)
+    ins = [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, x.shape),
+           helper.make_tensor_value_info("sizes", onnx.TensorProto.INT64, [len(sizes_full)])]  # fmt: skip
+    feeds = {"X": x, "sizes": np.array(sizes_full, "int64")}
+    if roi is not None:
+        ins.append(helper.make_tensor_value_info("roi", onnx.TensorProto.FLOAT, [len(roi)]))
+        feeds["roi"] = np.array(roi, "float32")
+    graph = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    return ReferenceEvaluator(model).run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_tf_crop_and_resize_extrapolates(mode):
+    x_t = te.placeholder((1, 1, 4, 5), name="x")
+    x = rand((1, 1, 4, 5))
+    roi = [0, 0, 0.4, -0.2, 1, 1, 1.3, 0.9]
+    method = "nearest_neighbor" if mode == "nearest" else "linear"
+    out = topi.image.resize(x_t, [2, 3], [3, 4], method, "tf_crop_and_resize", "round_prefer_floor",
+                            roi=roi[2:4] + roi[6:8], extrapolation_value=10.0)  # fmt: skip
+    want = _onnx_resize_general(x, [1, 1, 3, 4], roi, mode=mode, coordinate_transformation_mode="tf_crop_and_resize",
+                                extrapolation_value=10.0)  # fmt: skip
+    check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)
+
+
+def test_resize_three_axes_linear():
+    x_t = te.placeholder((2, 3, 4), name="x")
+    x = rand((2, 3, 4))
+    out = topi.image.resize(x_t, [0, 1, 2], [3, 5, 2], "linear", "align_corners")
+    want = _onnx_resize_general(x, [3, 5, 2], mode="linear", coordinate_transformation_mode="align_corners")
+    check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)

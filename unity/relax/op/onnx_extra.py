@@ -265,7 +265,8 @@ def _legalize_resize(bb: Any, call: Call) -> Expr:
 
     assert x.shape is not None
     size = [axes.get(a, (x.shape[a], 1.0))[0] for a in (2, 3)]
-    scales = [axes.get(a, (0, 1.0))[1] for a in (2, 3)] if attrs.scales else None
+    exact = attrs.scales and attrs.coordinate_transformation_mode != "align_corners"
+    scales = [axes.get(a, (0, 1.0))[1] for a in (2, 3)] if exact else None
     return call_te(bb, call, topi.image.resize2d, call.args[0], size, "NCHW", _METHODS[attrs.mode],
                    attrs.coordinate_transformation_mode, attrs.nearest_mode, attrs.cubic_coeff_a,
                    attrs.exclude_outside, scales)  # fmt: skip

@@ -32,3 +32,6 @@ __all__ += ["AnnotateTIROpPattern", "FuseOps", "FuseTIR"]
 from unity.relax.transform.fuse_ops_by_pattern import FuseOpsByPattern, FusionPattern
 
 __all__ += ["FuseOpsByPattern", "FusionPattern"]
+from unity.relax.transform.decompose_ops import DecomposeOpsForInference
+
+__all__ += ["DecomposeOpsForInference"]

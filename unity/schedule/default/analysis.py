@@ -23,7 +23,7 @@ from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind
 
-__all__ = ["BlockInfo", "block_infos", "const_extent", "loads_of", "root_block", "work_size"]
+__all__ = ["BlockInfo", "RuleContext", "block_infos", "const_extent", "loads_of", "root_block", "stride_in", "work_size"]
 
 
 @dataclass
@@ -72,6 +72,18 @@ class BlockInfo:
                 for n, loop in enumerate(self.loops):
                     if loop.loop_var is value:
                         return n
+        return None
+
+    def iter_var(self, loop: For) -> Var | None:
+        """The iteration variable bound to exactly `loop`'s variable, if any.
+
+        Example:
+            >>> info.iter_var(info.loops[-1]).name  # doctest: +SKIP
+            'v_i1'
+        """
+        for iv, value in zip(self.block.iter_vars, self.realize.iter_values):
+            if value is loop.loop_var:
+                return iv.var
         return None
 
     def trivial_binding(self) -> bool:

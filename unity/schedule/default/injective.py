@@ -50,8 +50,8 @@ def schedule_injective(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     loops = sch.get_loops(block)
     if not loops:
         return
-    inner_var = info.loops[-1].loop_var
-    contiguous = stride_in(info.store.indices, inner_var) == 1
+    inner_var = info.iter_var(info.loops[-1])
+    contiguous = inner_var is not None and stride_in(info.store.indices, inner_var) == 1
     outer = loops[:-1] if contiguous else loops
     if contiguous:
         sch.vectorize(loops[-1])

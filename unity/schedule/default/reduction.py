@@ -71,7 +71,8 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
         inner is not None
         and window is not None
         and window <= _MAX_WINDOW
-        and stride_in(info.store.indices, inner.loop_var) == 1
+        and info.iter_var(inner) is not None
+        and stride_in(info.store.indices, info.iter_var(inner)) == 1
         and (const_extent(inner) or 0) >= ctx.lanes // 2
     )
     outer = spatial[:-1] if vector else spatial

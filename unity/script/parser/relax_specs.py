@@ -125,7 +125,7 @@ class ScriptOp:
                 params = ", ".join(list(signature.parameters)[1:])
                 raise TypeError(f"{self.script_name}({params}): {err}") from None
             return call
-        return self.op(*args, **kwargs)
+        return _with_given_args(self.op(*args, **kwargs), args)
 
     def _from_attr_fields(
         self, make: Any, args: Sequence[Any], kwargs: Mapping[str, Any]
@@ -138,6 +138,17 @@ class ScriptOp:
 
     def __repr__(self) -> str:
         return self.script_name
+
+
+def _with_given_args(call: Call, args: Sequence[Any]) -> Call:
+    """`call` with exactly the expressions written, when they are all of its arguments.
+
+    The printed form writes a call's own arguments (`R.dtype("float32")`, not "float32");
+    a builder that wraps its inputs again must not change them.
+    """
+    if len(args) != len(call.args) or not all(isinstance(a, Expr) for a in args):
+        return call
+    return call.replace(args=tuple(args))
 
 
 def _attrs_class(make: Any, names: set[str]) -> type | None:

@@ -7,6 +7,6 @@ Example:
     4
 """
 
-from unity.topi.image.resize import resize2d
+from unity.topi.image.resize import resize, resize2d
 
-__all__ = ["resize2d"]
+__all__ = ["resize", "resize2d"]

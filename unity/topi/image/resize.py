@@ -1,5 +1,5 @@
-"""`resize2d`: nearest, (bi)linear and (bi)cubic image resizing with ONNX's coordinate
-transformation and rounding modes, in any layout with "H" and "W" letters.
+"""`resize` / `resize2d`: nearest, linear and cubic resampling with ONNX's coordinate
+transformation and rounding modes, over any axes (`resize2d`: the H and W of a layout).
 
 Example:
     >>> from unity import te
@@ -95,28 +95,131 @@ def _taps(coord: PrimExpr, size: PrimExpr, method: str, rounding: str, cubic_alp
     return [(clamp(i), w) for i, w in zip(idx, weights, strict=True)]
 
 
+def resize(
+    data: Tensor, axes: Sequence[int], sizes: Sequence[ExprLike], method: str = "linear",
+    coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "round_prefer_floor",
+    cubic_alpha: float = -0.75, cubic_exclude: bool = False,
+    scales: Sequence[float] | None = None, roi: Sequence[float] | None = None,
+    extrapolation_value: float = 0.0, out_dtype: str | None = None,
+) -> Tensor:  # fmt: skip
+    """Resize `data` along `axes` to `sizes` (ONNX Resize: separable interpolation).
+
+    Args:
+        data: the tensor.
+        axes: the resized axes.
+        sizes: their output lengths (may be symbolic).
+        method: "nearest_neighbor", "linear" or "cubic".
+        coordinate_transformation_mode: how an output index maps to an input coordinate
+            (ONNX's modes, "tf_crop_and_resize" included).
+        rounding_method: for nearest: "round_prefer_floor", "round_prefer_ceil", "floor", "ceil".
+        cubic_alpha: the cubic kernel's `A` (-0.75 as ONNX; PyTorch uses -0.5).
+        cubic_exclude: zero the cubic taps outside the input and renormalize.
+        scales: per-axis scale factors to use instead of `out / in` (ONNX `scales` input).
+        roi: for "tf_crop_and_resize": starts then ends, normalized, one pair per axis.
+        extrapolation_value: for "tf_crop_and_resize": the value outside the input.
+        out_dtype: the result dtype (default: the input's).
+
+    Raises:
+        ValueError: an unknown method or mode, or mismatched lengths.
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((2, 4, 3), name="x")
+        >>> [d.value for d in resize(x, [1], [8], "nearest_neighbor").shape]
+        [2, 8, 3]
+    """
+    _check(method, coordinate_transformation_mode, rounding_method)
+    axes = [a % data.ndim for a in axes]
+    if len(sizes) != len(axes) or (scales is not None and len(scales) != len(axes)):
+        raise ValueError(f"resize: {len(axes)} axes need as many sizes (and scales)")
+    crop = coordinate_transformation_mode == "tf_crop_and_resize"
+    if crop and (roi is None or len(roi) != 2 * len(axes)):
+        raise ValueError("resize: tf_crop_and_resize needs a roi of 2 values per axis")
+    shape = list(data.shape)
+    for a, s in zip(axes, sizes, strict=True):
+        shape[a] = const(s, data.shape[a].dtype) if isinstance(s, int) else const(s)
+    dtype = out_dtype or data.dtype
+    f = "float64" if data.dtype == "float64" else "float32"
+
+    def coord_of(i: tuple[PrimExpr, ...], k: int) -> PrimExpr:
+        a = axes[k]
+        size_in, size_out = data.shape[a].astype(f), shape[a].astype(f)
+        if crop:
+            assert roi is not None
+            return _crop_coord(i[a].astype(f), size_in, size_out, roi[k], roi[k + len(axes)])
+        scale = const(scales[k], f) if scales is not None else size_out / size_in
+        return _source_coord(
+            i[a].astype(f), size_in, size_out, scale, coordinate_transformation_mode
+        )
+
+    def body(*i: PrimExpr) -> PrimExpr:
+        coords = [coord_of(i, k) for k in range(len(axes))]
+        per_axis = [
+            _taps(c, data.shape[a], method, rounding_method, cubic_alpha, cubic_exclude)
+            for c, a in zip(coords, axes, strict=True)
+        ]
+        total = _weighted_sum(data, i, axes, per_axis, f)
+        value = _to(total, dtype, method)
+        if not crop:
+            return value
+        outside = [
+            tir.logical_or(c < 0, c > data.shape[a].astype(f) - 1)
+            for c, a in zip(coords, axes, strict=True)
+        ]
+        any_out = outside[0]
+        for o in outside[1:]:
+            any_out = tir.logical_or(any_out, o)
+        return tir.select(any_out, const(extrapolation_value, dtype), value)
+
+    return te.compute(shape, body, name="T_resize")
+
+
+def _weighted_sum(data: Tensor, i: tuple[PrimExpr, ...], axes: list[int], per_axis: list[Taps],
+                  f: str) -> PrimExpr:  # fmt: skip
+    """`sum(w_0 * ... * w_k * data[taps])` over every combination of the axes' taps."""
+    combos: list[tuple[list[PrimExpr], PrimExpr | None]] = [([], None)]
+    for taps in per_axis:
+        combos = [
+            (idx + [t], w if acc is None else acc * w) for idx, acc in combos for t, w in taps
+        ]
+    total: PrimExpr | None = None
+    for idx, weight in combos:
+        src = list(i)
+        for a, t in zip(axes, idx, strict=True):
+            src[a] = t
+        term = data[tuple(src)].astype(f) * weight
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def _crop_coord(x: PrimExpr, size_in: PrimExpr, size_out: PrimExpr, start: float,
+                end: float) -> PrimExpr:  # fmt: skip
+    f = x.dtype
+    span = const(end - start, f) * (size_in - const(1, f))
+    stepped = const(start, f) * (size_in - const(1, f)) + x * span / tir.max(
+        size_out - const(1, f), const(1, f)
+    )
+    middle = const(0.5 * (start + end), f) * (size_in - const(1, f))
+    return tir.select(size_out > const(1, f), stepped, middle)
+
+
+def _check(method: str, coord: str, rounding: str) -> None:
+    if method not in _METHODS:
+        raise ValueError(f"resize: method {method!r} is not one of {_METHODS}")
+    if coord not in (*_COORDS, "tf_crop_and_resize"):
+        raise ValueError(f"resize: coordinate mode {coord!r} is not one of {_COORDS}")
+    if rounding not in _ROUNDING:
+        raise ValueError(f"resize: rounding {rounding!r} is not one of {_ROUNDING}")
+
+
 def resize2d(
     data: Tensor, size: Sequence[ExprLike], layout: str = "NCHW", method: str = "linear",
     coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "round_prefer_floor",
     cubic_alpha: float = -0.75, cubic_exclude: bool = False,
     scales: Sequence[float] | None = None, out_dtype: str | None = None,
 ) -> Tensor:  # fmt: skip
-    """Resize the H and W axes of `data` to `size` = (out_h, out_w).
-
-    Args:
-        data: the image batch.
-        size: the output height and width (may be symbolic).
-        layout: "NCHW", "NHWC"...
-        method: "nearest_neighbor", "linear" or "cubic".
-        coordinate_transformation_mode: how an output pixel maps to input coordinates (ONNX's).
-        rounding_method: for nearest: "round_prefer_floor", "round_prefer_ceil", "floor", "ceil".
-        cubic_alpha: the cubic kernel's `A` (-0.75 as ONNX; PyTorch uses -0.5).
-        cubic_exclude: zero the cubic taps outside the image and renormalize.
-        scales: (h, w) scale factors to use instead of `out / in` (ONNX `scales` input).
-        out_dtype: the result dtype (default: the input's).
-
-    Raises:
-        ValueError: an unknown method or mode.
+    """Resize the H and W axes of `data` (in `layout`) to `size` = (out_h, out_w); see `resize`.
 
     Example:
         >>> from unity import te
@@ -124,43 +227,9 @@ def resize2d(
         >>> resize2d(x, (2, 2), "NHWC", "nearest_neighbor", "asymmetric").shape[1].value
         2
     """
-    if method not in _METHODS:
-        raise ValueError(f"resize2d: method {method!r} is not one of {_METHODS}")
-    if coordinate_transformation_mode not in _COORDS:
-        raise ValueError(
-            f"resize2d: coordinate mode {coordinate_transformation_mode!r} is not one of {_COORDS}"
-        )
-    if rounding_method not in _ROUNDING:
-        raise ValueError(f"resize2d: rounding {rounding_method!r} is not one of {_ROUNDING}")
-    axes = (axis_of(layout, "H"), axis_of(layout, "W"))
-    shape = list(data.shape)
-    for a, s in zip(axes, size, strict=True):
-        shape[a] = const(s, data.shape[a].dtype) if isinstance(s, int) else const(s)
-    dtype = out_dtype or data.dtype
-    f = "float64" if data.dtype == "float64" else "float32"
-
-    def axis_taps(i: tuple[PrimExpr, ...], k: int) -> Taps:
-        a = axes[k]
-        size_in, size_out = data.shape[a].astype(f), shape[a].astype(f)
-        scale = const(scales[k], f) if scales is not None else size_out / size_in
-        coord = _source_coord(
-            i[a].astype(f), size_in, size_out, scale, coordinate_transformation_mode
-        )
-        return _taps(coord, data.shape[a], method, rounding_method, cubic_alpha, cubic_exclude)
-
-    def body(*i: PrimExpr) -> PrimExpr:
-        ty, tx = axis_taps(i, 0), axis_taps(i, 1)
-        total: PrimExpr | None = None
-        for iy, wy in ty:
-            for ix, wx in tx:
-                src = list(i)
-                src[axes[0]], src[axes[1]] = iy, ix
-                term = data[tuple(src)].astype(f) * (wy * wx)
-                total = term if total is None else total + term
-        assert total is not None
-        return _to(total, dtype, method)
-
-    return te.compute(shape, body, name="T_resize2d")
+    axes = [axis_of(layout, "H"), axis_of(layout, "W")]
+    return resize(data, axes, size, method, coordinate_transformation_mode, rounding_method,
+                  cubic_alpha, cubic_exclude, scales, out_dtype=out_dtype)  # fmt: skip
 
 
 def _to(value: PrimExpr, dtype: str, method: str) -> PrimExpr:

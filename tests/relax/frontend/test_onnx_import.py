@@ -1,0 +1,246 @@
+"""`from_onnx`: dynamic axes, shape-valued tensors kept symbolic, params, and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+import sympy
+from onnx import helper
+
+from .onnx_helpers import FLOAT, INT64, model, run_ort, run_unity, tensor
+from unity.relax.expr import Call, Constant
+from unity.relax.frontend.onnx import OnnxImportError, UnsupportedOpError, from_onnx
+from unity.relax.struct_info import sym
+
+B, S = sym("batch"), sym("seq")
+
+
+def _ret_shape(mod: object) -> tuple[object, ...]:
+    return tuple(mod["main"].ret_struct_info.shape)  # type: ignore[index]
+
+
+def _calls(mod: object) -> list[str]:
+    func = mod["main"]  # type: ignore[index]
+    return [b.value.op.name for blk in func.body.blocks for b in blk.bindings
+            if isinstance(b.value, Call) and hasattr(b.value.op, "name")]  # fmt: skip
+
+
+def test_named_dynamic_axes_become_shared_symbols():
+    m = model([helper.make_node("Add", ["a", "b"], ["y"])],
+              [tensor("a", FLOAT, ["batch", 4]), tensor("b", FLOAT, ["batch", 4])],
+              [tensor("y", FLOAT, ["batch", 4])])  # fmt: skip
+    mod = from_onnx(m)
+    a, b = mod["main"].params
+    assert a.struct_info.shape[0] is B and b.struct_info.shape[0] is B
+    assert _ret_shape(mod) == (B, 4)
+
+
+def test_unnamed_dynamic_axes_become_fresh_symbols():
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", FLOAT, [None, 3])],
+              [tensor("y", FLOAT, [None, 3])])  # fmt: skip
+    (dim, three) = from_onnx(m)["main"].params[0].struct_info.shape
+    assert isinstance(dim, sympy.Symbol) and three == 3
+
+
+def test_shape_dict_fixes_a_named_axis_everywhere():
+    m = model([helper.make_node("Add", ["a", "b"], ["y"])],
+              [tensor("a", FLOAT, ["batch", 4]), tensor("b", FLOAT, ["batch", 4])],
+              [tensor("y", FLOAT, ["batch", 4])])  # fmt: skip
+    mod = from_onnx(m, shape_dict={"a": (2, 4)})
+    assert [tuple(p.struct_info.shape) for p in mod["main"].params] == [(2, 4), (2, 4)]
+
+
+def _reshape_heads_model() -> onnx.ModelProto:
+    """x (batch, seq, 8) -> reshape to (batch, seq, 2, 4) through Shape/Gather/Concat."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+        helper.make_node("Gather", ["s", "i1"], ["q"], axis=0),
+        helper.make_node("Unsqueeze", ["b", "ax0"], ["bu"]),
+        helper.make_node("Unsqueeze", ["q", "ax0"], ["qu"]),
+        helper.make_node("Concat", ["bu", "qu", "heads"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"]),
+    ]
+    inits = {"i0": np.array(0, "int64"), "i1": np.array(1, "int64"), "ax0": np.array([0], "int64"),
+             "heads": np.array([2, 4], "int64")}  # fmt: skip
+    return model(nodes, [tensor("x", FLOAT, ["batch", "seq", 8])],
+                 [tensor("y", FLOAT, ["batch", "seq", 2, 4])], inits)  # fmt: skip
+
+
+def test_shape_gather_concat_reshape_stays_symbolic():
+    mod = from_onnx(_reshape_heads_model())
+    assert _ret_shape(mod) == (B, S, 2, 4)
+    assert _calls(mod) == ["relax.reshape"]  # the shape arithmetic was folded at import
+
+
+def test_shape_gather_concat_reshape_runs_at_two_sizes():
+    proto = _reshape_heads_model()
+    mod = from_onnx(proto)
+    for shape in ((1, 3, 8), (2, 5, 8)):
+        x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+        np.testing.assert_allclose(run_unity(mod, x)[0], run_ort(proto, {"x": x})[0])
+
+
+def _position_ids_model() -> onnx.ModelProto:
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i1"], ["seq"], axis=0),
+        helper.make_node("Range", ["zero", "seq", "one"], ["pos"]),
+        helper.make_node("Unsqueeze", ["pos", "ax0"], ["pos2"]),
+        helper.make_node("Expand", ["pos2", "s2"], ["y"]),
+        helper.make_node("Shape", ["x"], ["s2_full"], end=2),
+        helper.make_node("Identity", ["s2_full"], ["s2"]),
+    ]
+    nodes = [nodes[0], nodes[1], nodes[2], nodes[3], nodes[5], nodes[6], nodes[4]]
+    inits = {"i1": np.array(1, "int64"), "zero": np.array(0, "int64"), "one": np.array(1, "int64"),
+             "ax0": np.array([0], "int64")}  # fmt: skip
+    return model(nodes, [tensor("x", FLOAT, ["batch", "seq", 8])], [tensor("y", INT64, ["batch", "seq"])],
+                 inits)  # fmt: skip
+
+
+def test_range_of_seq_gives_symbolic_position_ids():
+    proto = _position_ids_model()
+    mod = from_onnx(proto)
+    assert _ret_shape(mod) == (B, S)
+    x = np.zeros((2, 5, 8), "float32")
+    np.testing.assert_array_equal(run_unity(mod, x)[0], run_ort(proto, {"x": x})[0])
+
+
+def test_constant_of_shape_and_slice_with_symbolic_shapes():
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("ConstantOfShape", ["s"], ["ones"], value=helper.make_tensor("v", FLOAT, [1], [1.0])),
+        helper.make_node("Add", ["x", "ones"], ["x1"]),
+        helper.make_node("Gather", ["s", "i1"], ["seq"], axis=0),
+        helper.make_node("Unsqueeze", ["seq", "ax0"], ["end"]),
+        helper.make_node("Slice", ["x1", "start", "end", "ax1"], ["y"]),
+    ]
+    inits = {"i1": np.array(1, "int64"), "ax0": np.array([0], "int64"), "start": np.array([1], "int64"),
+             "ax1": np.array([1], "int64")}  # fmt: skip
+    proto = model(nodes, [tensor("x", FLOAT, ["batch", "seq"])], [tensor("y", FLOAT, ["batch", None])], inits)
+    mod = from_onnx(proto)
+    assert _ret_shape(mod)[0] is B
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    np.testing.assert_allclose(run_unity(mod, x)[0], run_ort(proto, {"x": x})[0])
+
+
+def test_initializers_become_constants_and_constant_subgraphs_fold():
+    nodes = [helper.make_node("Add", ["w", "w"], ["w2"]), helper.make_node("Mul", ["x", "w2"], ["y"])]
+    proto = model(nodes, [tensor("x", FLOAT, [3])], [tensor("y", FLOAT, [3])],
+                  {"w": np.array([1, 2, 3], "float32")})  # fmt: skip
+    mod = from_onnx(proto)
+    assert _calls(mod) == ["relax.multiply"]
+    func = mod["main"]
+    mul = func.body.blocks[0].bindings[0].value
+    assert isinstance(mul.args[1], Constant) and mul.args[1].data.tolist() == [2, 4, 6]
+
+
+def test_keep_params_in_input_makes_float_initializers_parameters():
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    w = np.ones((4, 2), "float32")
+    proto = model(nodes, [tensor("x", FLOAT, ["batch", 4])], [tensor("y", FLOAT, ["batch", 2])], {"w": w})
+    func = from_onnx(proto, keep_params_in_input=True)["main"]
+    assert [p.name_hint for p in func.params] == ["x", "w"]
+    assert func.attrs["num_input"] == 1
+    np.testing.assert_array_equal(func.attrs["params"][0], w)
+
+
+def test_unsupported_ops_are_listed_in_one_error_before_conversion():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
+             helper.make_node("NoSuchOp", ["a"], ["b"], name="first_bad"),
+             helper.make_node("AlsoMissing", ["b"], ["y"], name="second_bad", domain="com.example")]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", [tensor("x", FLOAT, [2])], [tensor("y", FLOAT, [2])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(UnsupportedOpError) as info:
+        from_onnx(proto)
+    message = str(info.value)
+    assert 'NoSuchOp (node "first_bad")' in message
+    assert 'com.example:AlsoMissing (node "second_bad")' in message
+    assert len(info.value.nodes) == 2
+
+
+def test_bad_attribute_error_names_the_node_and_op():
+    nodes = [helper.make_node("Gelu", ["x"], ["y"], name="act", approximate="cubic")]
+    proto = model(nodes, [tensor("x", FLOAT, [2])], [tensor("y", FLOAT, [2])], opset=20)
+    with pytest.raises(OnnxImportError, match='Gelu node "act": expects approximate'):
+        from_onnx(proto)
+
+
+def test_dangling_input_error_names_the_node():
+    nodes = [helper.make_node("Add", ["x", "ghost"], ["y"], name="add1")]
+    graph = helper.make_graph(nodes, "g", [tensor("x", FLOAT, [2])], [tensor("y", FLOAT, [2])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match="Add node \"add1\": input 'ghost' is produced by no"):
+        from_onnx(proto)
+
+
+def test_op_defined_by_a_function_body_is_expanded():
+    nodes = [helper.make_node("Attention", ["q", "k", "v"], ["y"])]
+    shape = [1, 2, 3, 4]
+    proto = model(nodes, [tensor(n, FLOAT, shape) for n in "qkv"], [tensor("y", FLOAT, shape)], opset=23)
+    mod = from_onnx(proto)
+    assert _ret_shape(mod) == (1, 2, 3, 4)
+    assert "relax.nn.softmax" in _calls(mod)
+
+
+def _encoder_model(d: int = 16, heads: int = 2, hidden: int = 32) -> onnx.ModelProto:
+    """One transformer encoder layer as exporters write it (dynamic batch and seq)."""
+    rng = np.random.default_rng(0)
+    dh = d // heads
+    inits: dict[str, np.ndarray] = {
+        n: (rng.standard_normal(s) * 0.3).astype("float32")
+        for n, s in [("wq", (d, d)), ("wk", (d, d)), ("wv", (d, d)), ("wo", (d, d)), ("w1", (d, hidden)),
+                     ("w2", (hidden, d)), ("bq", (d,)), ("bo", (d,)), ("b1", (hidden,)), ("g", (d,)),
+                     ("beta", (d,))]  # fmt: skip
+    }
+    inits.update({"i0": np.array(0, "int64"), "i1": np.array(1, "int64"), "ax0": np.array([0], "int64"),
+                  "split_heads": np.array([heads, dh], "int64"), "model_dim": np.array([d], "int64"),
+                  "scale": np.array(1 / np.sqrt(dh), "float32"), "half": np.array(0.5, "float32"),
+                  "one": np.array(1.0, "float32"), "rsqrt2": np.array(1 / np.sqrt(2), "float32")})  # fmt: skip
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["s"]), n("Gather", ["s", "i0"], ["b"]), n("Gather", ["s", "i1"], ["q_len"]),
+        n("Unsqueeze", ["b", "ax0"], ["bu"]), n("Unsqueeze", ["q_len", "ax0"], ["su"]),
+        n("Concat", ["bu", "su", "split_heads"], ["head_shape"], axis=0),
+        n("Concat", ["bu", "su", "model_dim"], ["merge_shape"], axis=0),
+    ]
+    for name, bias in (("q", "bq"), ("k", None), ("v", None)):
+        nodes.append(n("MatMul", ["x", f"w{name}"], [f"{name}0"]))
+        src = f"{name}0"
+        if bias:
+            nodes.append(n("Add", [src, bias], [f"{name}1"]))
+            src = f"{name}1"
+        nodes.append(n("Reshape", [src, "head_shape"], [f"{name}r"]))
+        perm = [0, 2, 3, 1] if name == "k" else [0, 2, 1, 3]
+        nodes.append(n("Transpose", [f"{name}r"], [f"{name}t"], perm=perm))
+    nodes += [
+        n("MatMul", ["qt", "kt"], ["scores0"]), n("Mul", ["scores0", "scale"], ["scores"]),
+        n("Softmax", ["scores"], ["probs"], axis=-1), n("MatMul", ["probs", "vt"], ["ctx0"]),
+        n("Transpose", ["ctx0"], ["ctx1"], perm=[0, 2, 1, 3]), n("Reshape", ["ctx1", "merge_shape"], ["ctx"]),
+        n("MatMul", ["ctx", "wo"], ["attn0"]), n("Add", ["attn0", "bo"], ["attn"]),
+        n("Add", ["x", "attn"], ["res1"]),
+        n("LayerNormalization", ["res1", "g", "beta"], ["h"], axis=-1, epsilon=1e-5),
+        n("MatMul", ["h", "w1"], ["f0"]), n("Add", ["f0", "b1"], ["f1"]),
+        n("Mul", ["f1", "rsqrt2"], ["f2"]), n("Erf", ["f2"], ["f3"]), n("Add", ["f3", "one"], ["f4"]),
+        n("Mul", ["f1", "f4"], ["f5"]), n("Mul", ["f5", "half"], ["gelu"]),
+        n("MatMul", ["gelu", "w2"], ["f6"]), n("Add", ["h", "f6"], ["res2"]),
+        n("LayerNormalization", ["res2", "g", "beta"], ["y"], axis=-1, epsilon=1e-5),
+    ]
+    return model(nodes, [tensor("x", FLOAT, ["batch", "seq", d])], [tensor("y", FLOAT, ["batch", "seq", d])],
+                 inits)  # fmt: skip
+
+
+def test_transformer_encoder_compiles_once_and_runs_at_two_sizes():
+    proto = _encoder_model()
+    mod = from_onnx(proto)
+    assert _ret_shape(mod) == (B, S, 16)
+    import unity
+    from unity import relax
+
+    vm = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())
+    rng = np.random.default_rng(1)
+    for batch, seq in ((2, 5), (3, 7)):
+        x = rng.standard_normal((batch, seq, 16)).astype("float32")
+        got = vm["main"](x).numpy()
+        np.testing.assert_allclose(got, run_ort(proto, {"x": x})[0], rtol=1e-3, atol=1e-4)

@@ -1,0 +1,133 @@
+"""Small operator workloads shared by the default-schedule tests and the bench.
+
+Each entry builds a PrimFunc from TOPI (as `LegalizeOps` would); the tests run the
+default schedule built with `unity.build` against the reference interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from unity import te, tir, topi
+
+
+def _ph(shape, name, dtype="float32"):
+    return te.placeholder(shape, dtype=dtype, name=name)
+
+
+def conv(n, c, h, w, o, k, stride=1, pad=0, groups=1, dilation=1):
+    """conv2d NCHW/OIHW."""
+    x, wt = _ph((n, c, h, w), "x"), _ph((o, c // groups, k, k), "w")
+    return te.create_prim_func([x, wt, topi.nn.conv2d(x, wt, stride, pad, dilation, groups)])
+
+
+def conv_bias_relu(n, c, h, w, o, k, stride=1, pad=0):
+    """conv2d + bias + relu in one PrimFunc (what FuseTIR makes)."""
+    x, wt, b = _ph((n, c, h, w), "x"), _ph((o, c, k, k), "w"), _ph((1, o, 1, 1), "b")
+    y = topi.nn.relu(topi.add(topi.nn.conv2d(x, wt, stride, pad), b))
+    return te.create_prim_func([x, wt, b, y])
+
+
+def matmul(shape_a, shape_b):
+    """numpy-style matmul (batch dims broadcast)."""
+    a, b = _ph(shape_a, "a"), _ph(shape_b, "b")
+    return te.create_prim_func([a, b, topi.matmul(a, b)])
+
+
+def dense_bias_relu(m, k, n):
+    """dense + bias + relu."""
+    x, w, b = _ph((m, k), "x"), _ph((n, k), "w"), _ph((n,), "b")
+    return te.create_prim_func([x, w, b, topi.nn.relu(topi.add(topi.nn.dense(x, w), b))])
+
+
+def softmax(shape, axis=-1):
+    """softmax."""
+    x = _ph(shape, "x")
+    return te.create_prim_func([x, topi.nn.softmax(x, axis)])
+
+
+def layer_norm(shape):
+    """layer norm over the last axis."""
+    x, g, b = _ph(shape, "x"), _ph(shape[-1:], "g"), _ph(shape[-1:], "b")
+    return te.create_prim_func([x, g, b, topi.nn.layer_norm(x, g, b, axes=-1)])
+
+
+def mean(shape, axis):
+    """mean with keepdims."""
+    x = _ph(shape, "x")
+    return te.create_prim_func([x, topi.mean(x, axis, keepdims=True)])
+
+
+def max_pool(shape, k, s, p):
+    """max_pool2d NCHW."""
+    x = _ph(shape, "x")
+    return te.create_prim_func([x, topi.nn.max_pool2d(x, k, s, p)])
+
+
+def avg_pool(shape, k, s, p):
+    """avg_pool2d NCHW."""
+    x = _ph(shape, "x")
+    return te.create_prim_func([x, topi.nn.avg_pool2d(x, k, s, p)])
+
+
+def global_avg_pool(shape):
+    """adaptive_avg_pool2d to 1x1."""
+    x = _ph(shape, "x")
+    return te.create_prim_func([x, topi.nn.adaptive_avg_pool2d(x, 1)])
+
+
+def add_broadcast(sa, sb):
+    """broadcasting add."""
+    a, b = _ph(sa, "a"), _ph(sb, "b")
+    return te.create_prim_func([a, b, topi.add(a, b)])
+
+
+def add_relu_chain(shape):
+    """exp(a) * 2 + b, then relu: a chain of injective blocks."""
+    a, b = _ph(shape, "a"), _ph(shape, "b")
+    y = topi.nn.relu(topi.add(topi.multiply(topi.exp(a), 2.0), b))
+    return te.create_prim_func([a, b, y])
+
+
+def transpose(shape, axes):
+    """transpose."""
+    x = _ph(shape, "x")
+    return te.create_prim_func([x, topi.transpose(x, axes)])
+
+
+def symbolic_matmul(k, n):
+    """matmul with a symbolic batch: [b, 7, k] x [k, n]."""
+    b = tir.SizeVar("batch", "int64")
+    x, w = _ph((b, 7, k), "x"), _ph((k, n), "w")
+    return te.create_prim_func([x, w, topi.matmul(x, w)])
+
+
+WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
+    "conv7x7s2": lambda: conv(1, 3, 20, 20, 8, 7, stride=2, pad=3),
+    "conv3x3": lambda: conv(1, 8, 10, 10, 16, 3, pad=1),
+    "conv3x3s2": lambda: conv(2, 4, 9, 9, 6, 3, stride=2, pad=1),
+    "conv1x1": lambda: conv(1, 16, 7, 7, 24, 1),
+    "conv_depthwise": lambda: conv(1, 8, 10, 10, 8, 3, pad=1, groups=8),
+    "conv_grouped": lambda: conv(1, 8, 6, 6, 12, 3, pad=1, groups=4),
+    "conv_dilated": lambda: conv(1, 4, 9, 9, 4, 3, pad=2, dilation=2),
+    "conv_bias_relu": lambda: conv_bias_relu(1, 8, 12, 12, 16, 3, pad=1),
+    "matmul_odd": lambda: matmul((13, 29), (29, 7)),
+    "matmul_tiled": lambda: matmul((64, 96), (96, 64)),
+    "matmul_k512": lambda: matmul((16, 512), (512, 32)),
+    "batch_matmul": lambda: matmul((3, 16, 24), (3, 24, 32)),
+    "matmul_bcast": lambda: matmul((2, 8, 24), (24, 16)),
+    "dense_bias_relu": lambda: dense_bias_relu(32, 40, 48),
+    "gemv": lambda: dense_bias_relu(1, 64, 100),
+    "matmul_symbolic_batch": lambda: symbolic_matmul(12, 32),
+    "softmax": lambda: softmax((6, 37)),
+    "softmax_axis0": lambda: softmax((9, 5), axis=0),
+    "layer_norm": lambda: layer_norm((5, 48)),
+    "mean_last": lambda: mean((4, 6, 33), -1),
+    "mean_spatial": lambda: mean((2, 8, 5, 5), (2, 3)),
+    "max_pool3x3s2": lambda: max_pool((1, 4, 11, 11), 3, 2, 1),
+    "avg_pool2x2": lambda: avg_pool((2, 3, 8, 8), 2, 2, 0),
+    "global_avg_pool": lambda: global_avg_pool((1, 16, 7, 7)),
+    "add_broadcast": lambda: add_broadcast((4, 1, 33), (5, 33)),
+    "add_relu_chain": lambda: add_relu_chain((3, 70)),
+    "transpose": lambda: transpose((5, 6, 7), (2, 0, 1)),
+}
