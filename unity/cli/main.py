@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="OUT.npz")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("bench", parents=[common, build], help="time unity against onnxruntime")
-    p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--repeat", type=int, default=5)
     p.set_defaults(func=cmd_bench)
     return parser
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
+
 import numpy as np
+import pytest
 
 from unity import relax, topi
 from unity.ir.module import IRModule
@@ -318,3 +322,14 @@ def test_prim_funcs_without_op_pattern_are_opaque():
     mod = bb.get()
     assert FuseOps()(mod) is mod
     assert len(_main_calls(FuseOps()(AnnotateTIROpPattern()(mod)))) == 1
+
+
+@pytest.mark.parametrize("name", [
+    "unity.relax.analysis.op_pattern", "unity.relax.analysis.dominator",
+    "unity.relax.analysis.graph_partitioner", "unity.relax.analysis.fusion_graph",
+    "unity.relax.transform.annotate_tir_op_pattern", "unity.relax.transform.fuse_ops",
+    "unity.relax.transform.fuse_tir", "unity.relax.transform.fuse_tir_inline",
+])  # fmt: skip
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

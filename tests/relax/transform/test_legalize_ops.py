@@ -421,3 +421,59 @@ def test_legalized_kernels_build_for_llvm():
     lib_softmax["main"](mid, out)
     e = np.exp((a + b) - (a + b).max(1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_onnx_extra_ops():
+    from unity.relax.op import onnx_extra as X
+
+    x = tensor("x", ("n", 5))
+    mod = build([x], lambda v: X.topk(v, 2, axis=1))
+    a = np.array([[1, 5, 5, 2, 0], [3, 3, 1, 9, 9]], "float32")
+    idx = np.argsort(-a, axis=1, kind="stable")[:, :2]
+    legalize_and_check(mod, [a], (np.take_along_axis(a, idx, 1), idx))
+
+    mod = build([x], lambda v: X.cumprod(v, 1, exclusive=True, reverse=True))
+    b = rand((3, 5))
+    rev = np.flip(np.cumprod(np.flip(b, 1), 1), 1)
+    legalize_and_check(mod, [b], rev / b, rtol=1e-4)
+
+    mod = build([x], lambda v: X.asin(op.multiply(v, v)))
+    c = rand((2, 5)) / 2
+    legalize_and_check(mod, [c], np.arcsin(c * c))
+
+    d, i = tensor("d", (3, 4)), tensor("i", (2, 1), "int64")
+    mod = build([d, i], lambda v, j: X.gather_nd(v, j))
+    da, ia = rand((3, 4)), np.array([[2], [-3]], "int64")
+    legalize_and_check(mod, [da, ia], da[ia[:, 0]])
+
+    u = tensor("u", (2, 4))
+    mod = build([d, i, u], lambda v, j, w: X.scatter_nd(v, j, w, "add"))
+    ua = rand((2, 4))
+    want = da.copy()
+    want[2] += ua[0]
+    want[0] += ua[1]
+    legalize_and_check(mod, [da, ia, ua], want)
+
+
+def test_resize_and_shape_to_tensor():
+    from unity.relax.op import onnx_extra as X
+
+    x = tensor("x", (1, 2, 3, 4))
+    attrs = X.ResizeAttrs((2, 3), (6, 8), (2.0, 2.0), "linear", "half_pixel")
+    mod = build([x], lambda v: X.resize(v, attrs))
+    a = rand((1, 2, 3, 4))
+    from unity import te
+
+    x_t = te.placeholder((1, 2, 3, 4), name="x")
+    want = np.zeros((1, 2, 6, 8), "float32")
+    tir.interpret(te.create_prim_func([x_t, topi.image.resize2d(x_t, (6, 8))]), a, want)
+    legalize_and_check(mod, [a], want)
+
+    y = tensor("y", ("n", 3))
+    n = sympy.Symbol("n", integer=True, positive=True)
+    mod = build([y], lambda v: X.shape_to_tensor(ShapeExpr((n * 2, 3))))
+    after = LegalizeOps()(mod)
+    call = after["main"].body.blocks[0].bindings[0].value
+    out = np.zeros(2, "int64")
+    tir.interpret(after[call.args[0]], out, 5)
+    np.testing.assert_array_equal(out, [10, 3])

@@ -17,6 +17,7 @@ Groups never grow past `max_fuse_depth` nodes.  Opaque nodes never fuse.
 
 Example:
     >>> from unity.relax.analysis.dominator import IndexedForwardGraph
+    >>> from unity.relax.analysis.op_pattern import OpPatternKind
     >>> g = IndexedForwardGraph()
     >>> x = g.add_node("x", OpPatternKind.OPAQUE)
     >>> a = g.add_node("exp", OpPatternKind.ELEMWISE)

@@ -35,3 +35,7 @@ __all__ += ["FuseOpsByPattern", "FusionPattern"]
 from unity.relax.transform.decompose_ops import DecomposeOpsForInference
 
 __all__ += ["DecomposeOpsForInference"]
+from unity.relax.transform.lambda_lift import LambdaLift
+from unity.relax.transform.remove_unused_parameters import RemoveUnusedParameters
+
+__all__ += ["LambdaLift", "RemoveUnusedParameters"]

@@ -133,6 +133,8 @@ class ScriptOp:
         attrs_cls = _attrs_class(make, set(kwargs))
         if attrs_cls is None or not all(isinstance(a, Expr | tuple | list) for a in args):
             return None
+        if len(args) != _expr_arity(make):
+            return None
         values = {k: _tupled(v) for k, v in kwargs.items()}
         return Call(self.op, tuple(as_expr(a) for a in args), attrs_cls(**values))
 
@@ -163,6 +165,12 @@ def _attrs_class(make: Any, names: set[str]) -> type | None:
         if {f.name for f in dataclasses.fields(cls)} == names
     }
     return found.pop() if len(found) == 1 else None
+
+
+def _expr_arity(make: Any) -> int:
+    """How many expression arguments the builder takes (parameters annotated with `Expr`)."""
+    params = list(inspect.signature(make).parameters.values())[1:]
+    return sum("Expr" in f"{p.annotation}" for p in params)
 
 
 def _tupled(value: Any) -> Any:
