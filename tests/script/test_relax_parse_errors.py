@@ -51,8 +51,10 @@ def test_struct_info_mismatch_reports_the_op_inference_error():
                     params=params)  # fmt: skip
     err = parse_error(text)
     assert str(err) == "\n".join([
-        "<string>:4:13: error: matmul reduces over mismatched dims: 3 vs 4"
-        " (shapes (2, 3) and (4, 5))",
+        (
+            "<string>:4:13: error: matmul reduces over mismatched dims: 3 vs 4"
+            " (shapes (2, 3) and (4, 5))"
+        ),
         "            y = R.matmul(x, w)",
         "                ^^^^^^^^^^^^^^",
     ])  # fmt: skip

@@ -10,6 +10,7 @@ import pytest
 import sympy
 
 from unity import relax, topi
+from unity.ir import IRModule
 from unity.ir.structural import assert_structural_equal
 from unity.relax import BlockBuilder, Var, op
 from unity.relax import TensorStructInfo as TS
@@ -25,6 +26,9 @@ def roundtrip(obj):
     parsed = from_source(text)
     assert_structural_equal(parsed, obj)
     assert parsed.script() == text
+    if isinstance(parsed, IRModule) or parsed.struct_info.params is not None:
+        mod = parsed if isinstance(parsed, IRModule) else IRModule({"main": parsed})
+        relax.analysis.check_well_formed(mod)
     return parsed
 
 
@@ -107,9 +111,8 @@ MODULE_TEXT = """
 @I.ir_module
 class Module:
     @T.prim_func
-    def add(
-        A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"), C: T.Buffer(("n",), "float32")
-    ):
+    def add(A: T.Buffer(("n",), "float32"), B: T.Buffer(("n",), "float32"),
+            C: T.Buffer(("n",), "float32")):
         n = T.int64()
         for i in T.serial(n):
             with T.block("C"):
@@ -294,12 +297,12 @@ def _op_calls():
         op.nn.pad(x, (0, 0, 1, 1), 2.0),
         op.reshape(x, (-1,)), op.permute_dims(x, [1, 0]), op.concat([x, x], axis=0),
         op.split(x, 2, axis=1), op.split(x, [1, 3], axis=1), op.squeeze(Var("s", f32(1, 4)), 0),
-        op.expand_dims(x, 0), op.flatten(x), op.broadcast_to(g, ("n", 4)),
+        op.expand_dims(x, 0), op.flatten(x), op.broadcast_to(g, (3, 4)),
         op.strided_slice(x, [1], [0], [2]), op.take(x, i, axis=1),
         op.gather_elements(m, i44, axis=1), op.scatter_elements(m, i44, m, axis=0),
         op.sum(x, axis=1), op.mean(x, keepdims=True), op.max(x, axis=[0, 1]), op.min(x),
         op.prod(x), op.variance(x, axis=0), op.argmax(x, axis=1), op.argmin(x),
-        op.cumsum(x, axis=1), op.zeros((2, "n"), "float32"), op.ones((2, 3), "int32"),
+        op.cumsum(x, axis=1), op.zeros((2, 3), "float32"), op.ones((2, 3), "int32"),
         op.full((2,), relax.const(1.5, "float32"), "float32"), op.arange(0, 10, 2),
         op.tril(m, 1), op.triu(m),
     ]  # fmt: skip
@@ -327,6 +330,19 @@ def test_every_op_with_its_attrs_round_trips(call):
     parsed = roundtrip(func)
     value = parsed.body.blocks[0].bindings[-1].value  # nested calls are bound first
     assert value.op is call.op and type(value.attrs) is type(call.attrs)
+
+
+def test_symbolic_dims_with_floor_ceiling_max_and_rationals():
+    x, x4 = Var("x", f32("n", 4)), Var("x4", f32("n", 3, "h", "w"))
+    calls = [
+        op.split(x, 2, axis=0), op.split(x, [1, 3], axis=0),
+        op.nn.max_pool2d(x4, 3, strides=2, ceil_mode=True), op.nn.avg_pool2d(x4, 2, strides=2),
+    ]  # fmt: skip
+    bb = BlockBuilder()
+    with bb.function("main", [x, x4]):
+        bb.emit_func_output([bb.emit(c) for c in calls])
+    text = roundtrip(bb.get()["main"]).script()
+    assert "ceiling(n/2)" in text and "Max(0, n - 3)" in text and "ceiling(h/2 - 3/2)" in text
 
 
 def test_printed_attrs_form_and_builder_keywords_build_the_same_call():

@@ -1,4 +1,4 @@
-"""Script: write IR as decorated Python (`@T.prim_func`, `@I.ir_module`) and read it back.
+"""Script: IR as decorated Python (`@T.prim_func`, `@R.function`, `@I.ir_module`), and back.
 
 `from_source(text)` parses what `func.script()` / `mod.script()` print.
 

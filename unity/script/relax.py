@@ -38,6 +38,7 @@ from unity.ir.module import GlobalVar
 from unity.relax import expr as X
 from unity.relax import op as _op
 from unity.relax import struct_info as SI
+from unity.relax.printer import INLINE_CONST_LIMIT
 from unity.script.parser.core import ScriptDecorator
 from unity.script.parser.relax_function import parse_relax_function
 from unity.script.parser.relax_specs import (
@@ -51,9 +52,6 @@ function = ScriptDecorator("R.function", parse_relax_function)
 Options: `@R.function(pure=False)`, `@R.function(private=True)` (no "global_symbol")."""
 
 _STR = str  # `str` is rebound below to `R.str`
-
-INLINE_CONST_LIMIT = 64
-"""Constants with at most this many (finite) elements print inline as nested lists."""
 
 
 # -- struct info -------------------------------------------------------------------------
@@ -287,6 +285,8 @@ nn = OpNamespace("relax.nn")
 
 def __getattr__(name: str) -> ScriptOp | OpNamespace:
     """`R.add`, `R.sum`, ...: every registered `relax.<name>` op (looked up when used)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
     return lookup_op("relax", name)
 
 

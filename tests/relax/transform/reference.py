@@ -50,9 +50,9 @@ class _Evaluator:
     def __init__(self, mod: IRModule) -> None:
         self.mod = mod
 
-    def call(self, func: Any, args: Sequence[Any]) -> Any:
+    def call(self, func: Any, args: Sequence[Any], outer: dict[Any, Any] | None = None) -> Any:
         assert isinstance(func, Function)
-        env: dict[Any, Any] = dict(zip(func.params, args, strict=True))
+        env: dict[Any, Any] = {**(outer or {}), **dict(zip(func.params, args, strict=True))}
         syms: dict[sympy.Symbol, int] = {}
         for p, a in zip(func.params, args, strict=True):
             _bind_symbols(p.struct_info, a, syms)
@@ -87,6 +87,8 @@ class _Evaluator:
             return self.seq(branch, env, syms)
         if isinstance(e, SeqExpr):
             return self.seq(e, env, syms)
+        if isinstance(e, Function):
+            return (e, dict(env))  # a closure
         assert isinstance(e, Call), f"cannot evaluate {type(e).__name__}"
         return self._call(e, env, syms)
 
@@ -94,8 +96,8 @@ class _Evaluator:
         if isinstance(e.op, GlobalVar):
             return self.call(self.mod[e.op], [self.expr(a, env, syms) for a in e.args])
         if isinstance(e.op, Var):
-            fn = env[e.op]
-            return self.call(fn, [self.expr(a, env, syms) for a in e.args])
+            fn, captured = env[e.op]
+            return self.call(fn, [self.expr(a, env, syms) for a in e.args], captured)
         if e.op is op.call_tir:
             return self._call_tir(e, env, syms)
         args = [self.expr(a, env, syms) for a in e.args]

@@ -1,4 +1,5 @@
 """FuseOps: call_tirs grouped into Primitive relax functions with TVM's dominator rules."""
+# ruff: noqa: F821 - script bodies use `cls` and shape vars that the parser binds
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from unity.ir.transform import PassContext
 from unity.relax import BlockBuilder, Call, Function, Var, op
 from unity.relax import TensorStructInfo as TS
 from unity.relax.analysis import well_formed
-from unity.relax.transform import AnnotateTIROpPattern, FuseOps, LegalizeOps
+from unity.relax.transform import AnnotateTIROpPattern, FuseOps, FuseTIR, LegalizeOps
 from unity.script import ir as I
 from unity.script import relax as R
 from unity.script import tir as T
@@ -122,7 +123,6 @@ def test_docstring_example_matmul_bias_relu_become_one_function():
         @R.function
         def main(x: R.Tensor(("n", 4), "float32"), w: R.Tensor((4, 4), "float32"),
                  b: R.Tensor((4,), "float32")):  # fmt: skip
-            n = T.int64()
             with R.dataflow():
                 gv = cls.fused_matmul_add_relu(x, w, b)
                 R.output(gv)
@@ -262,6 +262,27 @@ def test_value_also_read_by_a_reduction_is_not_fused_past_it():
     assert _main_calls(after) == ["exp", "sum", "fused_relu_expand_dims_add"]
     assert well_formed(after)
     _check_same_results(before, after, _rand(3, 5))
+
+
+def test_tuple_item_of_a_tuple_made_outside_the_group_stays_outside():
+    x = Var("x", TS((4, 6), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            parts = bb.emit(op.split(x, 2, axis=1))
+            a = bb.emit(relax.TupleGetItem(parts, 0))
+            b = bb.emit(relax.TupleGetItem(parts, 1))
+            e = bb.emit_output(op.nn.relu(bb.emit(op.exp(a))))
+            s = bb.emit_output(op.sum(b, axis=[1]))
+        bb.emit_func_output(relax.Tuple((e, s)))
+    before = AnnotateTIROpPattern()(LegalizeOps()(bb.get()))
+    after = FuseOps()(before)
+    assert _primitive_names(after) == ["fused_exp_relu"]
+    assert all(isinstance(p.struct_info, TS) for p in after["fused_exp_relu"].params)
+    x_np = _rand(4, 6)
+    fused_tir = FuseTIR()(after)  # every parameter is a tensor, so FuseTIR accepts it
+    for got, want in zip(evaluate(fused_tir, x_np), evaluate(before, x_np), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_constants_become_parameters_of_the_fused_function():

@@ -105,14 +105,14 @@ class _Partitioner:
         if group.find_root() is sink_group.find_root() or sink_group.pattern == K.TUPLE:
             return
         if group.pattern == K.OUT_ELEMWISE_FUSABLE:
-            if phase == 0 and dom.pattern == K.ELEMWISE:
+            if phase == 0 and dom.pattern == K.ELEMWISE:  # the anchor's output read elementwise
                 self._try_fuse(gnode, sink, lambda kind, _: kind <= K.BROADCAST)
         elif group.pattern <= K.BROADCAST:
             if dom.pattern <= K.INJECTIVE or dom.pattern == K.COMM_REDUCE:
                 self._try_fuse(gnode, sink, _broadcast_path)
-        elif group.pattern in (K.INJECTIVE, K.TUPLE):
-            if phase == 1:  # after phase 0, so that conv2d groups are complete first
-                self._try_fuse(gnode, sink, lambda kind, _: kind <= K.INJECTIVE)
+        elif group.pattern in (K.INJECTIVE, K.TUPLE) and phase == 1:
+            # phase 1 comes after phase 0, so that conv2d groups are complete first
+            self._try_fuse(gnode, sink, lambda kind, _: kind <= K.INJECTIVE)
 
     def _fuse_into_tuple(self, gnode: GraphNode, sink: GraphNode, group: Group) -> None:
         if group.pattern > K.INJECTIVE:

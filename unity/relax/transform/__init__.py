@@ -39,3 +39,9 @@ from unity.relax.transform.lambda_lift import LambdaLift
 from unity.relax.transform.remove_unused_parameters import RemoveUnusedParameters
 
 __all__ += ["LambdaLift", "RemoveUnusedParameters"]
+from unity.relax.transform.lift_transform_params import LiftTransformParams
+
+__all__ += ["LiftTransformParams"]
+from unity.relax.transform.to_mixed_precision import ToMixedPrecision
+
+__all__ += ["ToMixedPrecision"]

@@ -102,24 +102,37 @@ def _fuse_function(func: Function, mod: IRModule, out: IRModule, max_depth: int)
 def _fuse_block(block: DataflowBlock, mod: IRModule, out: IRModule, max_depth: int) -> BindingBlock:
     graph = create_fusion_graph(block, mod)
     groups = partition_graph(graph, max_depth)
-    members: dict[int, list[Binding]] = {}
     group_of: dict[Binding, Group] = {}
     for node, group in zip(graph.nodes, groups, strict=True):
         if isinstance(node.ref, Binding):
-            root = group.find_root()
-            members.setdefault(id(root), []).append(node.ref)
-            group_of[node.ref] = root
+            group_of[node.ref] = group.find_root()
+    defining = {b.var: b for b in block.bindings}
+    members: dict[int, list[Binding]] = {}
+    for binding in block.bindings:
+        if not _reads_tuple_of_other_group(binding, defining, group_of):
+            members.setdefault(id(group_of[binding]), []).append(binding)
     fused = {k: v for k, v in members.items() if len(v) > 1}
     if not fused:
         return block
     bindings: list[Binding] = []
     for binding in block.bindings:
         group = fused.get(id(group_of[binding]))
-        if group is None:
+        if group is None or binding not in group:
             bindings.append(binding)
         elif binding is group[-1]:
             bindings.extend(_emit_group(group, block, mod, out))
     return block.replace(bindings=tuple(bindings))
+
+
+def _reads_tuple_of_other_group(binding: Binding, defining: dict[Var, Binding],
+                                group_of: dict[Binding, Group]) -> bool:  # fmt: skip
+    """A tuple item whose tuple comes from outside its group stays out of the group, so that
+    fused functions only take tensors (`FuseTIR` makes one buffer per parameter)."""
+    value = binding.value  # type: ignore[attr-defined]  # both binding kinds have it
+    if not isinstance(value, TupleGetItem):
+        return False
+    producer = defining.get(value.tuple_value)  # type: ignore[arg-type]  # None for non-vars
+    return producer is None or group_of[producer] is not group_of[binding]
 
 
 def _emit_group(group: list[Binding], block: DataflowBlock, mod: IRModule,

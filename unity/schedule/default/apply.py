@@ -27,6 +27,7 @@ from unity.ir.module import IRModule
 from unity.schedule.default import conv2d, injective, matmul, reduction
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos
 from unity.schedule.default.fallback import schedule_fallback
+from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.function import PrimFunc
@@ -69,6 +70,7 @@ def schedule_primfunc(func: PrimFunc, ctx: RuleContext | None = None) -> PrimFun
         >>> scheduled = schedule_primfunc(func)  # doctest: +SKIP
     """
     ctx = ctx or RuleContext.for_target(None)
+    func = unit_indices_as_vars(func)
     sch = Schedule(func)
     infos = block_infos(func)
     if infos is not None:

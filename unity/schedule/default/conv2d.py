@@ -1,5 +1,202 @@
-"""placeholder"""
-def applies(info):
-    return False
-def schedule_conv2d(sch, info, ctx):
-    return []
+"""Default rule for conv2d in NCHW/OIHW (as legalized): a direct, register-tiled schedule.
+
+Claims a reduction block ``Y[n, o, y, x] += X[n, c(o, rc), y*sh + ry*dh, x*sw + rx*dw] *
+W[o, rc, ry, rx]`` (optional casts; the output's last index `x` reaches only `X`'s last
+index, linearly).  Two variants, both tiles of the output accumulated in a `local`
+buffer that LLVM keeps in registers:
+
+- **channels in the vector** (`X` does not depend on `o`: groups == 1, and the output
+  channels are a multiple of 8): `W` is packed into ``[O/to, C, KH, KW, to]``; per
+  reduction step, `tx` input values are broadcast and multiplied with one `to`-wide
+  vector of packed weights; the tile is `to` channels x `tx` columns;
+- **columns in the vector** (depthwise, grouped, odd channel counts): the tile is `to`
+  channels x `tx` columns of one output row, `x` vectorized, weights broadcast.
+
+Loops ``(n, o0, y) parallel / x0 / rc, ry, rx / inner tile``; the tile's zeroing moves
+out of the reduction (`decompose_reduction`) and the write-back takes the elementwise
+epilogue (bias, relu...).  The padding block stays a separate, parallel loop nest.
+
+Before::
+
+    for n, o, y, x, rc, ry, rx in T.grid(1, 64, 56, 56, 64, 3, 3):
+        with T.block("conv"): ...
+
+After ``schedule_conv2d`` (channels in the vector, abridged)::
+
+    for n_o0_y_fused in T.parallel(112):
+        for x0 in range(7):
+            ... init ...
+            for rc, ry, rx in T.grid(64, 3, 3):
+                for x1 in T.unroll(8):
+                    for o1 in T.vectorized(32):
+                        conv_local[...] += X[...] * W_packed[o0, rc, ry, rx, o1]
+            ... write-back (+ epilogue) ...
+"""
+
+from __future__ import annotations
+
+from unity.schedule.analysis import linear
+from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of
+from unity.schedule.default.epilogue import inline_epilogue
+from unity.schedule.default.injective import parallel_one
+from unity.schedule.schedule import Schedule
+from unity.tir.expr import Add, BufferLoad, Cast, Mul, PrimExpr, Var
+
+__all__ = ["applies", "match", "schedule_conv2d"]
+
+
+def _strip(expr: PrimExpr) -> PrimExpr:
+    while isinstance(expr, Cast):
+        expr = expr.value
+    return expr
+
+
+def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
+    """`(X load, W load)` of a conv2d-like block, else None.
+
+    Example:
+        >>> x_load, w_load = match(info)  # doctest: +SKIP
+    """
+    store = info.store
+    if store is None or not info.is_reduction or not info.trivial_binding():
+        return None
+    if info.loop_kinds != ["S"] * 4 + ["R"] * (len(info.loops) - 4) or len(info.loops) < 5:
+        return None
+    value = store.value
+    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
+        return None
+    acc, prod = value.a, _strip(value.b)
+    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
+        return None
+    out = store.indices
+    if len(out) != 4 or not all(isinstance(v, Var) for v in out) or len(set(out)) != 4:
+        return None
+    if any(a is not b for a, b in zip(acc.indices, out)):
+        return None
+    if [info.iter_var(lp) for lp in info.loops[:4]] != list(out):
+        return None
+    lhs, rhs = _strip(prod.a), _strip(prod.b)
+    if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
+        return None
+    n, o, y, x = out
+    if _uses(rhs.indices, x) and not _uses(lhs.indices, x):
+        lhs, rhs = rhs, lhs
+    if len(lhs.indices) != 4 or len(rhs.indices) != 4:
+        return None
+    if not all(isinstance(v, Var) for v in rhs.indices) or rhs.indices[0] is not o:
+        return None
+    if any(_uses(rhs.indices, v) for v in (n, y, x)):
+        return None
+    lin = linear(lhs.indices[-1])
+    if lin is None or lin[0].get(x, 0) < 1 or _uses(lhs.indices[:-1], x):
+        return None
+    return lhs, rhs
+
+
+def _uses(indices: tuple[PrimExpr, ...], var: Var) -> bool:
+    from unity.schedule.analysis import used_vars
+
+    return any(var in used_vars(i) for i in indices)
+
+
+def applies(info: BlockInfo) -> bool:
+    """True when `match` recognizes the block.
+
+    Example:
+        >>> applies(info)  # doctest: +SKIP
+        True
+    """
+    return match(info) is not None
+
+
+def _divisor(extent: int, limit: int) -> int:
+    return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
+
+
+def _vector_cost(t: int, lanes: int) -> float:
+    """Instructions per element of a vectorized loop of extent `t` (chunks + scalar tail)."""
+    width = min(lanes, 1 << (t.bit_length() - 1))
+    return (t // width + t % width) / t
+
+
+def _column_tile(extent: int, lanes: int) -> int:
+    divisors = [d for d in range(1, min(extent, 2 * lanes) + 1) if extent % d == 0]
+    return min(divisors, key=lambda d: (_vector_cost(d, lanes), -d))
+
+
+def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
+    """Tile the conv2d block and take its epilogue; return the epilogue blocks taken.
+
+    Example:
+        >>> schedule_conv2d(sch, info, RuleContext())  # doctest: +SKIP
+    """
+    x_load, w_load = match(info)
+    o_var, x_var = info.store.indices[1], info.store.indices[3]
+    oc, ow = const_extent(info.loops[1]), const_extent(info.loops[3])
+    if oc is None or ow is None:
+        raise_unsupported("symbolic output channels or width")
+    channel_vector = not _uses(x_load.indices, o_var)
+    to = next((t for t in (2 * ctx.lanes, ctx.lanes, 8) if oc % t == 0), None)
+    if channel_vector and to is not None:
+        return _channels_in_vector(sch, info, w_load, to, _divisor(ow, 8), ctx)
+    to = _divisor(oc, 8 if ow >= ctx.lanes else 4)
+    return _columns_in_vector(sch, info, to, _column_tile(ow, ctx.lanes), ctx)
+
+
+def raise_unsupported(what: str) -> None:
+    """Raise the `ScheduleError` that sends a block to the next rule."""
+    from unity.schedule.error import ScheduleError
+
+    raise ScheduleError("default conv2d", what)
+
+
+def _channels_in_vector(
+    sch: Schedule, info: BlockInfo, w_load: BufferLoad, to: int, tx: int, ctx: RuleContext
+) -> list[str]:
+    c = sch.get_block(info.name)
+    n, o, y, x, *red = sch.get_loops(c)
+    index = [r.buffer for r in info.block.reads].index(w_load.buffer)
+    packed = sch.cache_read(c, index, "global")
+    sch.transform_layout(packed, ("write", 0), lambda a, b, r, s: (a // to, b, r, s, a % to))
+    po, *prest = sch.get_loops(packed)
+    po0, po1 = sch.split(po, [None, to])
+    sch.reorder(po0, *prest, po1)
+    sch.parallel(po0)
+    sch.vectorize(po1)
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    sch.transform_layout(c, ("write", 0), lambda a, b, r, s: (a, r, s, b))  # channels innermost
+    o0, o1 = sch.split(o, [None, to])
+    x0, x1 = sch.split(x, [None, tx])
+    sch.reorder(n, o0, y, x0, *red, x1, o1)
+    sch.reverse_compute_at(acc, x0)
+    init = sch.decompose_reduction(c, red[0])
+    parallel_one(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    sch.unroll(x1)
+    sch.vectorize(o1)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
+
+
+def _columns_in_vector(sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: RuleContext) -> list[str]:
+    c = sch.get_block(info.name)
+    n, o, y, x, *red = sch.get_loops(c)
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    o0, o1 = sch.split(o, [None, to])
+    x0, x1 = sch.split(x, [None, tx])
+    sch.reorder(n, o0, y, x0, *red, o1, x1)
+    sch.reverse_compute_at(acc, x0)
+    init = sch.decompose_reduction(c, red[0])
+    parallel_one(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    sch.unroll(o1)
+    sch.vectorize(x1)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
+
+
+def _outer_extents(info: BlockInfo, to: int) -> list[int | None]:
+    n, o, y = (const_extent(lp) for lp in info.loops[:3])
+    return [n, None if o is None else o // to, y]

@@ -69,3 +69,25 @@ def parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     sch.parallel(fused)
     return fused
+
+
+def parallel_one(sch: Schedule, loops: list[LoopRV], extents: list[int | None], ctx: RuleContext) -> None:
+    """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing.
+
+    Takes the outermost loop with at least `4 * num_cores` iterations (or a symbolic
+    extent), else the one with the most.  Used above a register tile accumulated in a
+    `local` buffer: a fused loop's `//` and `%` indices keep `CompactBufferAllocation`
+    from proving the tiles disjoint, and the tile would stay a full-size buffer.
+
+    Example:
+        >>> parallel_one(sch, [n, o0, y], [1, 2, 56], RuleContext())  # doctest: +SKIP
+    """
+    if not loops:
+        return
+    want = 4 * ctx.num_cores
+    pick = next((k for k, e in enumerate(extents) if e is None or e >= want), None)
+    if pick is None:
+        pick = max(range(len(loops)), key=lambda k: extents[k])
+    if extents[pick] == 1:
+        return
+    sch.parallel(loops[pick])

@@ -110,6 +110,12 @@ class RelaxEvaluator(Evaluator):
                 node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}"
             ) from None
 
+    def binary(self, node: ast.AST, symbol: str, fn: Any, a: Any, b: Any) -> Any:
+        """Integers divide exactly (`3/2` in a printed dim is sympy's 3/2, not 1.5)."""
+        if symbol == "/" and _is_int(a) and _is_int(b) and b != 0:
+            return sympy.Rational(a, b)
+        return super().binary(node, symbol, fn, a, b)
+
     def eval_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
         if not isinstance(base, Expr):
@@ -197,6 +203,10 @@ class RelaxEvaluator(Evaluator):
         body = SeqExpr((), Var("ret", signature.ret))
         stub = Function(params, body, signature.ret, signature.purity)
         return IRModule({expr.op: stub})
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _calls_tir(fn: Any) -> bool:
