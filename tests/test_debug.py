@@ -9,7 +9,7 @@ import numpy as np
 from unity.debug import bisect_pipeline, flatten_pipeline
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, Sequential
-from unity.relax import BlockBuilder, Function, TensorStructInfo, Var, const, op
+from unity.relax import BlockBuilder, TensorStructInfo, Var, const, op
 from unity.relax.dpl import is_op, rewrite_call, wildcard
 from unity.relax.pipeline import get_pipeline
 from unity.relax.transform import (

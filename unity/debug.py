@@ -115,7 +115,11 @@ def bisect_pipeline(
         pipeline = get_pipeline("default")
     run = runner or _vm_runner(target, func_name)
     passes = flatten_pipeline(pipeline)
-    expected = _flat(run(mod, inputs))
+    try:
+        expected = _flat(run(mod, inputs))
+    except Exception as err:
+        msg = f"bisect_pipeline: the unoptimized module does not run, so there is no reference: {err}"
+        raise RuntimeError(msg) from err
     result = BisectResult(None, -1, len(passes))
     current = mod
     for index, p in enumerate(passes):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
 import pytest
 
 from unity.instrument import DumpIR, IllFormedError, WellFormedInstrument
@@ -27,6 +26,11 @@ def _module() -> IRModule:
     return bb.get()
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def test_dump_ir_writes_one_numbered_diff_per_changing_pass(tmp_path):
     folder = str(tmp_path / "ir")
     dump = DumpIR(folder)
@@ -35,12 +39,11 @@ def test_dump_ir_writes_one_numbered_diff_per_changing_pass(tmp_path):
         pipeline(_module())
     names = [os.path.basename(p) for p in dump.files]
     assert names == ["000_input.py", "001_FoldConstant.diff", "002_DeadCodeElimination.diff"]
-    fold = open(dump.files[1]).read()
+    fold, dce, first = (_read(dump.files[i]) for i in (1, 2, 0))
     assert fold.startswith("--- before FoldConstant\n+++ after FoldConstant\n")
     assert any(line.startswith("-") and "R.add" in line for line in fold.splitlines())
-    dce = open(dump.files[2]).read()
     assert any(line.startswith("-") and "R.exp" in line for line in dce.splitlines())
-    assert "def main" in open(dump.files[0]).read()
+    assert "def main" in first
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,8 @@ class _DropBindings(ModulePass):
 @pytest.mark.ill_formed
 def test_well_formed_instrument_names_the_breaking_pass():
     pipeline = Sequential([FoldConstant(), _DropBindings(), DeadCodeElimination()])
-    with PassContext(instruments=[WellFormedInstrument()]):
-        with pytest.raises(IllFormedError) as info:
-            pipeline(_module())
+    with PassContext(instruments=[WellFormedInstrument()]), pytest.raises(IllFormedError) as info:
+        pipeline(_module())
     assert info.value.pass_name == "_DropBindings"
     text = str(info.value)
     assert text.startswith("the IR is ill-formed after pass _DropBindings: ")

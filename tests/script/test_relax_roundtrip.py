@@ -87,7 +87,7 @@ def test_symbols_are_shared_within_a_function_and_declared_names_work():
         return (z, s)
 
     x, y = f.params
-    assert x.struct_info.shape[1] is y.struct_info.shape[0]
+    assert x.struct_info.shape[1] == y.struct_info.shape[0]  # one symbol `m`
     assert f.ret_struct_info.fields[1].values[1] == 2 * x.struct_info.shape[0] + 1
     roundtrip(f)
 

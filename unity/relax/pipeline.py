@@ -2,32 +2,40 @@
 
 Example:
     >>> from unity.relax.pipeline import get_pipeline
-    >>> [type(p).__name__ for p in get_pipeline("default").passes]
+    >>> [type(p).__name__ for p in get_pipeline("default", opt_level=0).passes]
     ['Normalize', 'LegalizeOps', 'ToNonDataflow', 'CallTIRRewrite']
 """
 
 from __future__ import annotations
 
-from unity.ir.transform import Sequential
-from unity.relax.transform import CallTIRRewrite, LegalizeOps, Normalize, ToNonDataflow
+from unity.ir.transform import Pass, Sequential
+from unity.relax.transform import (
+    AnnotateTIROpPattern, CallTIRRewrite, FuseOps, FuseTIR, LegalizeOps, Normalize, ToNonDataflow,
+)  # fmt: skip
 
 
 def default_pipeline(opt_level: int = 2) -> Sequential:
-    """Everything `unity.compile` runs before VM codegen (graph optimizations come later).
+    """Everything `unity.compile` runs before VM codegen; fusion from `opt_level >= 1`.
 
     Example:
-        >>> len(default_pipeline().passes)
-        4
+        >>> [type(p).__name__ for p in default_pipeline(0).passes]
+        ['Normalize', 'LegalizeOps', 'ToNonDataflow', 'CallTIRRewrite']
     """
-    return Sequential(
-        [
-            Normalize(),  # struct info everywhere, A-normal form
-            LegalizeOps(),  # op calls -> call_tir of TOPI PrimFuncs
-            ToNonDataflow(),  # dataflow blocks -> plain binding blocks
-            CallTIRRewrite(),  # call_tir -> alloc_tensor + kernel call
-        ],
-        name="relax.default_pipeline",
-    )
+    passes: list[Pass] = [
+        Normalize(),  # struct info everywhere, A-normal form
+        LegalizeOps(),  # op calls -> call_tir of TOPI PrimFuncs
+    ]
+    if opt_level >= 1:
+        passes += [
+            AnnotateTIROpPattern(),  # op_pattern of every PrimFunc, read from its blocks
+            FuseOps(),  # dominator-based groups -> Primitive functions
+            FuseTIR(),  # each group -> one PrimFunc
+        ]
+    passes += [
+        ToNonDataflow(),  # dataflow blocks -> plain binding blocks
+        CallTIRRewrite(),  # call_tir -> alloc_tensor + kernel call
+    ]
+    return Sequential(passes, name="relax.default_pipeline")
 
 
 _PIPELINES = {"default": default_pipeline}

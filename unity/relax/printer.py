@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 import numpy as np
+import sympy
 
 from unity.ir.module import GlobalVar
 from unity.ir.op import Op
@@ -209,6 +210,8 @@ def _function_symbols(func: X.Function) -> set[Any]:
 def _value(v: Any) -> str:
     if isinstance(v, np.generic):
         v = v.item()
+    if isinstance(v, sympy.Basic):
+        return _scalar(v)
     if isinstance(v, tuple | list):
         items = [_value(x) for x in v]  # type: ignore[union-attr]  # a sequence
         text = ", ".join(items) + ("," if isinstance(v, tuple) and len(items) == 1 else "")

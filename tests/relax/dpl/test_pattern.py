@@ -7,7 +7,7 @@ import pytest
 
 from unity.ir.structural import assert_structural_equal
 from unity.relax import (
-    BlockBuilder, Call, Constant, Function, TensorStructInfo, Tuple, TupleGetItem, Var, analysis,
+    BlockBuilder, Call, Function, TensorStructInfo, Tuple, TupleGetItem, Var, analysis,
     const, op,
 )  # fmt: skip
 from unity.relax.dpl import (
@@ -138,8 +138,8 @@ def test_rewrite_bindings_merges_two_matmuls_of_one_input():
 
     def merge(m, bindings):
         both = op.matmul(m[inp], op.concat([m[p1], m[p2]], axis=1))
-        va = [v for v, e in bindings.items() if e is m[q]][0]
-        vb = [v for v, e in bindings.items() if e is m[k]][0]
+        va = next(v for v, e in bindings.items() if e is m[q])
+        vb = next(v for v, e in bindings.items() if e is m[k])
         return {va: op.strided_slice(both, [1], [0], [3]), vb: op.strided_slice(both, [1], [3], [6])}
 
     new = rewrite_bindings([q, k], merge, mod["main"])
@@ -179,6 +179,35 @@ def test_fuse_ops_by_pattern_outlines_composite_functions():
     assert len(main) == 2 and isinstance(main[0].value, Call)
     assert main[0].value.op is after.get_global_var("fused_dnnl_conv2d_relu")
     assert FuseOpsByPattern([("x", is_op("relax.nn.softmax")(wildcard()))])(mod) is mod
+    assert_structural_equal(after, _conv_relu_fused())
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(F32)
+    w = np.random.default_rng(1).standard_normal((3, 2, 3, 3)).astype(F32)
+    from unity.relax.transform import LegalizeOps
+
+    np.testing.assert_allclose(evaluate(LegalizeOps()(after), x, w), evaluate(LegalizeOps()(mod), x, w),
+                               rtol=1e-5)  # fmt: skip
+
+
+def _conv_relu_fused():
+    x, w = _x((1, 2, 5, 5), name="x"), _x((3, 2, 3, 3), name="w")
+    bb = BlockBuilder()
+    with bb.function("fused_dnnl_conv2d_relu", [x, w],
+                     attrs={"Composite": "dnnl.conv2d_relu", "Primitive": True}):  # fmt: skip
+        with bb.dataflow():
+            lv = bb.emit(op.nn.conv2d(x, w))
+            gv = bb.emit_output(op.nn.relu(lv), "lv1")
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    gv = mod.get_global_var("fused_dnnl_conv2d_relu")
+    mod.update_func(gv, mod[gv].without_attr("global_symbol"))
+    x, w = _x((1, 2, 5, 5), name="x"), _x((3, 2, 3, 3), name="w")
+    bb = BlockBuilder(mod)
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            lv1 = bb.emit(Call(gv, (x, w)))
+            out = bb.emit_output(op.exp(lv1))
+        bb.emit_func_output(out)
+    return bb.get()
 
 
 def test_fuse_ops_by_pattern_skips_matches_whose_inner_result_escapes():
@@ -195,3 +224,20 @@ def test_fuse_ops_by_pattern_skips_matches_whose_inner_result_escapes():
     assert FuseOpsByPattern([("a.exp_relu", pat)])(mod) is mod
     veto = FusionPattern("a.relu", is_op("relax.nn.relu")(wildcard()), check=lambda m, b: False)
     assert FuseOpsByPattern([veto])(mod) is mod
+
+
+def test_fuse_ops_by_pattern_can_wrap_composites_for_an_external_codegen():
+    pat = is_op("relax.nn.relu")(is_op("relax.nn.conv2d")(wildcard(), wildcard()))
+    mod = _conv_relu_module()
+    after = FuseOpsByPattern([("dnnl.conv2d_relu", pat)], annotate_codegen=True)(mod)
+    assert analysis.well_formed(after)
+    outer = after["fused_dnnl_conv2d_relu"]
+    assert outer.attrs["Codegen"] == "dnnl"
+    local = outer.body.blocks[0].bindings[0].value
+    assert isinstance(local, Function) and local.attrs["Composite"] == "dnnl.conv2d_relu"
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(F32)
+    w = np.random.default_rng(1).standard_normal((3, 2, 3, 3)).astype(F32)
+    from unity.relax.transform import LegalizeOps
+
+    np.testing.assert_allclose(evaluate(LegalizeOps()(after), x, w), evaluate(LegalizeOps()(mod), x, w),
+                               rtol=1e-5)  # fmt: skip

@@ -103,11 +103,17 @@ def check_struct_info(imported: Imported, expected: list[np.ndarray]) -> None:
 
 
 def check_numeric(imported: Imported, expected: list[np.ndarray], case: object) -> None:
-    """Run `main` with the VM and compare with the expected outputs."""
+    """Run `main` with the VM (opt_level 0: no fusion) and compare with the expected outputs.
+
+    Fusion is tested by its own suite and by the light models; here it would only add
+    compile time and make the reviewed failure list depend on another pass.
+    """
     import unity
     from unity import relax
+    from unity.ir.transform import PassContext
 
-    ex = unity.compile(imported.mod, target="llvm")  # type: ignore[attr-defined]
+    with PassContext(opt_level=0):
+        ex = unity.compile(imported.mod, target="llvm")  # type: ignore[attr-defined]
     vm = relax.VirtualMachine(ex, unity.cpu())  # type: ignore[attr-defined]
     result = vm["main"](*imported.inputs)
     outs = list(result) if isinstance(result, tuple | list) else [result]

@@ -17,7 +17,7 @@ from unity import tir
 from unity.ir.module import GlobalVar, IRModule
 from unity.relax import (
     Call, Constant, DataTypeImm, Function, If, MatchCast, PrimValue, SeqExpr, ShapeExpr,
-    StringImm, TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, VarBinding, op,
+    StringImm, TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, op,
 )  # fmt: skip
 from unity.relax.op import fold_rules  # noqa: F401 - registers the fold rules
 

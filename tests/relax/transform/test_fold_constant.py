@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unity import te, topi
+from unity import topi
 from unity.ir.module import IRModule
 from unity.ir.structural import assert_structural_equal
 from unity.relax import BlockBuilder, Constant, TensorStructInfo, Var, const, op

@@ -72,4 +72,5 @@ def test_without_num_input_nothing_moves():
     gv = mod.get_global_var("main")
     mod.update_func(gv, mod[gv].without_attr("num_input"))
     assert LiftTransformParams()(mod) is mod
-    assert LiftTransformParams()(LiftTransformParams()(_before())) is not None
+    lifted = LiftTransformParams()(_before())
+    assert LiftTransformParams()(lifted) is lifted

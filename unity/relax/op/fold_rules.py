@@ -56,8 +56,16 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 
 def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    is_int = np.issubdtype(a.dtype, np.integer)
-    return np.trunc(a / b).astype(a.dtype) if is_int else np.divide(a, b)
+    if not np.issubdtype(a.dtype, np.integer):
+        return np.divide(a, b)
+    quotient = np.abs(a) // np.abs(b)  # integers truncate toward zero, as in C
+    return (quotient * np.sign(a) * np.sign(b)).astype(a.dtype)
+
+
+def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        return np.power(a.astype("float64"), b.astype("float64")).astype(a.dtype)
+    return np.power(a, b)
 
 
 _ELEMENTWISE: dict[op.RelaxOp, Callable[..., Any]] = {
@@ -69,7 +77,7 @@ _ELEMENTWISE: dict[op.RelaxOp, Callable[..., Any]] = {
     op.isinf: np.isinf, op.isfinite: np.isfinite,
     op.add: np.add, op.subtract: np.subtract, op.multiply: np.multiply, op.divide: _divide,
     op.floor_divide: np.floor_divide, op.floor_mod: np.mod, op.mod: np.fmod,
-    op.power: np.power, op.maximum: np.maximum, op.minimum: np.minimum,
+    op.power: _power, op.maximum: np.maximum, op.minimum: np.minimum,
     op.bitwise_and: np.bitwise_and, op.bitwise_or: np.bitwise_or, op.equal: np.equal,
     op.not_equal: np.not_equal, op.less: np.less, op.less_equal: np.less_equal,
     op.greater: np.greater, op.greater_equal: np.greater_equal,

@@ -51,9 +51,10 @@ class BindParams(ModulePass):
         """Bind the arrays in function `func_name`."""
         if not self.params:
             return mod
-        func = mod[self.func_name] if self.func_name in mod else None
+        func = mod[self.func_name] if self.func_name in mod else None  # noqa: SIM401
         if not isinstance(func, Function):
-            raise ValueError(f"BindParams: no relax function {self.func_name!r} in the module")
+            msg = f"BindParams: no relax function {self.func_name!r} in the module"
+            raise ValueError(msg)  # noqa: TRY004 - a missing name, not a wrong argument type
         out = mod.copy()
         out.update_func(out.get_global_var(self.func_name), bind_params(func, self.params))
         return out

@@ -80,9 +80,10 @@ class _Canonicalizer(ExprMutator):
         local = {b.var for b in block.bindings if isinstance(b, VarBinding)}
         copies: dict[Var, list[Var]] = {}
         for b in block.bindings:
-            if isinstance(b, VarBinding) and isinstance(b.value, DataflowVar) and b.value in local:
-                if not isinstance(b.var, DataflowVar) and _same(b.var, b.value):
-                    copies.setdefault(b.value, []).append(b.var)
+            if not isinstance(b, VarBinding) or isinstance(b.var, DataflowVar):
+                continue
+            if isinstance(b.value, DataflowVar) and b.value in local and _same(b.var, b.value):
+                copies.setdefault(b.value, []).append(b.var)
         for lv, outputs in copies.items():
             self.renamed_defs[lv] = outputs[0]
             self.var_remap[lv] = outputs[0]

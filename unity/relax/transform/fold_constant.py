@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 
 from unity.ir.module import GlobalVar, IRModule
+from unity.ir.op import Op
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import Call, Constant, Expr, Function, PrimValue, ShapeExpr, Tuple, Var
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op import call_tir
 from unity.relax.op import fold_rules as _fold_rules
 from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
-from unity.ir.op import Op
 
 _fold_rules.register_fold_rules()
 
@@ -132,4 +132,4 @@ def _as_constant(value: np.ndarray | None, call: Call) -> Expr:
         data = data.astype(sinfo.dtype)
     if data.shape != tuple(int(d) for d in sinfo.shape):
         return call  # a rule that disagrees with inference must not change the program
-    return Constant(np.ascontiguousarray(data), span=call.span)
+    return Constant(np.array(data, order="C"), span=call.span)  # (ascontiguousarray makes 0-d 1-d)

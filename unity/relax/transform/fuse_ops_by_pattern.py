@@ -76,6 +76,9 @@ class FuseOpsByPattern(ModulePass):
     """
 
     patterns: Sequence[FusionPattern | tuple[str, DFPattern]] = field(default_factory=list)
+    annotate_codegen: bool = False
+    """Wrap each composite function (as a local function) in a function with attribute
+    ``Codegen`` = the pattern name's prefix before the first dot (``"dnnl"``)."""
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Fuse matches in every relax function that is not itself composite."""
@@ -86,7 +89,7 @@ class FuseOpsByPattern(ModulePass):
         changed = False
         for gv, func in mod.items():
             if isinstance(func, Function) and "Composite" not in func.attrs:
-                new = _Fuser(out, pats, func).run()
+                new = _Fuser(out, pats, func, self.annotate_codegen).run()
                 if new is not func:
                     out.update_func(gv, new)
                     changed = True
@@ -94,8 +97,9 @@ class FuseOpsByPattern(ModulePass):
 
 
 class _Fuser:
-    def __init__(self, mod: IRModule, pats: list[FusionPattern], func: Function) -> None:
-        self.mod, self.pats, self.func = mod, pats, func
+    def __init__(self, mod: IRModule, pats: list[FusionPattern], func: Function,
+                 annotate: bool) -> None:  # fmt: skip
+        self.mod, self.pats, self.func, self.annotate = mod, pats, func, annotate
         self.var2val = get_var2val(func)
         self.users = _users(func)
 
@@ -154,9 +158,29 @@ class _Fuser:
                     out = emit(value, b.var.name_hint)
                     renamer.var_remap[b.var] = out
             bb.emit_func_output(out)  # type: ignore[arg-type]  # the loop ran
-        composite = bb.get()[name]
-        gv = self.mod.add(name, composite.without_attr("global_symbol"))
+        composite = bb.get()[name].without_attr("global_symbol")
+        assert isinstance(composite, Function)
+        if self.annotate:
+            composite = _codegen_wrapper(composite, fp.name, self.mod)
+        gv = self.mod.add(name, composite)
+        if self.annotate:  # an external codegen sees it under its module name
+            self.mod.update_func(gv, composite.with_attr("global_symbol", gv.name_hint))
         return Call(gv, tuple(inputs), struct_info_=group[-1].var.struct_info)
+
+
+def _codegen_wrapper(composite: Function, pattern_name: str, mod: IRModule) -> Function:
+    """``def f(params): local = <composite>; return local(params)``, marked for `Codegen`."""
+    params = [Var(p.name_hint, p.struct_info) for p in composite.params]
+    bb = BlockBuilder(mod)
+    codegen = pattern_name.split(".", 1)[0]
+    with bb.function("wrapper", params, attrs={"Codegen": codegen}):
+        local = Var("local_func", composite.struct_info)
+        bb.emit_normalized(VarBinding(local, composite))
+        out = bb.emit(Call(local, tuple(params), struct_info_=composite.ret_struct_info))
+        bb.emit_func_output(out)
+    wrapper = bb.get()["wrapper"]
+    assert isinstance(wrapper, Function)
+    return wrapper
 
 
 def _ordered_uses(expr: Expr) -> list[Var]:

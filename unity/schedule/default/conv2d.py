@@ -171,7 +171,7 @@ def _channels_in_vector(
     sch.reorder(n, o0, y, x0, *red, x1, o1)
     sch.reverse_compute_at(acc, x0)
     init = sch.decompose_reduction(c, red[0])
-    parallel_one(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    _parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
     sch.unroll(x1)
     sch.vectorize(o1)
     sch.vectorize(sch.get_loops(init)[-1])
@@ -189,7 +189,7 @@ def _columns_in_vector(sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: Ru
     sch.reorder(n, o0, y, x0, *red, o1, x1)
     sch.reverse_compute_at(acc, x0)
     init = sch.decompose_reduction(c, red[0])
-    parallel_one(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    _parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
     sch.unroll(o1)
     sch.vectorize(x1)
     sch.vectorize(sch.get_loops(init)[-1])
@@ -200,3 +200,12 @@ def _columns_in_vector(sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: Ru
 def _outer_extents(info: BlockInfo, to: int) -> list[int | None]:
     n, o, y = (const_extent(lp) for lp in info.loops[:3])
     return [n, None if o is None else o // to, y]
+
+
+def _parallel_tile_loops(sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext) -> None:
+    """Fuse unit loops into their neighbour (a unit loop above the tile keeps the tile
+    buffer from being compacted), then make one loop parallel."""
+    while len(loops) > 1 and extents[0] == 1:
+        loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]
+        extents = [extents[1], *extents[2:]]
+    parallel_one(sch, loops, extents, ctx)

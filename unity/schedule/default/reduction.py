@@ -73,7 +73,7 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
         and window <= _MAX_WINDOW
         and info.iter_var(inner) is not None
         and stride_in(info.store.indices, info.iter_var(inner)) == 1
-        and (const_extent(inner) or 0) >= ctx.lanes // 2
+        and (const_extent(inner) or 0) >= 4
     )
     outer = spatial[:-1] if vector else spatial
     if vector:

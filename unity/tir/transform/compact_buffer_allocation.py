@@ -125,9 +125,13 @@ def _inner_domains(stmt: Stmt) -> dict[Var, Range]:
 class _Placer:
     """Rebuild a statement with `Allocate(compacted buffer)` at the deepest valid place."""
 
-    def __init__(self, buffer: Buffer, analyzer: Analyzer) -> None:
+    def __init__(
+        self, buffer: Buffer, analyzer: Analyzer, relaxed: dict[Var, Range] | None = None
+    ) -> None:
         self.buffer = buffer
         self.analyzer = analyzer
+        self.relaxed = relaxed or {}
+        """Outer variables to relax as well (GPU: thread indices, for a shared buffer)."""
 
     def accesses(self, stmt: Stmt) -> list[tuple[PrimExpr, ...]]:
         found = _Accesses(self.buffer)
@@ -149,7 +153,7 @@ class _Placer:
 
     def _box(self, stmt: Stmt) -> list[tuple[PrimExpr, PrimExpr] | None]:
         """Per dimension `(lo, hi)` over the loops inside `stmt` (None: unknown)."""
-        domains = _inner_domains(stmt)
+        domains = {**self.relaxed, **_inner_domains(stmt)}
         box: list[tuple[PrimExpr, PrimExpr] | None] = []
         per_access = [
             [self.analyzer.int_set(i, domains) for i in idx] for idx in self.accesses(stmt)

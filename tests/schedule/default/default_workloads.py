@@ -124,7 +124,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "layer_norm": lambda: layer_norm((5, 48)),
     "mean_last": lambda: mean((4, 6, 33), -1),
     "mean_spatial": lambda: mean((2, 8, 5, 5), (2, 3)),
-    "max_pool3x3s2": lambda: max_pool((1, 4, 11, 11), 3, 2, 1),
+    "max_pool3x3s2": lambda: max_pool((1, 4, 21, 21), 3, 2, 1),
     "avg_pool2x2": lambda: avg_pool((2, 3, 8, 8), 2, 2, 0),
     "global_avg_pool": lambda: global_avg_pool((1, 16, 7, 7)),
     "add_broadcast": lambda: add_broadcast((4, 1, 33), (5, 33)),

@@ -1,0 +1,81 @@
+"""The ONNX backend node tests shipped with `onnx`, through `from_onnx` (and the VM).
+
+Every collected case is imported and the struct info of `main`'s result must match
+the expected outputs; a representative subset also runs numerically in the default
+suite, and all of them in the `slow` suite.  The cases expected to fail are listed,
+with a reason each, in `onnx_node_expected_failures.py`; they are strict xfails, so
+the suite passes exactly when those (and only those) fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .onnx_node_expected_failures import IMPORT_FAILURES, NUMERIC_FAILURES
+from .onnx_node_runner import check_numeric, check_struct_info, expected_outputs, import_case, node_cases
+
+NAMES = sorted(node_cases())
+
+FAST_NUMERIC = [
+    "test_abs", "test_add_bcast", "test_argmax_keepdims_example", "test_averagepool_2d_pads",
+    "test_averagepool_2d_same_upper", "test_basic_conv_with_padding", "test_batchnorm_example",
+    "test_cast_FLOAT_to_DOUBLE", "test_clip_default_min", "test_concat_3d_axis_negative_1",
+    "test_conv_with_strides_and_asymmetric_padding", "test_convtranspose_pads", "test_cumsum_1d_reverse_exclusive",
+    "test_depthtospace_crd_mode_example", "test_div_bcast", "test_einsum_batch_matmul", "test_elu",
+    "test_expand_dim_changed", "test_flatten_axis2", "test_gather_negative_indices",
+    "test_gather_elements_negative_indices", "test_gelu_tanh_2", "test_gemm_all_attributes",
+    "test_globalaveragepool", "test_group_normalization_example", "test_gru_defaults", "test_hardmax_axis_1",
+    "test_hardswish", "test_instancenorm_example", "test_layer_normalization_4d_axis_negative_2",
+    "test_leakyrelu", "test_logsoftmax_axis_1", "test_lrn", "test_lstm_with_peepholes",
+    "test_matmul_4d", "test_max_example", "test_maxpool_2d_ceil", "test_maxpool_2d_same_lower",
+    "test_mean_example", "test_mod_mixed_sign_int32", "test_onehot_negative_indices", "test_pad",
+    "test_pow_types_float32_int64", "test_prelu_broadcast", "test_reduce_log_sum_exp_keepdims_example",
+    "test_reduce_mean_default_axes_keepdims_example", "test_reshape_negative_extended_dims",
+    "test_resize_upsample_scales_linear", "test_selu", "test_shape_start_1", "test_slice_negative_axes",
+    "test_softmax_axis_0", "test_spacetodepth_example", "test_split_variable_parts_2d_opset18",
+    "test_squeeze_negative_axes", "test_sum_example", "test_tile", "test_top_k", "test_transpose_all_permutations_3",
+    "test_tril_neg", "test_unsqueeze_two_axes", "test_where_long_example", "test_attention_4d_causal",
+    "test_dequantizelinear_axis", "test_qlinearmatmul_2D_uint8_float32",
+]  # fmt: skip
+"""A spread of op families run numerically in the default suite (a few seconds each at most)."""
+
+
+def _params(names: list[str], *failure_lists: dict[str, str]) -> list[object]:
+    params = []
+    for name in names:
+        reason = next((f[name] for f in failure_lists if name in f), None)
+        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+def test_failure_lists_name_only_collected_cases():
+    unknown = sorted((IMPORT_FAILURES.keys() | NUMERIC_FAILURES.keys()) - set(NAMES))
+    assert not unknown, f"expected-failure entries for cases that do not exist: {unknown}"
+    assert not IMPORT_FAILURES.keys() & NUMERIC_FAILURES.keys()
+    assert all(reason.strip() for reason in (*IMPORT_FAILURES.values(), *NUMERIC_FAILURES.values()))
+
+
+@pytest.mark.parametrize("name", _params(NAMES, IMPORT_FAILURES))
+def test_node_imports_with_expected_struct_info(name: str):
+    case = node_cases()[name]
+    check_struct_info(import_case(case), expected_outputs(case))
+
+
+@pytest.mark.parametrize("name", _params(FAST_NUMERIC, IMPORT_FAILURES, NUMERIC_FAILURES))
+def test_node_runs_numerically_fast_subset(name: str):
+    _run(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _params(NAMES, IMPORT_FAILURES, NUMERIC_FAILURES))
+def test_node_runs_numerically(name: str):
+    _run(name)
+
+
+def _run(name: str) -> None:
+    case = node_cases()[name]
+    imported = import_case(case)
+    expected = expected_outputs(case)
+    check_struct_info(imported, expected)
+    check_numeric(imported, expected, case)

@@ -1,0 +1,66 @@
+"""Every default rule keeps the interpreter's result, on the shapes of the ONNX node
+tests and the light models' layers (small versions), built with LLVM and interpreted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from default_workloads import WORKLOADS
+
+import unity
+from unity import tir
+from unity.schedule.default import RuleContext, schedule_primfunc
+from unity.schedule.tree import walk
+from unity.tir.stmt import For, ForKind
+
+EAGER = RuleContext(lanes=16, num_cores=2, parallel_min_work=0)
+"""Parallelize even tiny nests, so every rule's full schedule runs on small shapes."""
+
+NARROW = RuleContext(lanes=8, num_cores=4, parallel_min_work=0)
+"""An AVX2-like target: other tile sizes."""
+
+
+def _args(func: tir.PrimFunc, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in func.buffer_params():
+        shape = [int(s.value) if isinstance(s, tir.IntImm) else 3 for s in p.shape]
+        out.append(rng.standard_normal(shape).astype(p.dtype))
+    out[-1][...] = 0
+    return out
+
+
+def _reference(func: tir.PrimFunc) -> list[np.ndarray]:
+    args = _args(func)
+    tir.interpret(func, *args)
+    return args
+
+
+def _kinds(func: tir.PrimFunc) -> set[ForKind]:
+    return {s.kind for s in walk(func.body) if isinstance(s, For)}
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_interpreted_schedule_matches(name: str) -> None:
+    func = WORKLOADS[name]()
+    expected = _reference(func)
+    for ctx in (EAGER, NARROW):
+        scheduled = schedule_primfunc(func, ctx)
+        got = _args(func)
+        tir.interpret(scheduled, *got)
+        np.testing.assert_allclose(got[-1], expected[-1], rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["conv3x3", "conv_depthwise", "conv3x3s2", "conv_bias_relu", "matmul_tiled",
+     "dense_bias_relu", "matmul_symbolic_batch", "softmax", "layer_norm", "max_pool3x3s2"],
+)  # fmt: skip
+def test_built_schedule_matches(name: str) -> None:
+    func = WORKLOADS[name]()
+    expected = _reference(func)
+    scheduled = schedule_primfunc(func, EAGER)
+    assert ForKind.PARALLEL in _kinds(scheduled) and ForKind.VECTORIZED in _kinds(scheduled)
+    got = _args(func)
+    unity.build(scheduled)["main"](*got)
+    np.testing.assert_allclose(got[-1], expected[-1], rtol=1e-4, atol=1e-4)

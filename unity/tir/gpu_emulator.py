@@ -1,0 +1,356 @@
+"""`emulate`: run CUDA-lowered TIR (host functions + kernels) on the CPU, checking races.
+
+The GPU's execution model, emulated: every block of the grid runs in turn; inside a
+block every thread is a Python generator compiled from the kernel (the reference
+interpreter's compiler, `interpreter_compile`, extended), and all threads run each phase
+between two `__syncthreads()` before any goes on.  Warp shuffles exchange values between
+the 32 lanes of a warp when all of them reach the shuffle.  `shared` buffers exist once
+per block, `local` ones once per thread.
+
+It reports, naming the buffer and the statement:
+- out-of-bounds accesses (any scope);
+- data races on shared memory: an element written by one thread and read or written by
+  another with no barrier between them (in either order within one phase);
+- barrier divergence (a thread waiting at a barrier the others never reach).
+
+Example:
+    >>> from unity.tir.transform.gpu import lower_cuda
+    >>> emulate(lower_cuda(sch.mod), a, b, c)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from unity.ir import dtype as dt
+from unity.ir.module import IRModule
+from unity.ir.printer import script
+from unity.tir import expr as E
+from unity.tir import stmt as S
+from unity.tir.buffer import Buffer
+from unity.tir.function import PrimFunc
+from unity.tir.interpreter import _bind, _evaluate
+from unity.tir.interpreter_compile import InterpretError, _Compiler
+from unity.tir.transform.gpu.intrinsics import launch_op, shfl_down_op, shfl_idx_op, syncthreads_op
+from unity.tir.transform.gpu.lower_thread_binding_gpu import launch_nest
+
+
+class EmulatorError(InterpretError):
+    """A fault found while emulating a GPU kernel (race, out-of-bounds, divergent barrier)."""
+
+
+def emulate(mod: IRModule, *args: Any, func_name: str = "main") -> None:
+    """Run host function `func_name` of a `lower_cuda` module on numpy arrays, in place.
+
+    Args:
+        mod: the output of `unity.tir.transform.gpu.lower_cuda`.
+        *args: one numpy array per buffer parameter, a number per scalar parameter.
+        func_name: the host function to run.
+
+    Raises:
+        EmulatorError: a data race, an out-of-bounds access or a divergent barrier.
+
+    Example:
+        >>> emulate(lower_cuda(func), a, b)  # doctest: +SKIP
+    """
+    host = mod[func_name]
+    if not isinstance(host, PrimFunc):
+        raise EmulatorError(f"emulate: {func_name} is not a PrimFunc")
+    if len(args) != len(host.params):
+        raise EmulatorError(f"emulate: {func_name} takes {len(host.params)} arguments, got {len(args)}")
+    env, copies = _bind(host, args)
+    with np.errstate(all="ignore"):
+        _Host(mod, env).run(host.body)
+    for original, copy in copies:
+        original[...] = copy.reshape(original.shape)
+
+
+class _Host:
+    """Walk a host body: loops, lets, asserts, global allocations and kernel launches."""
+
+    def __init__(self, mod: IRModule, env: dict[E.Var, Any]) -> None:
+        self.mod, self.env = mod, env
+
+    def run(self, stmt: S.Stmt) -> None:
+        if isinstance(stmt, S.SeqStmt):
+            for s in stmt.seq:
+                self.run(s)
+        elif isinstance(stmt, S.For):
+            lo = self.value(stmt.min)
+            for i in range(lo, lo + self.value(stmt.extent)):
+                self.env[stmt.loop_var] = i
+                self.run(stmt.body)
+        elif isinstance(stmt, S.LetStmt):
+            self.env[stmt.var] = self.value(stmt.value)
+            self.run(stmt.body)
+        elif isinstance(stmt, S.AssertStmt):
+            if not self.value(stmt.condition):
+                raise EmulatorError(stmt.message)
+            self.run(stmt.body)
+        elif isinstance(stmt, S.Allocate):
+            size = int(np.prod([self.value(d) for d in stmt.buffer.shape]))
+            self.env[stmt.buffer.data] = np.zeros(size, dt.numpy_name(stmt.buffer.dtype))
+            self.run(stmt.body)
+        elif isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op is launch_op:
+            self.launch(stmt.value)
+        elif not (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.IntImm)):
+            raise EmulatorError(
+                f"emulate: host code may only launch kernels; found `{_first_line(stmt)}` outside "
+                "any thread-bound loop (bind its loops to blockIdx/threadIdx)"
+            )
+
+    def value(self, expr: E.PrimExpr) -> Any:
+        if isinstance(expr, E.Var):
+            return self.env[expr]
+        return _evaluate(expr, self.env)
+
+    def launch(self, call: E.Call) -> None:
+        name = call.args[0].value  # type: ignore[attr-defined]  # a StringImm
+        kernel = self.mod[name]
+        assert isinstance(kernel, PrimFunc)
+        grid = [self.value(a) for a in call.args[1:4]]
+        block = [self.value(a) for a in call.args[4:7]]
+        values = [self.value(a) for a in call.args[7:]]
+        compiled = _compiled(kernel)
+        run_grid(compiled, name, values, grid, block)
+
+
+_CACHE: dict[int, tuple[PrimFunc, Any]] = {}
+
+
+def _compiled(kernel: PrimFunc) -> Any:
+    hit = _CACHE.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    compiled = _KernelCompiler(kernel).compile_kernel()
+    _CACHE[id(kernel)] = (kernel, compiled)
+    return compiled
+
+
+def run_grid(thread_fn: Any, name: str, args: list[Any], grid: list[int], block: list[int]) -> None:
+    """Run every block of `grid`, each with all its threads (x fastest).
+
+    Example:
+        >>> run_grid(fn, "k", [a], [1, 1, 1], [32, 1, 1])  # doctest: +SKIP
+    """
+    for bz, by, bx in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+        _Block(thread_fn, name, args, (bx, by, bz), block).run()
+
+
+class _Block:
+    """One thread block: shared storage, race tracking, and the barrier scheduler."""
+
+    def __init__(self, fn: Any, name: str, args: list[Any], bidx: tuple[int, int, int],
+                 block: list[int]) -> None:
+        self.name, self.epoch, self.shared = name, 0, {}
+        dims = list(itertools.product(range(block[2]), range(block[1]), range(block[0])))
+        self.threads = [fn(*args, bidx, (tx, ty, tz), tid, self)
+                        for tid, (tz, ty, tx) in enumerate(dims)]
+        self.where = f"block {bidx}"
+
+    def alloc(self, key: int, size: int, dtype: Any) -> tuple[np.ndarray, _Tracker]:
+        got = self.shared.get(key)
+        if got is None:
+            got = (np.zeros(size, dtype), _Tracker(self, size))
+            self.shared[key] = got
+        return got
+
+    def run(self) -> None:
+        pending: dict[int, Any] = {}
+        for tid in range(len(self.threads)):
+            self._step(tid, None, pending)
+        while pending:
+            if self._shuffle(pending):
+                continue
+            waiting = [t for t, ev in pending.items() if ev[0] == "sync"]
+            if len(waiting) != len(pending):
+                raise EmulatorError(f"kernel {self.name}, {self.where}: threads are stuck "
+                                    "(a shuffle some lanes of the warp never reach)")
+            self.epoch += 1
+            pending.clear()
+            for tid in waiting:
+                self._step(tid, None, pending)
+
+    def _step(self, tid: int, value: Any, pending: dict[int, Any]) -> None:
+        try:
+            pending[tid] = self.threads[tid].send(value)
+        except StopIteration:
+            pending.pop(tid, None)
+
+    def _shuffle(self, pending: dict[int, Any]) -> bool:
+        warps: dict[int, list[int]] = {}
+        for tid, ev in pending.items():
+            if ev[0] == "shfl":
+                warps.setdefault(tid // 32, []).append(tid)
+        done = False
+        for warp, lanes in warps.items():
+            live = [t for t in range(warp * 32, min(warp * 32 + 32, len(self.threads)))
+                    if t in pending]
+            if len(live) != len(lanes):
+                continue  # wait until every lane of the warp reaches the shuffle
+            values = {t: pending[t][2] for t in lanes}
+            results = {t: _shuffle_value(pending[t], t, values) for t in lanes}
+            for t in lanes:
+                del pending[t]
+            for t in lanes:
+                self._step(t, results[t], pending)
+            done = True
+        return done
+
+
+def _shuffle_value(event: tuple[Any, ...], tid: int, values: dict[int, Any]) -> Any:
+    _, kind, value, arg, width = event
+    lane = tid % 32
+    base = lane - lane % width
+    src = lane + arg if kind == "down" else base + arg % width
+    if src >= base + width or src >= 32:
+        return value
+    return values.get(tid - lane + src, value)
+
+
+class _Tracker:
+    """Who read and wrote each element of one shared buffer in the current phase."""
+
+    def __init__(self, block: _Block, size: int) -> None:
+        self.block = block
+        self.size = size
+        self.w_tid = [-1] * size
+        self.w_ep = [-1] * size
+        self.r_tid = [-1] * size
+        self.r_ep = [-1] * size
+
+    def read(self, i: int, tid: int, buf: str, where: str) -> int:
+        if not 0 <= i < self.size:
+            self._fail(f"out-of-bounds read {buf}[{i}] (size {self.size})", tid, where)
+        ep = self.block.epoch
+        if self.w_ep[i] == ep and self.w_tid[i] != tid:
+            self._fail(f"data race on shared {buf}[{i}]: read after thread {self.w_tid[i]} wrote "
+                       "it with no __syncthreads() between", tid, where)
+        if self.r_ep[i] != ep:
+            self.r_ep[i], self.r_tid[i] = ep, tid
+        elif self.r_tid[i] != tid:
+            self.r_tid[i] = -2  # read by several threads
+        return i
+
+    def write(self, i: int, tid: int, buf: str, where: str) -> int:
+        if not 0 <= i < self.size:
+            self._fail(f"out-of-bounds write {buf}[{i}] (size {self.size})", tid, where)
+        ep = self.block.epoch
+        if self.w_ep[i] == ep and self.w_tid[i] != tid:
+            self._fail(f"data race on shared {buf}[{i}]: written by threads {self.w_tid[i]} "
+                       f"and {tid} with no __syncthreads() between", tid, where)
+        if self.r_ep[i] == ep and self.r_tid[i] != tid:
+            who = "other threads" if self.r_tid[i] == -2 else f"thread {self.r_tid[i]}"
+            self._fail(f"data race on shared {buf}[{i}]: written after {who} read it with no "
+                       "__syncthreads() between", tid, where)
+        self.w_ep[i], self.w_tid[i] = ep, tid
+        return i
+
+    def _fail(self, what: str, tid: int, where: str) -> None:
+        raise EmulatorError(f"kernel {self.block.name}, {self.block.where}, thread {tid}: "
+                            f"{what}\n  in: {where}")
+
+
+def _oob_at(where: str, name: str, index: int) -> Any:
+    raise EmulatorError(f"out-of-bounds access {name}[{index}] (flat index)\n  in: {where}")
+
+
+def _first_line(node: Any) -> str:
+    return script(node).strip().splitlines()[0]
+
+
+class _KernelCompiler(_Compiler):
+    """The interpreter's compiler, emitting one generator per thread of a kernel."""
+
+    def __init__(self, func: PrimFunc) -> None:
+        super().__init__(func)
+        self.where = ""
+        self.shared_trackers: dict[int, str] = {}
+        self.ns.update(_oob_at=_oob_at)
+
+    def compile_kernel(self) -> Any:
+        loops, body = launch_nest(self.func.body)
+        params = [p.data if isinstance(p, Buffer) else p for p in self.func.params]
+        for buf in self.func.buffer_params():
+            self.storages.add(id(buf.data))
+        names = [self.name(v) for v in params]
+        for loop in loops:
+            tag = loop.thread_binding or ""
+            axis = "xyz".index(tag[-1])
+            source = "_bidx" if tag.startswith("blockIdx") else "_tidx"
+            self.nonneg_vars.add(id(loop.loop_var))
+            self.emit(f"{self.name(loop.loop_var)} = {source}[{axis}]")
+        for buf in self.func.buffer_params():
+            storage = self.name(buf.data)
+            self.emit(f"n_{storage} = {storage}.shape[0]")
+        self.emit("if False:")
+        self.emit("    yield None")
+        self.stmt(body)
+        header = f"def _thread({', '.join([*names, '_bidx', '_tidx', '_tid', '_blk'])}):"
+        source = "\n".join(["# generated by unity.tir.gpu_emulator", header, *self.lines]) + "\n"
+        exec(compile(source, f"<emulate {self.func.attrs.get('global_symbol')}>", "exec"), self.ns)  # noqa: S102
+        fn = self.ns["_thread"]
+        fn.source = source
+        return fn
+
+    def stmt(self, node: S.Stmt) -> None:
+        if isinstance(node, (S.BufferStore, S.IfThenElse, S.Evaluate)):
+            self.where = _first_line(node)
+        super().stmt(node)
+
+    def s_allocate_(self, node: S.Allocate) -> None:
+        buf = node.buffer
+        if not buf.scope.startswith("shared"):
+            super().s_allocate_(node)
+            return
+        size = " * ".join(f"({self.expr(d)})" for d in buf.shape) or "1"
+        t = self.hoist("t", buf.dtype, np.dtype(dt.numpy_name(buf.dtype)))
+        storage = self.name(buf.data)
+        self.storages.add(id(buf.data))
+        self.shared_trackers[id(buf.data)] = f"tr_{storage}"
+        self.emit(f"{storage}, tr_{storage} = _blk.alloc({id(node)}, int({size}), {t})")
+        self.emit(f"n_{storage} = {storage}.shape[0]")
+        self.stmt(node.body)
+
+    def s_buffer_store_(self, node: S.BufferStore) -> None:
+        tracker = self.shared_trackers.get(id(node.buffer.data))
+        if tracker is None or dt.lanes(node.value.dtype) > 1:
+            super().s_buffer_store_(node)
+            return
+        value = self.expr(node.value)
+        where = self.hoist("w", self.where, self.where)
+        flat = self.flat_index(node.buffer, node.indices)
+        storage = self.layout(node.buffer)[0]
+        self.emit(f"{storage}[{tracker}.write({flat}, _tid, {node.buffer.name!r}, {where})] = {value}")
+
+    def load(self, node: E.BufferLoad) -> str:
+        tracker = self.shared_trackers.get(id(node.buffer.data))
+        if tracker is None or dt.lanes(node.dtype) > 1:
+            return super().load(node)
+        where = self.hoist("w", self.where, self.where)
+        flat = self.flat_index(node.buffer, node.indices)
+        storage = self.layout(node.buffer)[0]
+        return f"{storage}[{tracker}.read({flat}, _tid, {node.buffer.name!r}, {where})]"
+
+    def access(self, buf: Buffer, indices: tuple[E.PrimExpr, ...]) -> str:
+        code = super().access(buf, indices)
+        where = self.hoist("w", self.where, self.where)
+        return code.replace("_oob(", f"_oob_at({where}, ")
+
+    def e_call_(self, node: E.Call) -> str:
+        if node.op is syncthreads_op:
+            return "(yield ('sync',))"
+        if node.op is shfl_down_op or node.op is shfl_idx_op:
+            kind = "down" if node.op is shfl_down_op else "idx"
+            value, arg, width = (self.expr(a) for a in node.args)
+            return f"(yield ('shfl', {kind!r}, {value}, {arg}, {width}))"
+        return super().e_call_(node)
+
+    def s_evaluate_(self, node: S.Evaluate) -> None:
+        if isinstance(node.value, E.Call) and node.value.op is syncthreads_op:
+            self.emit("yield ('sync',)")
+            return
+        super().s_evaluate_(node)

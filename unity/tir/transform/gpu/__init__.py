@@ -1,0 +1,17 @@
+"""GPU lowering passes (one per file) and `lower_cuda`, the pipeline that runs them.
+
+Example:
+    >>> from unity.tir.transform.gpu import lower_cuda
+    >>> mod = lower_cuda(sch.mod)  # doctest: +SKIP
+"""
+
+from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
+from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
+from unity.tir.transform.gpu.lower_thread_binding_gpu import LowerThreadBindingGPU
+from unity.tir.transform.gpu.split_host_device import SplitHostDevice
+from unity.tir.transform.gpu.gpu_pipeline import gpu_lowering_passes, lower_cuda
+
+__all__ = [
+    "InsertSyncthreads", "LowerStorageScopes", "LowerThreadBindingGPU", "SplitHostDevice",
+    "gpu_lowering_passes", "lower_cuda",
+]  # fmt: skip

@@ -1,0 +1,148 @@
+"""Place `shared` and `local` buffers inside the kernel that uses them, sized per block / thread.
+
+Before (after ``LowerThreadBindingGPU``)::
+
+    with T.allocate_buffer((64, 64), "float32", scope="shared") as A_shared:
+        for blockIdx_x in T.thread_binding(4, thread="blockIdx.x"):
+            for threadIdx_x in T.thread_binding(16, thread="threadIdx.x"):
+                for k0 in T.serial(4):
+                    A_shared[blockIdx_x * 16 + threadIdx_x, k0 * 16] = A[...]
+                    ...
+
+After ``LowerStorageScopes()``::
+
+    for blockIdx_x in T.thread_binding(4, thread="blockIdx.x"):
+        for threadIdx_x in T.thread_binding(16, thread="threadIdx.x"):
+            for k0 in T.serial(4):
+                with T.allocate_buffer((16, 1), "float32", scope="shared") as A_shared:
+                    A_shared[threadIdx_x, 0] = A[...]
+                    ...
+
+A `shared` buffer is one per thread block: its size covers what every thread of the
+block touches (thread indices relaxed, block indices fixed).  A `local` buffer is one
+per thread (thread indices fixed).  Each moves as deep into the kernel as
+`CompactBufferAllocation` would move it (serial loops whose iterations touch disjoint
+parts), then shrinks to the box its accesses cover.  Codegen declares `__shared__`
+arrays at kernel scope wherever the `Allocate` sits.  Global-scope buffers stay at host
+level (the host allocates them); one allocated inside a kernel is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.diagnostics import DiagnosticError
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.tir.arith import Analyzer
+from unity.tir.buffer import Buffer
+from unity.tir.expr import BufferLoad, IntImm, Range, Var
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator, StmtExprVisitor
+from unity.tir.stmt import Allocate, BufferStore, For, Stmt
+from unity.tir.transform._base import with_body
+from unity.tir.transform.compact_buffer_allocation import _Placer  # the same placement rules
+from unity.tir.transform.gpu.lower_thread_binding_gpu import is_launch_loop, launch_nest
+
+ON_CHIP = ("shared", "shared.dyn", "local", "warp")
+"""Scopes that live inside a kernel."""
+
+
+@dataclass(frozen=True)
+class LowerStorageScopes(ModulePass):
+    """Move on-chip buffers into their kernel and shrink them to a block's / thread's part."""
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Rewrite one function (itself when nothing changes)."""
+        host = _Host()
+        body = host.visit_stmt(func.body)
+        if host.pending:
+            names = ", ".join(b.name for b in host.pending)
+            raise DiagnosticError(f"on-chip buffer(s) {names} are used outside of any kernel", func)
+        return with_body(func, body)
+
+
+class _Host(StmtExprMutator):
+    """Lift on-chip allocations off the host level and hand each to the kernel using it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[Buffer] = []
+
+    def visit_allocate_(self, alloc: Allocate) -> Stmt:
+        if alloc.buffer.scope not in ON_CHIP:
+            return self._mutate_fields(alloc)
+        self.pending.append(alloc.buffer)
+        body = self.visit_stmt(alloc.body)
+        if alloc.buffer in self.pending:  # no kernel claimed it: it is unused
+            self.pending.remove(alloc.buffer)
+        return body
+
+    def visit_for_(self, loop: For) -> Stmt:
+        if not is_launch_loop(loop):
+            return self._mutate_fields(loop)
+        used = _data_vars(loop)
+        mine = [b for b in self.pending if b.data in used]
+        for buf in mine:
+            self.pending.remove(buf)
+        return _place_in_kernel(loop, mine)
+
+
+def _data_vars(stmt: Stmt) -> set[Var]:
+    found: set[Var] = set()
+
+    class _Uses(StmtExprVisitor):
+        def visit_buffer_load_(self, load: BufferLoad) -> None:
+            found.add(load.buffer.data)
+            self.visit_prim_expr_(load)
+
+        def visit_buffer_store_(self, store: BufferStore) -> None:
+            found.add(store.buffer.data)
+            self.visit_stmt_(store)
+
+    _Uses().visit_stmt(stmt)
+    return found
+
+
+class _StripAllocs(StmtExprMutator):
+    """Remove the on-chip `Allocate`s inside a kernel (they are placed again afterwards)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffers: list[Buffer] = []
+
+    def visit_allocate_(self, alloc: Allocate) -> Stmt:
+        if alloc.buffer.scope not in ON_CHIP:
+            msg = (f"buffer {alloc.buffer.name} in scope {alloc.buffer.scope!r} is allocated "
+                   "inside a kernel; use scope 'shared' or 'local', or allocate it outside "
+                   "the thread-bound loops")
+            raise DiagnosticError(msg, alloc)
+        self.buffers.append(alloc.buffer)
+        return self.visit_stmt(alloc.body)
+
+
+def _place_in_kernel(kernel: For, outer: list[Buffer]) -> Stmt:
+    loops, body = launch_nest(kernel)
+    strip = _StripAllocs()
+    body = strip.visit_stmt(body)
+    analyzer = Analyzer()
+    threads: dict[Var, Range] = {}
+    for loop in loops:
+        analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+        if (loop.thread_binding or "").startswith("threadIdx"):
+            threads[loop.loop_var] = Range(loop.min, loop.extent)
+    used = _data_vars(body)
+    for buf in [*outer, *strip.buffers]:
+        if buf.data not in used:
+            continue
+        if not all(isinstance(d, IntImm) for d in buf.shape):
+            body = Allocate(buf, body)
+            continue
+        relaxed = threads if buf.scope.startswith("shared") else None
+        body = _Placer(buf, analyzer, relaxed).place(body)
+    for loop in reversed(loops):
+        body = loop.replace(body=body)
+    return body
