@@ -126,7 +126,7 @@ class Pass:
         return result
 
     def _transform(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        raise NotImplementedError(f"{type(self).__name__} does not implement a transformation")
+        raise TypeError(f"{type(self).__name__} is abstract: subclass ModulePass or FunctionPass")
 
 
 class ModulePass(Pass, register=False):
@@ -146,7 +146,7 @@ class ModulePass(Pass, register=False):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Return the transformed module (`mod` itself when nothing changes)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement transform_module")
+        raise TypeError(f"{type(self).__name__} must override transform_module")
 
     def _transform(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return self.transform_module(mod, ctx)
@@ -167,7 +167,7 @@ class FunctionPass(Pass, register=False):
 
     def transform_function(self, func: BaseFunc, mod: IRModule, ctx: PassContext) -> BaseFunc:
         """Return the transformed function (`func` itself when nothing changes)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement transform_function")
+        raise TypeError(f"{type(self).__name__} must override transform_function")
 
     def _transform(self, mod: IRModule, ctx: PassContext) -> IRModule:
         kind = type(self).function_kind

@@ -12,6 +12,7 @@ from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
     AnnotateTIROpPattern, CallTIRRewrite, FuseOps, FuseTIR, LegalizeOps, Normalize, ToNonDataflow,
 )  # fmt: skip
+from unity.schedule.default import DefaultSchedules
 
 
 def default_pipeline(opt_level: int = 2) -> Sequential:
@@ -31,6 +32,7 @@ def default_pipeline(opt_level: int = 2) -> Sequential:
             FuseOps(),  # dominator-based groups -> Primitive functions
             FuseTIR(),  # each group -> one PrimFunc
         ]
+        passes.append(DefaultSchedules())  # CPU schedule rules for every unscheduled PrimFunc
     passes += [
         ToNonDataflow(),  # dataflow blocks -> plain binding blocks
         CallTIRRewrite(),  # call_tir -> alloc_tensor + kernel call

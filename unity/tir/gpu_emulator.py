@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -63,18 +64,33 @@ def emulate(mod: IRModule, *args: Any, func_name: str = "main") -> None:
         raise EmulatorError(f"emulate: {func_name} takes {len(host.params)} arguments, got {len(args)}")
     env, copies = _bind(host, args)
     with np.errstate(all="ignore"):
-        _Host(mod, env).run(host.body)
+        HostRunner(mod, env, _emulate_launch).run(host.body)
     for original, copy in copies:
         original[...] = copy.reshape(original.shape)
 
 
-class _Host:
-    """Walk a host body: loops, lets, asserts, global allocations and kernel launches."""
+Launcher = Callable[[str, PrimFunc, list[int], list[int], list[Any]], None]
+"""`launch(name, kernel, grid, block, args)`: runs one kernel (emulated or on a GPU)."""
 
-    def __init__(self, mod: IRModule, env: dict[E.Var, Any]) -> None:
-        self.mod, self.env = mod, env
+
+class HostRunner:
+    """Walk a host body: loops, lets, asserts, global allocations and kernel launches.
+
+    `env` maps the host's variables (buffer data vars to device or numpy memory, shape
+    vars to ints); `launcher` runs each kernel; `alloc(size, dtype)` makes a host-level
+    global buffer (numpy zeros by default).
+
+    Example:
+        >>> HostRunner(mod, env, launcher).run(mod["main"].body)  # doctest: +SKIP
+    """
+
+    def __init__(self, mod: IRModule, env: dict[E.Var, Any], launcher: Launcher,
+                 alloc: Callable[[int, str], Any] | None = None) -> None:
+        self.mod, self.env, self.launcher = mod, env, launcher
+        self.alloc = alloc or (lambda size, dtype: np.zeros(size, dt.numpy_name(dtype)))
 
     def run(self, stmt: S.Stmt) -> None:
+        """Run one host statement."""
         if isinstance(stmt, S.SeqStmt):
             for s in stmt.seq:
                 self.run(s)
@@ -92,30 +108,40 @@ class _Host:
             self.run(stmt.body)
         elif isinstance(stmt, S.Allocate):
             size = int(np.prod([self.value(d) for d in stmt.buffer.shape]))
-            self.env[stmt.buffer.data] = np.zeros(size, dt.numpy_name(stmt.buffer.dtype))
+            self.env[stmt.buffer.data] = self.alloc(size, stmt.buffer.dtype)
             self.run(stmt.body)
-        elif isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op is launch_op:
-            self.launch(stmt.value)
+        elif _is_launch(stmt):
+            self.launch(stmt.value)  # type: ignore[attr-defined]  # an Evaluate of a Call
         elif not (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.IntImm)):
             raise EmulatorError(
-                f"emulate: host code may only launch kernels; found `{_first_line(stmt)}` outside "
+                f"host code may only launch kernels; found `{_first_line(stmt)}` outside "
                 "any thread-bound loop (bind its loops to blockIdx/threadIdx)"
             )
 
     def value(self, expr: E.PrimExpr) -> Any:
+        """Evaluate a host expression (a variable's value, or an integer expression)."""
         if isinstance(expr, E.Var):
             return self.env[expr]
         return _evaluate(expr, self.env)
 
     def launch(self, call: E.Call) -> None:
+        """Evaluate a launch's sizes and arguments and run the kernel."""
         name = call.args[0].value  # type: ignore[attr-defined]  # a StringImm
         kernel = self.mod[name]
         assert isinstance(kernel, PrimFunc)
-        grid = [self.value(a) for a in call.args[1:4]]
-        block = [self.value(a) for a in call.args[4:7]]
+        grid = [int(self.value(a)) for a in call.args[1:4]]
+        block = [int(self.value(a)) for a in call.args[4:7]]
         values = [self.value(a) for a in call.args[7:]]
-        compiled = _compiled(kernel)
-        run_grid(compiled, name, values, grid, block)
+        self.launcher(name, kernel, grid, block, values)
+
+
+def _is_launch(stmt: S.Stmt) -> bool:
+    return isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) and stmt.value.op is launch_op
+
+
+def _emulate_launch(name: str, kernel: PrimFunc, grid: list[int], block: list[int],
+                    values: list[Any]) -> None:
+    run_grid(_compiled(kernel), name, values, grid, block)
 
 
 _CACHE: dict[int, tuple[PrimFunc, Any]] = {}

@@ -241,3 +241,11 @@ def test_fuse_ops_by_pattern_can_wrap_composites_for_an_external_codegen():
 
     np.testing.assert_allclose(evaluate(LegalizeOps()(after), x, w), evaluate(LegalizeOps()(mod), x, w),
                                rtol=1e-5)  # fmt: skip
+
+
+def test_bad_rewriters_and_patterns_are_named():
+    mod = _mul_by_two_module()
+    with pytest.raises(TypeError, match="the rewriter returned NoneType, not a relax expression"):
+        rewrite_call(is_op("relax.exp")(wildcard()), lambda e, m: None, mod["main"])
+    with pytest.raises(TypeError, match=r"expected a FusionPattern or \(name, pattern\)"):
+        FuseOpsByPattern([("name", "relax.exp")])(mod)

@@ -28,7 +28,7 @@ FAST_NUMERIC = [
     "test_hardswish", "test_instancenorm_example", "test_layer_normalization_4d_axis_negative_2",
     "test_leakyrelu", "test_logsoftmax_axis_1", "test_lrn", "test_lstm_with_peepholes",
     "test_matmul_4d", "test_max_example", "test_maxpool_2d_ceil", "test_maxpool_2d_same_lower",
-    "test_mean_example", "test_mod_mixed_sign_int32", "test_onehot_negative_indices", "test_pad",
+    "test_mean_example", "test_mod_mixed_sign_int32", "test_onehot_negative_indices", "test_constant_pad", "test_edge_pad",
     "test_pow_types_float32_int64", "test_prelu_broadcast", "test_reduce_log_sum_exp_keepdims_example",
     "test_reduce_mean_default_axes_keepdims_example", "test_reshape_negative_extended_dims",
     "test_resize_upsample_scales_linear", "test_selu", "test_shape_start_1", "test_slice_negative_axes",

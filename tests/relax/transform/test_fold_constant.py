@@ -96,3 +96,16 @@ def test_large_results_stay_unfolded():
         bb.emit_func_output(op.add(x, c))
     mod = bb.get()
     assert FoldConstant(max_elements=16)(mod) is mod
+
+
+def test_call_tir_with_too_much_work_stays_unfolded():
+    x = Var("x", TensorStructInfo((4, 4), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        w = const(np.ones((4, 64), "float32"))
+        m = bb.emit_te(topi.matmul, w, const(np.ones((64, 4), "float32")))
+        bb.emit_func_output(op.add(x, m))
+    mod = bb.get()
+    assert FoldConstant(max_interpret_iterations=512)(mod) is mod
+    folded = FoldConstant()(mod)["main"].body.blocks[0].bindings[0].value
+    np.testing.assert_allclose(folded.data, np.full((4, 4), 64.0, "float32"))

@@ -74,6 +74,10 @@ def rewrite_call(pattern: DFPattern, rewriter: CallRewriter, func: Function) -> 
             if found is None:
                 return None
             new = rewriter(value, dict(found.exprs))
+            if not isinstance(new, Expr):
+                kind = type(new).__name__
+                raise TypeError(f"rewrite_call: the rewriter returned {kind}, not a relax expression "
+                                "(return the matched expression to decline)")  # fmt: skip
             return None if new is value else new
 
         new_func = _Rebuilder(replace).visit_expr(func)
@@ -148,6 +152,9 @@ class _BlockRewriter(ExprMutator):
         bindings = [b for b in block.bindings if isinstance(b, VarBinding)]
         for found in _assignments(self.pats, bindings, self.var2val):
             replacements = dict(self.rewriter(dict(found.exprs), dict(self.var2val)))
+            bad = [k for k, v in replacements.items() if not isinstance(k, Var) or not isinstance(v, Expr)]
+            if bad:
+                raise TypeError("rewrite_bindings: the rewriter must return {Var: relax expression}")
             if replacements:
                 self.done = True
                 return _apply(block, replacements)

@@ -52,6 +52,8 @@ class FoldConstant(ModulePass):
     """Results with more elements than this stay unfolded."""
     max_interpret_elements: int = 1 << 14
     """`call_tir` results larger than this are not run in the (slow) interpreter."""
+    max_interpret_iterations: int = 1 << 17
+    """Nor are PrimFuncs whose loops run more iterations than this (or unknown counts)."""
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Fold every relax function of `mod`."""
@@ -92,6 +94,8 @@ class _Folder(ExprMutator):
             return call
         if not _is_small(sinfo, self.options.max_interpret_elements):
             return call
+        if _iterations(prim.body) > self.options.max_interpret_iterations:  # type: ignore[attr-defined]
+            return call
         from unity.tir import interpret
 
         assert isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None
@@ -113,6 +117,28 @@ class _Folder(ExprMutator):
             fields = [self._value(f) for f in expr.fields]
             return None if any(f is None for f in fields) else tuple(fields)
         return None
+
+
+def _iterations(stmt: object) -> float:
+    """Innermost statements executed by `stmt` (inf when a loop extent is not constant)."""
+    from unity.tir import stmt as S
+    from unity.tir.expr import IntImm
+
+    if isinstance(stmt, S.For):
+        extent = stmt.extent.value if isinstance(stmt.extent, IntImm) else float("inf")
+        return extent * _iterations(stmt.body)
+    if isinstance(stmt, S.SeqStmt):
+        return sum(_iterations(s) for s in stmt.seq)
+    if isinstance(stmt, S.While):
+        return float("inf")
+    if isinstance(stmt, S.IfThenElse):
+        return _iterations(stmt.then_case) + (_iterations(stmt.else_case) if stmt.else_case else 0)
+    if isinstance(stmt, S.BlockRealize):
+        return _iterations(stmt.block)
+    if isinstance(stmt, S.Block):
+        return _iterations(stmt.body) + (_iterations(stmt.init) if stmt.init is not None else 0)
+    body = getattr(stmt, "body", None)
+    return 1 if body is None else _iterations(body)
 
 
 def _is_small(sinfo: StructInfo | None, limit: int) -> bool:

@@ -82,7 +82,7 @@ class FuseOpsByPattern(ModulePass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Fuse matches in every relax function that is not itself composite."""
-        pats = [p if isinstance(p, FusionPattern) else FusionPattern(*p) for p in self.patterns]
+        pats = [_as_fusion_pattern(p) for p in self.patterns]
         if not pats:
             return mod
         out = mod.copy()
@@ -94,6 +94,15 @@ class FuseOpsByPattern(ModulePass):
                     out.update_func(gv, new)
                     changed = True
         return out if changed else mod
+
+
+def _as_fusion_pattern(item: object) -> FusionPattern:
+    if isinstance(item, FusionPattern):
+        return item
+    if isinstance(item, tuple) and len(item) in (2, 3) and isinstance(item[0], str) \
+            and isinstance(item[1], DFPattern):  # fmt: skip
+        return FusionPattern(*item)
+    raise TypeError(f"FuseOpsByPattern: expected a FusionPattern or (name, pattern), got {item!r}")
 
 
 class _Fuser:

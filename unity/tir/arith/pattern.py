@@ -34,7 +34,7 @@ class Pattern:
 
     def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
         """Try to match `expr`, extending `env`; False on mismatch."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} must override match")
 
     def __add__(self, o: object) -> Pattern:
         return PNode(E.Add, (self, lift(o)))

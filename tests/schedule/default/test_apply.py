@@ -1,0 +1,131 @@
+"""`apply_default_schedules` / `DefaultSchedules`: rule choice, skipping, `unity.compile`."""
+
+from __future__ import annotations
+
+import numpy as np
+from default_workloads import WORKLOADS
+
+import unity
+from unity import relax, tir
+from unity.ir.module import IRModule
+from unity.ir.pass_context import PassContext
+from unity.relax import op
+from unity.schedule import Schedule
+from unity.schedule.default import DefaultSchedules, RuleContext, apply_default_schedules
+from unity.schedule.default import analysis, conv2d, matmul, reduction
+from unity.schedule.default import injective as inj
+from unity.schedule.tree import walk
+from unity.tir.stmt import BlockRealize, For, ForKind
+
+
+def _loop_kinds(func: tir.PrimFunc) -> list[ForKind]:
+    return [s.kind for s in walk(func.body) if isinstance(s, For)]
+
+
+def _rename_blocks(func: tir.PrimFunc) -> tir.PrimFunc:
+    """The same function with every block renamed (rules must not read names)."""
+    changes = {}
+    for k, s in enumerate(walk(func.body)):
+        if isinstance(s, BlockRealize) and s.block.name_hint != "root":
+            changes[s.block] = s.block.replace(name_hint=f"blk{k}")
+    from unity.schedule.tree import replace_stmts
+
+    return func.replace(body=replace_stmts(func.body, changes))
+
+
+def _rule_of(func: tir.PrimFunc) -> list[str]:
+    out = []
+    for info in analysis.block_infos(func):
+        rule = "matmul" if matmul.applies(info) else "conv2d" if conv2d.applies(info) else (
+            "reduction" if reduction.applies(info) else "injective" if inj.applies(info) else "fallback"
+        )  # fmt: skip
+        out.append(rule)
+    return out
+
+
+def test_rules_are_chosen_from_structure():
+    assert _rule_of(WORKLOADS["conv3x3"]()) == ["injective", "conv2d"]
+    assert _rule_of(WORKLOADS["conv_depthwise"]()) == ["injective", "conv2d"]
+    assert _rule_of(WORKLOADS["matmul_odd"]()) == ["matmul"]
+    assert _rule_of(WORKLOADS["dense_bias_relu"]()) == ["matmul", "injective", "injective"]
+    assert _rule_of(WORKLOADS["softmax"]()) == ["reduction", "reduction", "injective"]
+    assert _rule_of(WORKLOADS["max_pool3x3s2"]()) == ["reduction"]
+    renamed = _rename_blocks(WORKLOADS["conv_bias_relu"]())
+    assert _rule_of(renamed) == _rule_of(WORKLOADS["conv_bias_relu"]())
+
+
+def test_same_schedule_whatever_the_block_names():
+    from unity.ir.structural import structural_equal
+
+    ctx = RuleContext(parallel_min_work=0)
+    for name in ("conv_bias_relu", "dense_bias_relu", "layer_norm"):
+        a = apply_default_schedules(IRModule({"main": WORKLOADS[name]()}), None)["main"]
+        b = apply_default_schedules(IRModule({"main": _rename_blocks(WORKLOADS[name]())}), None)["main"]
+        assert _loop_kinds(a) == _loop_kinds(b), name
+        del ctx, structural_equal
+        ctx = RuleContext(parallel_min_work=0)
+
+
+def test_epilogue_is_taken_into_the_conv_tile():
+    mod = apply_default_schedules(IRModule({"main": WORKLOADS["conv_bias_relu"]()}))
+    names = [s.block.name_hint for s in walk(mod["main"].body) if isinstance(s, BlockRealize)]
+    assert "T_relu" not in names and "T_add" not in names  # inlined into the write-back
+
+
+def test_user_scheduled_functions_are_left_alone():
+    func = WORKLOADS["matmul_tiled"]()
+    sch = Schedule(func)
+    sch.parallel(sch.get_loops(sch.get_block("T_matmul"))[0])
+    mine = sch.mod["main"].with_attr("tir.is_scheduled", True)
+    mod = IRModule({"mine": mine, "other": WORKLOADS["add_relu_chain"]()})
+    out = apply_default_schedules(mod, "llvm")
+    assert out["mine"] is mine
+    assert out["other"].attrs["tir.is_scheduled"] is True
+    assert apply_default_schedules(out)["other"] is out["other"]  # idempotent
+
+
+def test_pass_can_be_switched_off():
+    mod = IRModule({"main": WORKLOADS["add_relu_chain"]()})
+    with PassContext(config={"schedule.default.enabled": False}):
+        assert DefaultSchedules()(mod) is mod
+    assert DefaultSchedules()(mod)["main"].attrs["tir.is_scheduled"]
+
+
+def test_non_cpu_target_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="only llvm"):
+        apply_default_schedules(IRModule({"main": WORKLOADS["add_relu_chain"]()}), "cuda")
+
+
+def test_compile_applies_default_schedules_end_to_end():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 8, 12, 12), "float32"))
+    w = relax.Var("w", relax.TensorStructInfo((16, 8, 3, 3), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.conv2d(x, w, padding=1))
+            z = bb.emit(op.nn.relu(y))
+            out = bb.emit_output(op.nn.softmax(z, axis=-1))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    ex = unity.compile(mod, target="llvm")
+    vm = relax.VirtualMachine(ex, unity.cpu())
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 8, 12, 12), dtype=np.float32)
+    b = rng.standard_normal((16, 8, 3, 3), dtype=np.float32)
+    got = vm["main"](a, b).numpy()
+    ref = _conv_ref(a, b)
+    ref = np.maximum(ref, 0)
+    e = np.exp(ref - ref.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-4, atol=1e-5)
+
+
+def _conv_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    n, c, h, w = a.shape
+    padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, b.shape[0], h, w), np.float32)
+    for ry in range(3):
+        for rx in range(3):
+            out += np.einsum("nchw,oc->nohw", padded[:, :, ry : ry + h, rx : rx + w], b[:, :, ry, rx])
+    return out

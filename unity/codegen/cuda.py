@@ -1,0 +1,353 @@
+"""`CodeGenCUDA`: TIR kernels (from `lower_cuda`) to CUDA C source.
+
+A statement visitor prints each kernel; expressions print through a table of C
+operators and an op -> C template table for the math intrinsics (per dtype: `expf` for
+float32, `hexp` for float16 with `cuda_fp16.h`).  Kernels are `extern "C"` so the
+launch layer finds them by name.
+
+Example:
+    >>> from unity.tir.transform.gpu import lower_cuda
+    >>> src = CodeGenCUDA().add_module(lower_cuda(func)).finish()   # doctest: +SKIP
+    >>> "__global__" in src                                          # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import math
+
+from unity.ir import dtype as dt
+from unity.ir.diagnostics import DiagnosticError
+from unity.ir.module import IRModule
+from unity.ir.node import dispatch_table
+from unity.tir import expr as E
+from unity.tir import op as tir_op
+from unity.tir import stmt as S
+from unity.tir.buffer import Buffer
+from unity.tir.function import PrimFunc
+from unity.tir.transform.gpu.intrinsics import shfl_down_op, shfl_idx_op, syncthreads_op
+from unity.tir.transform.gpu.lower_thread_binding_gpu import launch_nest
+from unity.tir.transform.gpu.split_host_device import is_kernel
+
+C_TYPES = {
+    "float16": "half", "float32": "float", "float64": "double", "bool": "bool",
+    "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+    "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+    "uint64": "unsigned long long",
+}  # fmt: skip
+"""C type of each scalar dtype."""
+
+MATH_TEMPLATES: dict[object, dict[str, str]] = {
+    tir_op.exp_op: {"float32": "expf({0})", "float64": "exp({0})", "float16": "hexp({0})"},
+    tir_op.exp2_op: {"float32": "exp2f({0})", "float64": "exp2({0})", "float16": "hexp2({0})"},
+    tir_op.log_op: {"float32": "logf({0})", "float64": "log({0})", "float16": "hlog({0})"},
+    tir_op.log2_op: {"float32": "log2f({0})", "float64": "log2({0})", "float16": "hlog2({0})"},
+    tir_op.log10_op: {"float32": "log10f({0})", "float64": "log10({0})"},
+    tir_op.sqrt_op: {"float32": "sqrtf({0})", "float64": "sqrt({0})", "float16": "hsqrt({0})"},
+    tir_op.rsqrt_op: {"float32": "rsqrtf({0})", "float64": "rsqrt({0})", "float16": "hrsqrt({0})"},
+    tir_op.tanh_op: {"float32": "tanhf({0})", "float64": "tanh({0})"},
+    tir_op.sigmoid_op: {"float32": "(1.0f / (1.0f + expf(-({0}))))",
+                        "float64": "(1.0 / (1.0 + exp(-({0}))))"},
+    tir_op.erf_op: {"float32": "erff({0})", "float64": "erf({0})"},
+    tir_op.fabs_op: {"float32": "fabsf({0})", "float64": "fabs({0})", "float16": "__habs({0})"},
+    tir_op.floor_op: {"float32": "floorf({0})", "float64": "floor({0})", "float16": "hfloor({0})"},
+    tir_op.ceil_op: {"float32": "ceilf({0})", "float64": "ceil({0})", "float16": "hceil({0})"},
+    tir_op.round_op: {"float32": "rintf({0})", "float64": "rint({0})", "float16": "hrint({0})"},
+    tir_op.trunc_op: {"float32": "truncf({0})", "float64": "trunc({0})", "float16": "htrunc({0})"},
+    tir_op.sin_op: {"float32": "sinf({0})", "float64": "sin({0})", "float16": "hsin({0})"},
+    tir_op.cos_op: {"float32": "cosf({0})", "float64": "cos({0})", "float16": "hcos({0})"},
+    tir_op.tan_op: {"float32": "tanf({0})", "float64": "tan({0})"},
+    tir_op.atan_op: {"float32": "atanf({0})", "float64": "atan({0})"},
+    tir_op.asin_op: {"float32": "asinf({0})", "float64": "asin({0})"},
+    tir_op.acos_op: {"float32": "acosf({0})", "float64": "acos({0})"},
+    tir_op.sinh_op: {"float32": "sinhf({0})", "float64": "sinh({0})"},
+    tir_op.cosh_op: {"float32": "coshf({0})", "float64": "cosh({0})"},
+    tir_op.isnan_op: {"float32": "isnan({0})", "float64": "isnan({0})", "float16": "__hisnan({0})"},
+    tir_op.isinf_op: {"float32": "isinf({0})", "float64": "isinf({0})", "float16": "__hisinf({0})"},
+    tir_op.pow_op: {"float32": "powf({0}, {1})", "float64": "pow({0}, {1})"},
+    tir_op.atan2_op: {"float32": "atan2f({0}, {1})", "float64": "atan2({0}, {1})"},
+    tir_op.fmod_op: {"float32": "fmodf({0}, {1})", "float64": "fmod({0}, {1})"},
+    shfl_down_op: {"*": "__shfl_down_sync(0xffffffffu, {0}, {1}, {2})"},
+    shfl_idx_op: {"*": "__shfl_sync(0xffffffffu, {0}, {1}, {2})"},
+    syncthreads_op: {"*": "__syncthreads()"},
+}  # fmt: skip
+"""C spelling of each intrinsic, by the dtype of its first argument (`*`: any)."""
+
+_BINARY = {
+    E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/", E.Mod: "%", E.EQ: "==", E.NE: "!=",
+    E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">=", E.And: "&&", E.Or: "||",
+}  # fmt: skip
+"""C operator of each binary node (integer `Div`/`Mod` truncate, as in C)."""
+
+_PRELUDE = """#include <cuda_fp16.h>
+#include <math_constants.h>
+
+__device__ __forceinline__ int unity_floordiv(int a, int b) {
+  int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ long long unity_floordiv(long long a, long long b) {
+  long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ int unity_floormod(int a, int b) { return a - unity_floordiv(a, b) * b; }
+__device__ __forceinline__ long long unity_floormod(long long a, long long b) {
+  return a - unity_floordiv(a, b) * b;
+}
+"""
+
+
+def c_type(dtype: str) -> str:
+    """The C type of a scalar dtype.
+
+    Example:
+        >>> c_type("float16")
+        'half'
+    """
+    if dt.lanes(dtype) > 1:
+        raise ValueError(f"CUDA codegen: vector dtype {dtype} is not supported")
+    got = C_TYPES.get(dtype)
+    if got is None:
+        raise ValueError(f"CUDA codegen: no C type for dtype {dtype}")
+    return got
+
+
+class CodeGenCUDA:
+    """Print the kernels of lowered modules as one CUDA C translation unit."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = [_PRELUDE]
+        self.kernels: list[str] = []
+
+    def add_module(self, mod: IRModule) -> CodeGenCUDA:
+        """Add every kernel (`calling_conv="cuda_kernel"`) of `mod`; returns self.
+
+        Example:
+            >>> CodeGenCUDA().add_module(IRModule({})).kernels
+            []
+        """
+        for gv, func in mod.items():
+            if is_kernel(func):
+                assert isinstance(func, PrimFunc)
+                self.add_kernel(func.attrs.get("global_symbol", gv.name_hint), func)
+        return self
+
+    def add_kernel(self, name: str, func: PrimFunc) -> None:
+        """Print one kernel.
+
+        Example:
+            >>> cg.add_kernel("main_kernel0", kernel)  # doctest: +SKIP
+        """
+        self.parts.append(_KernelPrinter(func).print(name))
+        self.kernels.append(name)
+
+    def finish(self) -> str:
+        """The whole source.
+
+        Example:
+            >>> CodeGenCUDA().finish().startswith("#include")
+            True
+        """
+        return "\n".join(self.parts)
+
+
+class _KernelPrinter:
+    def __init__(self, func: PrimFunc) -> None:
+        self.func = func
+        self.lines: list[str] = []
+        self.indent = 1
+        self.names: dict[E.Var, str] = {}
+        self.used: set[str] = set()
+
+    # -- names --------------------------------------------------------------------------------
+    def name(self, var: E.Var) -> str:
+        got = self.names.get(var)
+        if got is None:
+            base = "".join(c if c.isalnum() else "_" for c in var.name) or "v"
+            base = base if base[0].isalpha() else f"v_{base}"
+            got, k = base, 0
+            while got in self.used:
+                k += 1
+                got = f"{base}_{k}"
+            self.used.add(got)
+            self.names[var] = got
+        return got
+
+    def emit(self, line: str) -> None:
+        self.lines.append("  " * self.indent + line)
+
+    # -- kernel -------------------------------------------------------------------------------
+    def print(self, symbol: str) -> str:
+        loops, body = launch_nest(self.func.body)
+        params = []
+        for p in self.func.params:
+            if isinstance(p, Buffer):
+                params.append(f"{c_type(p.dtype)}* __restrict__ {self.name(p.data)}")
+            else:
+                params.append(f"{c_type(p.dtype)} {self.name(p)}")
+        threads = 1
+        for loop in loops:
+            tag = loop.thread_binding or ""
+            self.emit(f"const int {self.name(loop.loop_var)} = (int){tag};")
+            if tag.startswith("threadIdx") and isinstance(loop.extent, E.IntImm):
+                threads *= loop.extent.value
+        self.stmt(body)
+        head = f'extern "C" __global__ void __launch_bounds__({threads}) {symbol}({", ".join(params)}) {{'
+        return "\n".join([head, *self.lines, "}", ""])
+
+    # -- statements ---------------------------------------------------------------------------
+    def stmt(self, node: S.Stmt) -> None:
+        hook = dispatch_table(type(self), type(node), prefix="s_")
+        if hook is None:
+            raise DiagnosticError(f"CUDA codegen: cannot print a {type(node).__name__} statement", node)
+        hook(self, node)
+
+    def block(self, node: S.Stmt) -> None:
+        self.indent += 1
+        self.stmt(node)
+        self.indent -= 1
+
+    def s_seq_stmt_(self, node: S.SeqStmt) -> None:
+        for s in node.seq:
+            self.stmt(s)
+
+    def s_buffer_store_(self, node: S.BufferStore) -> None:
+        self.emit(f"{self.access(node.buffer, node.indices)} = {self.expr(node.value)};")
+
+    def s_for_(self, node: S.For) -> None:
+        var = self.name(node.loop_var)
+        t = c_type(node.loop_var.dtype)
+        lo, ext = self.expr(node.min), self.expr(node.extent)
+        end = ext if lo == "0" else f"{lo} + {ext}"
+        if node.kind is S.ForKind.UNROLLED:
+            self.emit("#pragma unroll")
+        self.emit(f"for ({t} {var} = {lo}; {var} < {end}; ++{var}) {{")
+        self.block(node.body)
+        self.emit("}")
+
+    def s_while_(self, node: S.While) -> None:
+        self.emit(f"while ({self.expr(node.condition)}) {{")
+        self.block(node.body)
+        self.emit("}")
+
+    def s_if_then_else_(self, node: S.IfThenElse) -> None:
+        self.emit(f"if ({self.expr(node.condition)}) {{")
+        self.block(node.then_case)
+        if node.else_case is not None:
+            self.emit("} else {")
+            self.block(node.else_case)
+        self.emit("}")
+
+    def s_let_stmt_(self, node: S.LetStmt) -> None:
+        self.emit(f"const {c_type(node.var.dtype)} {self.name(node.var)} = {self.expr(node.value)};")
+        self.stmt(node.body)
+
+    def s_allocate_(self, node: S.Allocate) -> None:
+        buf = node.buffer
+        size = 1
+        for d in buf.shape:
+            if not isinstance(d, E.IntImm):
+                raise DiagnosticError(f"CUDA codegen: buffer {buf.name} needs a constant size", node)
+            size *= d.value
+        prefix = "__shared__ " if buf.scope.startswith("shared") else ""
+        self.emit(f"{prefix}{c_type(buf.dtype)} {self.name(buf.data)}[{size}];")
+        self.stmt(node.body)
+
+    def s_assert_stmt_(self, node: S.AssertStmt) -> None:
+        self.stmt(node.body)  # checked on the host before the launch
+
+    def s_evaluate_(self, node: S.Evaluate) -> None:
+        if isinstance(node.value, (E.IntImm, E.FloatImm)):
+            return
+        self.emit(f"{self.expr(node.value)};")
+
+    # -- expressions --------------------------------------------------------------------------
+    def access(self, buf: Buffer, indices: tuple[E.PrimExpr, ...]) -> str:
+        if len(indices) != 1:
+            raise DiagnosticError(f"CUDA codegen: buffer {buf.name} is not flattened", buf)
+        return f"{self.name(buf.data)}[{self.expr(indices[0])}]"
+
+    def expr(self, node: E.PrimExpr) -> str:
+        if dt.lanes(node.dtype) > 1:
+            raise DiagnosticError(f"CUDA codegen: vector expression of dtype {node.dtype}", node)
+        hook = dispatch_table(type(self), type(node), prefix="e_")
+        if hook is None:
+            raise DiagnosticError(f"CUDA codegen: cannot print a {type(node).__name__}", node)
+        return hook(self, node)
+
+    def e_var_(self, node: E.Var) -> str:
+        return self.name(node)
+
+    def e_int_imm_(self, node: E.IntImm) -> str:
+        if node.dtype == "bool":
+            return "true" if node.value else "false"
+        if node.dtype == "int64":
+            return f"{node.value}LL"
+        if node.dtype == "int32":
+            return str(node.value) if node.value >= 0 else f"({node.value})"
+        return f"(({c_type(node.dtype)}){node.value})"
+
+    def e_float_imm_(self, node: E.FloatImm) -> str:
+        v = node.value
+        if math.isnan(v):
+            text = "CUDART_NAN_F"
+        elif math.isinf(v):
+            text = "CUDART_INF_F" if v > 0 else "(-CUDART_INF_F)"
+        else:
+            text = repr(v) if node.dtype == "float64" else f"{repr(float(v))}f"
+        if node.dtype == "float16":
+            return f"__float2half({text})"
+        if node.dtype == "float64" and math.isinf(v):
+            return "CUDART_INF" if v > 0 else "(-CUDART_INF)"
+        return text if not text.startswith("-") else f"({text})"
+
+    def e_cast_(self, node: E.Cast) -> str:
+        src = node.value.dtype
+        value = self.expr(node.value)
+        if node.dtype == "float16" and src != "float16":
+            return f"__float2half((float)({value}))"
+        if src == "float16" and node.dtype != "float16":
+            return f"(({c_type(node.dtype)})__half2float({value}))"
+        return f"(({c_type(node.dtype)})({value}))"
+
+    def e_binary_op_(self, node: E.BinaryOp) -> str:
+        op = _BINARY.get(type(node))
+        if op is None:
+            raise DiagnosticError(f"CUDA codegen: no C operator for {type(node).__name__}", node)
+        return f"({self.expr(node.a)} {op} {self.expr(node.b)})"
+
+    def e_floor_div_(self, node: E.FloorDiv) -> str:
+        if dt.is_float(node.dtype):
+            return f"floor({self.expr(node.a)} / {self.expr(node.b)})"
+        return f"unity_floordiv({self.expr(node.a)}, {self.expr(node.b)})"
+
+    def e_floor_mod_(self, node: E.FloorMod) -> str:
+        if dt.is_float(node.dtype):
+            a, b = self.expr(node.a), self.expr(node.b)
+            return f"({a} - floor({a} / {b}) * {b})"
+        return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"
+
+    def e_min_(self, node: E.Min) -> str:
+        return f"min({self.expr(node.a)}, {self.expr(node.b)})"
+
+    def e_max_(self, node: E.Max) -> str:
+        return f"max({self.expr(node.a)}, {self.expr(node.b)})"
+
+    def e_not_(self, node: E.Not) -> str:
+        return f"(!{self.expr(node.a)})"
+
+    def e_select_(self, node: E.Select) -> str:
+        c, t, f = (self.expr(x) for x in (node.condition, node.true_value, node.false_value))
+        return f"({c} ? {t} : {f})"
+
+    def e_buffer_load_(self, node: E.BufferLoad) -> str:
+        return self.access(node.buffer, node.indices)
+
+    def e_call_(self, node: E.Call) -> str:
+        table = MATH_TEMPLATES.get(node.op)
+        if table is None:
+            raise DiagnosticError(f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling", node)
+        arg_dtype = node.args[0].dtype if node.args else "*"
+        template = table.get(arg_dtype) or table.get("*")
+        if template is None:
+            raise DiagnosticError(
+                f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling for {arg_dtype}", node)
+        return template.format(*(self.expr(a) for a in node.args))
