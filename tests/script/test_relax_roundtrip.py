@@ -371,3 +371,19 @@ MODULES = [
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_imported_onnx_model_with_weights_round_trips():
+    onnx = pytest.importorskip("onnx")
+    import os
+
+    from unity.relax.frontend.onnx import from_onnx
+
+    path = os.path.join(
+        os.path.dirname(onnx.__file__), "backend/test/data/light/light_squeezenet.onnx"
+    )
+    if not os.path.exists(path):
+        pytest.skip("onnx ships no light squeezenet model here")
+    mod = from_onnx(onnx.load(path))
+    parsed = roundtrip(mod)
+    assert len(parsed["main"].params) == len(mod["main"].params)

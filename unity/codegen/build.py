@@ -46,6 +46,10 @@ def build(
         >>> lib = unity.build(func, target="llvm -num-cores=2")  # doctest: +SKIP
     """
     target = Target(target)
+    if target.kind == "cuda":  # CUDA C + lazy pycuda kernels (unity.codegen.cuda_build)
+        from unity.codegen.cuda_build import build as build_cuda
+
+        return build_cuda(_as_module(mod_or_func, name), target)  # type: ignore[return-value]
     if target.kind != "llvm":
         raise ValueError(f"unity.build: target {target} is not supported yet (only llvm)")
     mod = _as_module(mod_or_func, name)

@@ -13,8 +13,11 @@ Run as a script to print the outcome of every case:
 from __future__ import annotations
 
 import functools
+import os
+import signal
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,29 +133,56 @@ TOLERANCES = {"float16": (1e-2, 1e-3), "bfloat16": (5e-2, 1e-2)}
 """(rtol, atol) for outputs whose dtype cannot meet the default rtol 1e-3, atol 1e-4."""
 
 
+def in_child(fn: Callable[[], None]) -> str | None:
+    """Run `fn` in a forked child: None when it returns, else its error (a crash included).
+
+    Compiled kernels run in the process; a codegen bug that crashes must fail one case,
+    not the whole session.
+    """
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running any cleanup of the parent
+        os.close(read)
+        message = b""
+        try:
+            fn()
+        except BaseException as err:  # noqa: BLE001 - the parent reports every kind of failure
+            text = str(err).strip().splitlines() or [""]
+            message = f"{type(err).__name__}: {' | '.join(text[:3])[:400]}".encode() or b"error"
+        os.write(write, message)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return f"crashed with signal {os.WTERMSIG(status)} ({signal.Signals(os.WTERMSIG(status)).name})"
+    return message.decode() or None
+
+
 def outcome(name: str) -> str:
     """'ok', or the first line of the failure (for the summary script)."""
     case = node_cases()[name]
     try:
         imported = import_case(case)
         check_struct_info(imported, expected_outputs(case))
-    except Exception as err:  # the summary reports every kind of failure
+    except Exception as err:  # noqa: BLE001 - the summary reports every kind of failure
         return f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
     return "ok"
 
 
+def run_case(name: str) -> None:
+    """Import, check struct info, compile and compare one case (raises on any failure)."""
+    case = node_cases()[name]
+    imported = import_case(case)
+    expected = expected_outputs(case)
+    check_struct_info(imported, expected)
+    check_numeric(imported, expected, case)
+
+
 def numeric_outcome(name: str) -> str:
     """'ok', or the first line of the failure of import, struct info or the numeric run."""
-    case = node_cases()[name]
-    try:
-        imported = import_case(case)
-        expected = expected_outputs(case)
-        check_struct_info(imported, expected)
-        check_numeric(imported, expected, case)
-    except Exception as err:  # the summary reports every kind of failure
-        text = str(err).strip().splitlines() or [""]
-        return f"{type(err).__name__}: {' | '.join(text[:3])[:300]}"
-    return "ok"
+    return in_child(lambda: run_case(name)) or "ok"
 
 
 if __name__ == "__main__":

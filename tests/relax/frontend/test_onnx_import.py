@@ -8,10 +8,11 @@ import pytest
 import sympy
 from onnx import helper
 
-from .onnx_helpers import FLOAT, INT64, model, run_ort, run_unity, tensor
 from unity.relax.expr import Call, Constant
 from unity.relax.frontend.onnx import OnnxImportError, UnsupportedOpError, from_onnx
 from unity.relax.struct_info import sym
+
+from .onnx_helpers import FLOAT, INT64, model, run_ort, run_unity, tensor
 
 B, S = sym("batch"), sym("seq")
 
@@ -140,10 +141,14 @@ def test_keep_params_in_input_makes_float_initializers_parameters():
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
     w = np.ones((4, 2), "float32")
     proto = model(nodes, [tensor("x", FLOAT, ["batch", 4])], [tensor("y", FLOAT, ["batch", 2])], {"w": w})
-    func = from_onnx(proto, keep_params_in_input=True)["main"]
+    mod = from_onnx(proto, keep_params_in_input=True)
+    func = mod["main"]
     assert [p.name_hint for p in func.params] == ["x", "w"]
     assert func.attrs["num_input"] == 1
-    np.testing.assert_array_equal(func.attrs["params"][0], w)
+    np.testing.assert_array_equal(mod.attrs["params"]["main"][0].data, w)
+    assert "def main(x:" in mod.script()
+    x = np.arange(8, dtype="float32").reshape(2, 4)
+    np.testing.assert_allclose(run_unity(mod, x, w)[0], x @ w)
 
 
 def test_unsupported_ops_are_listed_in_one_error_before_conversion():
@@ -188,12 +193,9 @@ def _encoder_model(d: int = 16, heads: int = 2, hidden: int = 32) -> onnx.ModelP
     """One transformer encoder layer as exporters write it (dynamic batch and seq)."""
     rng = np.random.default_rng(0)
     dh = d // heads
-    inits: dict[str, np.ndarray] = {
-        n: (rng.standard_normal(s) * 0.3).astype("float32")
-        for n, s in [("wq", (d, d)), ("wk", (d, d)), ("wv", (d, d)), ("wo", (d, d)), ("w1", (d, hidden)),
-                     ("w2", (hidden, d)), ("bq", (d,)), ("bo", (d,)), ("b1", (hidden,)), ("g", (d,)),
-                     ("beta", (d,))]  # fmt: skip
-    }
+    shapes = {"wq": (d, d), "wk": (d, d), "wv": (d, d), "wo": (d, d), "w1": (d, hidden), "w2": (hidden, d),
+              "bq": (d,), "bo": (d,), "b1": (hidden,), "g": (d,), "beta": (d,)}  # fmt: skip
+    inits = {n: (rng.standard_normal(s) * 0.3).astype("float32") for n, s in shapes.items()}
     inits.update({"i0": np.array(0, "int64"), "i1": np.array(1, "int64"), "ax0": np.array([0], "int64"),
                   "split_heads": np.array([heads, dh], "int64"), "model_dim": np.array([d], "int64"),
                   "scale": np.array(1 / np.sqrt(dh), "float32"), "half": np.array(0.5, "float32"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unity.relax import BlockBuilder, Constant, TensorStructInfo, Var, op
+from unity.relax import BlockBuilder, Constant, TensorStructInfo, Tuple, TupleGetItem, Var, op
 from unity.relax.op import fold_rules
 from unity.relax.transform import FoldConstant, LegalizeOps
 
@@ -86,6 +86,13 @@ def test_integer_binary_fold_matches_kernel(name):
         lambda a: op.strided_slice(a, [1], [0], [3], [2]),
         lambda a: op.expand_dims(a, [0]),
         lambda a: op.matmul(a, op.permute_dims(a)),
+        lambda a: op.variance(a, axis=1),
+        lambda a: op.argmax(a, axis=1),
+        lambda a: op.argmin(a),
+        lambda a: op.cumsum(a, axis=1),
+        lambda a: op.tril(a, 1),
+        lambda a: op.take(a, Constant(np.array([2, 0], "int64")), axis=1),
+        lambda a: TupleGetItem(op.split(a, 3, axis=1), 2),
     ],
 )  # fmt: skip
 def test_shape_and_reduce_folds_match_kernels(make):
@@ -96,3 +103,16 @@ def test_every_rule_is_registered_once():
     before = op.exp.get_attr("fold")
     fold_rules.register_fold_rules()
     assert op.exp.get_attr("fold") is before
+
+
+def test_split_of_a_constant_folds_to_a_tuple_of_constants():
+    x = Var("x", TensorStructInfo((1,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        parts = bb.emit(op.split(Constant(FLOAT), [1], axis=0))
+        first = bb.emit(TupleGetItem(parts, 1))
+        bb.emit_func_output(op.add(first, first))
+    folded = FoldConstant()(bb.get())["main"].body.blocks[0].bindings
+    assert isinstance(folded[0].value, Tuple) and isinstance(folded[1].value, Constant)
+    np.testing.assert_array_equal(folded[1].value.data, FLOAT[1:])
+    np.testing.assert_array_equal(folded[2].value.data, FLOAT[1:] * 2)

@@ -124,3 +124,23 @@ def test_cse_output_of_repeat_copies_the_dataflow_var():
 
     mod = _module(before)
     _check(mod, EliminateCommonSubexpr()(mod), _module(expected))
+
+
+def test_canonicalize_drops_trivial_match_cast_but_keeps_symbol_defining_ones():
+    x = Var("x", TensorStructInfo((4,), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        same = bb.match_cast(x, TensorStructInfo((4,), "float32"))
+        bb.emit_func_output(bb.emit(op.exp(same)))
+    mod = bb.get()
+    after = CanonicalizeBindings()(mod)
+    bindings = after["main"].body.blocks[0].bindings
+    assert len(bindings) == 1 and bindings[0].value.args[0] is after["main"].params[0]
+
+    y = Var("y", TensorStructInfo(None, "float32", ndim=1))
+    bb = BlockBuilder()
+    with bb.function("main", [y]):
+        cast = bb.match_cast(y, TensorStructInfo(("m",), "float32"))
+        bb.emit_func_output(bb.emit(op.exp(cast)))
+    defining = bb.get()
+    assert CanonicalizeBindings()(defining) is defining

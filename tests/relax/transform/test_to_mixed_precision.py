@@ -79,3 +79,31 @@ def test_escaping_vars_keep_their_dtype_and_constants_are_cast_statically():
     got = evaluate(LegalizeOps()(after), xv)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, ref, rtol=1e-2, atol=1e-2)
+
+
+def test_compiled_conv_matmul_net_stays_within_float16_tolerance():
+    import unity
+    from unity.relax import VirtualMachine
+
+    rng = np.random.default_rng(4)
+    x = Var("x", TensorStructInfo(("n", 3, 8, 8), "float32"))
+    w = rng.standard_normal((8, 3, 3, 3)).astype("float32")
+    w2 = rng.standard_normal((512, 10)).astype("float32") * 0.05
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            c = bb.emit(op.nn.conv2d(x, Constant(w), padding=1))
+            r = bb.emit(op.nn.relu(c))
+            f = bb.emit(op.reshape(r, (x.struct_info.shape[0], 512)))
+            m = bb.emit(op.matmul(f, Constant(w2)))
+            gv = bb.emit_output(op.nn.softmax(m))
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    mixed = ToMixedPrecision()(mod)
+    ops = [b.value.op.name for b in mixed["main"].body.blocks[0].bindings]
+    assert ops.count("relax.astype") == 4  # x in, conv out, matmul out, softmax in
+    xv = rng.standard_normal((2, 3, 8, 8)).astype("float32")
+    full = VirtualMachine(unity.compile(mod, "llvm"), unity.cpu())["main"](xv).numpy()
+    half = VirtualMachine(unity.compile(mixed, "llvm"), unity.cpu())["main"](xv).numpy()
+    assert half.dtype == np.float32
+    np.testing.assert_allclose(half, full, rtol=1e-2, atol=2e-3)

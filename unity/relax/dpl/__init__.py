@@ -23,3 +23,12 @@ __all__ = [
     "is_const", "is_expr", "is_op", "is_tuple", "is_tuple_get_item", "is_var", "match_expr",
     "rewrite_bindings", "rewrite_call", "wildcard",
 ]  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    """`FuseOpsByPattern` / `FusionPattern` live with the passes; reachable from here too."""
+    if name in ("FuseOpsByPattern", "FusionPattern"):
+        from unity.relax.transform import fuse_ops_by_pattern
+
+        return getattr(fuse_ops_by_pattern, name)
+    raise AttributeError(f"module 'unity.relax.dpl' has no attribute {name!r}")

@@ -1,8 +1,9 @@
 """Rewrite with patterns: `rewrite_call` (one expression at a time) and `rewrite_bindings`.
 
 Example:
-    >>> # x * 2 -> x + x
-    >>> x, two = wildcard(), is_const()
+    >>> from unity.relax import op
+    >>> from unity.relax.dpl import is_const, is_op, wildcard
+    >>> x, two = wildcard(), is_const()  # x * 2 -> x + x
     >>> pat = is_op("relax.multiply")(x, two)
     >>> def rewriter(expr, m):
     ...     return op.add(m[x], m[x]) if float(m[two].data) == 2.0 else expr

@@ -25,9 +25,10 @@ from unity.relax import op
 from unity.relax.expr import Call
 from unity.relax.op.datatype import AstypeAttrs
 from unity.relax.op.linear_algebra import MatmulAttrs
-from unity.relax.op.manipulate import AxesAttrs, AxisAttrs, StridedSliceAttrs
+from unity.relax.op.create import TriAttrs
+from unity.relax.op.manipulate import AxesAttrs, AxisAttrs, SplitAttrs, StridedSliceAttrs
 from unity.relax.op.nn.activation import SoftmaxAttrs
-from unity.relax.op.statistical import ReduceAttrs
+from unity.relax.op.statistical import CumsumAttrs, ReduceAttrs
 from unity.relax.op.unary import ClipAttrs
 
 FoldFn = Callable[..., "np.ndarray | None"]
@@ -157,13 +158,48 @@ def _reduce(fn: Callable[..., np.ndarray]) -> FoldFn:
     return fold
 
 
+def _arg_reduce(fn: Callable[..., np.ndarray]) -> FoldFn:
+    def fold(call: Call, x: np.ndarray) -> np.ndarray | None:
+        attrs = _attrs(call, ReduceAttrs)
+        if attrs.axis is not None and len(attrs.axis) != 1:
+            return None  # numpy reduces one axis (or all) at a time
+        axis = None if attrs.axis is None else attrs.axis[0]
+        out = fn(x, axis=axis, keepdims=attrs.keepdims)
+        return np.asarray(out).astype("int64")
+
+    return fold
+
+
+def _split(call: Call, x: np.ndarray) -> tuple[np.ndarray, ...]:
+    attrs = _attrs(call, SplitAttrs)
+    return tuple(np.split(x, attrs.indices_or_sections, axis=attrs.axis))
+
+
+def _take(call: Call, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    return np.take(x, indices, axis=_attrs(call, AxisAttrs).axis)
+
+
+def _cumsum(call: Call, x: np.ndarray) -> np.ndarray:
+    attrs = _attrs(call, CumsumAttrs)
+    return np.cumsum(x, axis=attrs.axis, dtype=attrs.dtype)
+
+
+def _tri(fn: Callable[..., np.ndarray]) -> FoldFn:
+    def fold(call: Call, x: np.ndarray) -> np.ndarray:
+        return fn(x, _attrs(call, TriAttrs).k)
+
+    return fold
+
+
 _WITH_ATTRS: dict[op.RelaxOp, FoldFn] = {
     op.clip: _clip, op.reshape: _reshape, op.permute_dims: _permute_dims,
     op.squeeze: _squeeze, op.expand_dims: _expand_dims, op.flatten: _flatten,
     op.concat: _concat, op.strided_slice: _strided_slice, op.broadcast_to: _broadcast_to, op.astype: _astype,
     op.matmul: _matmul, op.nn.softmax: _softmax, op.sum: _reduce(np.sum),
     op.mean: _reduce(np.mean), op.max: _reduce(np.max), op.min: _reduce(np.min),
-    op.prod: _reduce(np.prod),
+    op.prod: _reduce(np.prod), op.variance: _reduce(np.var), op.argmax: _arg_reduce(np.argmax),
+    op.argmin: _arg_reduce(np.argmin), op.split: _split, op.take: _take, op.cumsum: _cumsum,
+    op.tril: _tri(np.tril), op.triu: _tri(np.triu),
 }  # fmt: skip
 
 

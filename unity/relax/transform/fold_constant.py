@@ -30,7 +30,9 @@ import numpy as np
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.op import Op
 from unity.ir.transform import ModulePass, PassContext
-from unity.relax.expr import Call, Constant, Expr, Function, PrimValue, ShapeExpr, Tuple, Var
+from unity.relax.expr import (
+    Call, Constant, Expr, Function, PrimValue, ShapeExpr, Tuple, TupleGetItem, Var,
+)  # fmt: skip
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op import call_tir
 from unity.relax.op import fold_rules as _fold_rules
@@ -64,14 +66,22 @@ class _Folder(ExprMutator):
     def __init__(self, mod: IRModule, options: FoldConstant) -> None:
         super().__init__(mod)
         self.options = options
-        self.constants: dict[Var, Constant] = {}
+        self.constants: dict[Var, Expr] = {}
 
     def visit_binding(self, binding: Any) -> list[Any]:
         out = super().visit_binding(binding)
         for b in out:
-            if isinstance(getattr(b, "value", None), Constant):
-                self.constants[b.var] = b.value
+            value = getattr(b, "value", None)
+            if isinstance(value, Constant) or _is_constant_tuple(value):
+                self.constants[b.var] = value
         return out
+
+    def visit_tuple_get_item_(self, expr: TupleGetItem) -> Expr:
+        item = super().visit_tuple_get_item_(expr)
+        assert isinstance(item, TupleGetItem)
+        source = item.tuple_value
+        source = self.constants.get(source, source) if isinstance(source, Var) else source
+        return source.fields[item.index] if _is_constant_tuple(source) else item  # type: ignore[union-attr]
 
     def visit_call_(self, expr: Call) -> Expr:
         call = super().visit_call_(expr)
@@ -148,14 +158,29 @@ def _is_small(sinfo: StructInfo | None, limit: int) -> bool:
     return int(np.prod([int(d) for d in sinfo.shape])) <= limit
 
 
-def _as_constant(value: np.ndarray | None, call: Call) -> Expr:
+def _is_constant_tuple(expr: object) -> bool:
+    return isinstance(expr, Tuple) and all(isinstance(f, Constant) for f in expr.fields)
+
+
+def _as_constant(value: Any, call: Call) -> Expr:
     """Wrap a folded value, checked against the call's struct info (None: keep the call)."""
     sinfo = call.struct_info
+    if isinstance(sinfo, TupleStructInfo) and isinstance(value, tuple | list):
+        if len(value) != len(sinfo.fields):
+            return call
+        fields = [_checked(v, f, call) for v, f in zip(value, sinfo.fields, strict=True)]
+        if any(f is None for f in fields):
+            return call
+        return Tuple(tuple(fields), span=call.span)  # type: ignore[arg-type]  # checked
+    return _checked(value, sinfo, call) or call
+
+
+def _checked(value: Any, sinfo: StructInfo, call: Call) -> Constant | None:
     if value is None or not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
-        return call
+        return None
     data = np.asarray(value)
     if sinfo.dtype != "void":
         data = data.astype(sinfo.dtype)
     if data.shape != tuple(int(d) for d in sinfo.shape):
-        return call  # a rule that disagrees with inference must not change the program
+        return None  # a rule that disagrees with inference must not change the program
     return Constant(np.array(data, order="C"), span=call.span)  # (ascontiguousarray makes 0-d 1-d)

@@ -112,7 +112,7 @@ class Context:
             out = self.emit(R.reshape(out, value.shape))
         return out
 
-    def scalar(self, number: float | int | bool, dtype: str) -> Constant:
+    def scalar(self, number: float | bool, dtype: str) -> Constant:
         """A 0-d constant of `dtype`.
 
         Example:

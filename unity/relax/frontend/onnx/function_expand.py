@@ -27,7 +27,7 @@ TypeFor = Callable[[int], onnx.TypeProto | None]
 def _schema(op_type: str, domain: str, opset: int) -> defs.OpSchema | None:
     try:
         return defs.get_schema(op_type, opset, domain=domain)
-    except Exception:  # onnx raises SchemaError for unknown ops
+    except Exception:  # noqa: BLE001 - onnx raises SchemaError (not importable) for unknown ops
         return None
 
 

@@ -29,12 +29,11 @@ from typing import Any
 
 import numpy as np
 import onnx
-
 from onnx import helper, numpy_helper
 
 from unity.ir.module import IRModule
 from unity.relax.block_builder import BlockBuilder
-from unity.relax.expr import Expr, Var
+from unity.relax.expr import Constant, Expr, Var
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
@@ -71,7 +70,8 @@ def from_onnx(
         dtype_dict: input name -> dtype (or one dtype for every input).
         opset: the default-domain opset to assume (the model's by default).
         keep_params_in_input: make float initializers parameters of `main` after the
-            inputs (their values go to ``main.attrs["params"]``) instead of constants.
+            inputs (their values, in order, go to ``mod.attrs["params"]["main"]`` as `Constant`s) instead of
+            constants.
 
     Returns:
         The module; ``mod["main"].attrs["num_input"]`` counts the true inputs.
@@ -185,16 +185,14 @@ class _GraphImporter:
                 self.env[name] = var
             else:
                 self.env[name] = data
-        attrs: dict[str, Any] = {"num_input": num_input}
-        if self.keep_params:
-            attrs["params"] = kept
-        with self.bb.function("main", params, attrs=attrs):
+        with self.bb.function("main", params, attrs={"num_input": num_input}):
             with self.bb.dataflow():
                 for index, node in enumerate(self.graph.node):
                     self._convert(node, index)
                 outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
             self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
-        return self.bb.get()
+        mod = self.bb.get()
+        return mod.with_attr("params", {"main": [Constant(k) for k in kept]}) if self.keep_params else mod
 
     # -- inputs ---------------------------------------------------------------------------
     def _make_inputs(self, initializers: Mapping[str, np.ndarray]) -> list[Var]:

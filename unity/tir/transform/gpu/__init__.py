@@ -6,12 +6,13 @@ Example:
 """
 
 from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
+from unity.tir.transform.gpu.lower_cross_thread_reduction import LowerCrossThreadReduction
 from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
 from unity.tir.transform.gpu.lower_thread_binding_gpu import LowerThreadBindingGPU
 from unity.tir.transform.gpu.split_host_device import SplitHostDevice
 from unity.tir.transform.gpu.gpu_pipeline import gpu_lowering_passes, lower_cuda
 
 __all__ = [
-    "InsertSyncthreads", "LowerStorageScopes", "LowerThreadBindingGPU", "SplitHostDevice",
+    "InsertSyncthreads", "LowerCrossThreadReduction", "LowerStorageScopes", "LowerThreadBindingGPU", "SplitHostDevice",
     "gpu_lowering_passes", "lower_cuda",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ from unity.tir.function import PrimFunc
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
+from unity.tir.transform.gpu.lower_cross_thread_reduction import LowerCrossThreadReduction
 from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
 from unity.tir.transform.gpu.lower_thread_binding_gpu import LowerThreadBindingGPU
 from unity.tir.transform.gpu.split_host_device import SplitHostDevice
@@ -30,9 +31,10 @@ def gpu_lowering_passes() -> list[ModulePass]:
 
     Example:
         >>> [type(p).__name__ for p in gpu_lowering_passes()][:2]
-        ['LowerInitBlock', 'ConvertBlocksToLoops']
+        ['LowerCrossThreadReduction', 'LowerInitBlock']
     """
     return [
+        LowerCrossThreadReduction(),  # thread-bound reductions -> partials + shuffle tree
         LowerInitBlock(),         # block init -> if (reduce vars at their min)
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
         LowerThreadBindingGPU(),  # thread-bound regions -> launch nests of canonical indices

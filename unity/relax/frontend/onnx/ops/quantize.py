@@ -41,7 +41,7 @@ def dequantize(ctx: Context, x: Value, scale: Value, zero: Value | None, axis: i
     """
     xe = ctx.expr(x)
     dtype = ctx.dtype(scale)
-    wide = cast(ctx, xe, "int32" if ctx.dtype(xe) != "int32" else "int32")
+    wide = cast(ctx, xe, "int32")
     if zero is not None:
         wide = ctx.emit(R.subtract(wide, cast(ctx, _along(ctx, zero, xe, axis, block), "int32")))
     return ctx.emit(R.multiply(cast(ctx, wide, dtype), _along(ctx, scale, xe, axis, block)))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from unity.relax import op as R
 from unity.relax.expr import Expr, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.ops.common import Converter, axes_input, const_like
+from unity.relax.frontend.onnx.ops.common import Converter, axes_input
 from unity.relax.op import onnx_extra as X
 
 _AXES_AS_INPUT = {"ReduceSum": 13}
@@ -61,6 +61,9 @@ def _log_sum(ctx: Context, x: Expr, axes: list[int] | None, keep: bool) -> Expr:
 
 
 def _log_sum_exp(ctx: Context, x: Expr, axes: list[int] | None, keep: bool) -> Expr:
+    shape = ctx.shape(x)
+    if any(shape[a] == 0 for a in (axes if axes is not None else range(len(shape)))):
+        return _log_sum(ctx, ctx.emit(R.exp(x)), axes, keep)  # empty: no max to subtract
     peak = ctx.emit(R.max(x, axes, True))
     total = ctx.emit(R.sum(ctx.emit(R.exp(ctx.emit(R.subtract(x, peak)))), axes, keep))
     shift = peak if keep else ctx.emit(R.squeeze(peak, axes))
@@ -117,8 +120,6 @@ def _topk(ctx: Context, node: NodeView) -> list[Value]:
     tup = ctx.emit(X.topk(x, k, axis, bool(node.attr("largest", 1)), bool(node.attr("sorted", 1))))
     return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
 
-
-_ = const_like
 
 CONVERTERS: dict[str, Converter] = {
     "ReduceSum": _simple(R.sum), "ReduceMean": _simple(R.mean), "ReduceMax": _simple(R.max),

@@ -44,7 +44,7 @@ def _resize(ctx: Context, node: NodeView) -> Value:
     else:
         if len(scales) != len(axes):
             raise ctx.fail(f"expects {len(axes)} scales, got {len(scales)}")
-        sizes = [int(math.floor(n * s)) for n, s in zip(in_sizes, scales, strict=True)]
+        sizes = [math.floor(n * s) for n, s in zip(in_sizes, scales, strict=True)]
     mode = node.attr("mode", "nearest")
     coord = node.attr("coordinate_transformation_mode", "half_pixel" if node.opset >= 11 else "asymmetric")
     nearest = node.attr("nearest_mode", "round_prefer_floor" if node.opset >= 11 else "floor")
@@ -60,7 +60,7 @@ def _apply_policy(ctx: Context, node: NodeView, in_sizes: list[int], sizes: list
         return sizes, [o / i for o, i in zip(sizes, in_sizes, strict=True)]
     ratios = [o / i for o, i in zip(sizes, in_sizes, strict=True)]
     scale = min(ratios) if policy == "not_larger" else max(ratios)
-    out = [int(math.floor(i * scale + 0.5)) for i in in_sizes]
+    out = [math.floor(i * scale + 0.5) for i in in_sizes]
     return out, [scale] * len(in_sizes)
 
 
