@@ -99,7 +99,7 @@ def test_rendered_error_underlines_the_use():
     text = str(info.value)
     assert text.startswith("var z is used before it is defined or out of scope (in @main)\n")
     expected_tail = "\n".join([
-        "    @R.function",
+        "    @R.function(private=True)",
         '    def main(x: R.Tensor((n,), dtype="float32")) -> R.Tensor((n,), dtype="float32"):',
         "        n = T.int64()",
         '        y: R.Tensor((n,), dtype="float32") = R.exp(z)',

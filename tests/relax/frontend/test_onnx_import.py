@@ -246,3 +246,16 @@ def test_transformer_encoder_compiles_once_and_runs_at_two_sizes():
         x = rng.standard_normal((batch, seq, 16)).astype("float32")
         got = vm["main"](x).numpy()
         np.testing.assert_allclose(got, run_ort(proto, {"x": x})[0], rtol=1e-3, atol=1e-4)
+
+
+def test_shape_dict_names_symbols_and_dtype_dict_overrides_dtypes():
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", FLOAT, [None, 3])],
+              [tensor("y", FLOAT, [None, 3])])  # fmt: skip
+    x = from_onnx(m, shape_dict={"x": ("rows", 3)}, dtype_dict={"x": "float16"})["main"].params[0]
+    assert tuple(x.struct_info.shape) == (sym("rows"), 3)
+    assert x.struct_info.dtype == "float16"
+
+
+def test_from_onnx_rejects_what_is_not_a_model():
+    with pytest.raises(TypeError, match="expects an onnx.ModelProto or a path"):
+        from_onnx(42)  # type: ignore[arg-type]

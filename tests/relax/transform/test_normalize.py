@@ -85,7 +85,7 @@ def test_inference_error_in_pass_names_pass_and_underlines_call():
         "",
         "@I.ir_module",
         "class Module:",
-        "    @R.function",
+        "    @R.function(private=True)",
         '    def main(a: R.Tensor((3, 4), dtype="float32"), b: R.Tensor((5, 6), dtype="float32")) -> R.Object:',
         "        y: R.Object = R.matmul(a, b, out_dtype=None)",
         "                      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",

@@ -98,7 +98,7 @@ def _row_reductions(sch: Schedule, out_block: str, producers: list[str], threads
     _, tx = sch.split(col, [None, threads])
     sch.bind(tx, "threadIdx.x")
     for name in reversed(producers):
-        sch.compute_at(sch.get_block(name), row)
+        sch.compute_at(sch.get_block(name), row, preserve_unit_loops=True)
     for name in producers:
         block = sch.get_block(name)
         last = sch.get_loops(block)[-1]

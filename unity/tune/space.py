@@ -1,0 +1,146 @@
+"""Search spaces: named knobs with their choices, and how a knob setting becomes a schedule.
+
+Each workload class gets the spaces that fit it (`spaces_for`):
+
+- every PrimFunc: ``rules``, the default rules with other `RuleContext` knobs (vector
+  width, the work below which a nest stays serial);
+- a PrimFunc with one matmul block of constant extents: ``matmul``, the tiled template
+  of `unity.tune.templates` (tile sizes that divide the extents, K blocking, packing,
+  loop order, parallel, unroll).
+
+A candidate is a space name plus a knob setting (a JSON-able dict); `Candidate.id` is
+its canonical text, which the database uses to skip what was measured already.
+
+Example:
+    >>> import random
+    >>> space = spaces_for(func)[0]  # doctest: +SKIP
+    >>> cand = space.sample(random.Random(0))  # doctest: +SKIP
+    >>> scheduled, trace = space.apply(func, cand.knobs)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from unity.schedule.default.analysis import RuleContext
+from unity.tir.function import PrimFunc
+from unity.tune.templates import matmul_extents, schedule_matmul_tiled, schedule_with_rules
+
+__all__ = ["Candidate", "Space", "spaces_for"]
+
+Knobs = dict[str, Any]
+Apply = Callable[[PrimFunc, Knobs], "tuple[PrimFunc, str]"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point of a space: the space's name and a knob setting."""
+
+    space: str
+    knobs: Knobs
+
+    @property
+    def id(self) -> str:
+        """Canonical text of the candidate (space name and sorted knobs)."""
+        return self.space + ":" + json.dumps(self.knobs, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Space:
+    """Named knobs, each with its tuple of choices, and the template they drive.
+
+    Attributes:
+        name: The space's name (stored with every candidate in the database).
+        choices: Per knob, the values it may take (JSON-able).
+        apply: ``apply(func, knobs) -> (scheduled PrimFunc, trace text)``; raises
+            `ScheduleError` when a setting does not fit the function.
+        default: The knob setting that reproduces the default schedule, if any.
+    """
+
+    name: str
+    choices: dict[str, tuple[Any, ...]]
+    apply: Apply
+    default: Knobs | None = None
+
+    @property
+    def size(self) -> int:
+        """Number of knob settings."""
+        total = 1
+        for values in self.choices.values():
+            total *= len(values)
+        return total
+
+    def sample(self, rng: random.Random) -> Candidate:
+        """A setting with every knob drawn uniformly.
+
+        Example:
+            >>> space.sample(random.Random(0)).knobs  # doctest: +SKIP
+            {'lanes': 8, 'parallel_min_work': 0}
+        """
+        return Candidate(self.name, {k: rng.choice(v) for k, v in self.choices.items()})
+
+    def mutate(self, cand: Candidate, rng: random.Random) -> Candidate:
+        """`cand` with one knob (that has another choice) set to another value.
+
+        Example:
+            >>> space.mutate(cand, random.Random(0))  # doctest: +SKIP
+        """
+        free = [k for k, v in self.choices.items() if len(v) > 1]
+        if not free:
+            return cand
+        key = rng.choice(free)
+        value = rng.choice([v for v in self.choices[key] if v != cand.knobs.get(key)])
+        return Candidate(self.name, {**cand.knobs, key: value})
+
+
+def spaces_for(func: PrimFunc, ctx: RuleContext | None = None) -> list[Space]:
+    """The spaces that fit `func`, the default-rules space first.
+
+    Example:
+        >>> [s.name for s in spaces_for(matmul_func)]  # doctest: +SKIP
+        ['rules', 'matmul']
+    """
+    ctx = ctx or RuleContext.for_target(None)
+    spaces = [_rules_space(ctx)]
+    extents = matmul_extents(func)
+    if extents is not None:
+        spaces.append(_matmul_space(ctx, *extents))
+    return spaces
+
+
+def _rules_space(ctx: RuleContext) -> Space:
+    lanes = tuple(sorted({4, 8, 16, ctx.lanes, 2 * ctx.lanes}))
+    work = (0, 4096, ctx.parallel_min_work, 1 << 40)
+
+    def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
+        scheduled = schedule_with_rules(func, knobs["lanes"], knobs["parallel_min_work"], ctx.num_cores)
+        return scheduled, f"schedule_with_rules(func, **{knobs})"
+
+    default = {"lanes": ctx.lanes, "parallel_min_work": ctx.parallel_min_work}
+    return Space("rules", {"lanes": lanes, "parallel_min_work": tuple(sorted(set(work)))}, apply, default)
+
+
+def _matmul_space(ctx: RuleContext, m: int, n: int, k: int, b_2d: bool) -> Space:
+    lanes = ctx.lanes
+    ti = tuple(t for t in (1, 2, 3, 4, 6, 8, 12, 16) if m % t == 0) or (1,)
+    tj = tuple(t for t in sorted({lanes // 2, lanes, 2 * lanes, 3 * lanes, 4 * lanes}) if t and n % t == 0)
+    kb = (None, *(b for b in (16, 32, 64, 128, 256, 512) if k % b == 0 and b < k))
+    choices = {
+        "ti": ti,
+        "tj": tj or (1,),
+        "kb": kb,
+        "pack": (False, True) if b_2d else (False,),
+        "order": ("ij", "ji"),
+        "parallel": (True, False),
+        "unroll": (True, False),
+    }
+
+    def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
+        sch = schedule_matmul_tiled(func, knobs, ctx.num_cores)
+        return sch.mod["main"], sch.trace.show()
+
+    return Space("matmul", choices, apply)
