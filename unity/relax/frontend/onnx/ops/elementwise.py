@@ -16,16 +16,6 @@ from unity.relax.frontend.onnx.ops.common import Converter, binary, cast, const_
 from unity.relax.op import onnx_extra as X
 
 
-def _is_int(dtype: str) -> bool:
-    return dtype.startswith(("int", "uint", "bool"))
-
-
-def _div(ctx: Context, node: NodeView) -> Value:
-    a, b = ctx.expr(node.input(0)), ctx.expr(node.input(1))
-    op = R.floor_divide if _is_int(ctx.dtype(a)) else R.divide
-    return ctx.emit(op(a, b))
-
-
 def _mod(ctx: Context, node: NodeView) -> Value:
     a, b = ctx.expr(node.input(0)), ctx.expr(node.input(1))
     fmod = node.attr("fmod", 0)
@@ -156,7 +146,7 @@ CONVERTERS: dict[str, Converter] = {
     "Reciprocal": _reciprocal, "IsNaN": unary(R.isnan), "IsInf": _is_inf,
     "Not": unary(R.logical_not), "BitwiseNot": unary(R.bitwise_not),
     "Add": binary(R.add), "Sub": binary(R.subtract), "Mul": binary(R.multiply),
-    "Div": _div, "Mod": _mod, "Pow": _pow,
+    "Div": binary(R.divide), "Mod": _mod, "Pow": _pow,
     "Equal": binary(R.equal), "Greater": binary(R.greater), "Less": binary(R.less),
     "GreaterOrEqual": binary(R.greater_equal), "LessOrEqual": binary(R.less_equal),
     "And": binary(R.logical_and), "Or": binary(R.logical_or), "Xor": binary(R.not_equal),
