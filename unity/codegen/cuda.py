@@ -326,10 +326,12 @@ class _KernelPrinter:
         return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_min_(self, node: E.Min) -> str:
-        return f"min({self.expr(node.a)}, {self.expr(node.b)})"
+        fn = "__hmin" if node.dtype == "float16" else "min"
+        return f"{fn}({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_max_(self, node: E.Max) -> str:
-        return f"max({self.expr(node.a)}, {self.expr(node.b)})"
+        fn = "__hmax" if node.dtype == "float16" else "max"
+        return f"{fn}({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_not_(self, node: E.Not) -> str:
         return f"(!{self.expr(node.a)})"

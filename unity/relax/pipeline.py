@@ -10,22 +10,32 @@ from __future__ import annotations
 
 from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
-    AnnotateTIROpPattern, CallTIRRewrite, FuseOps, FuseTIR, LegalizeOps, Normalize, ToNonDataflow,
+    AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, DeadCodeElimination,
+    DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FuseOps, FuseTIR,
+    LegalizeOps, Normalize, ToNonDataflow,
 )  # fmt: skip
 from unity.schedule.default import DefaultSchedules
 
 
 def default_pipeline(opt_level: int = 2) -> Sequential:
-    """Everything `unity.compile` runs before VM codegen; fusion from `opt_level >= 1`.
+    """Everything `unity.compile` runs before VM codegen.
+
+    Fusion runs from `opt_level >= 1`, graph simplification from `opt_level >= 2`.
 
     Example:
         >>> [type(p).__name__ for p in default_pipeline(0).passes]
         ['Normalize', 'LegalizeOps', 'ToNonDataflow', 'CallTIRRewrite']
     """
-    passes: list[Pass] = [
-        Normalize(),  # struct info everywhere, A-normal form
-        LegalizeOps(),  # op calls -> call_tir of TOPI PrimFuncs
-    ]
+    passes: list[Pass] = [Normalize()]  # struct info everywhere, A-normal form
+    if opt_level >= 2:
+        passes += [
+            DecomposeOpsForInference(),  # batch_norm -> scale and shift
+            FoldConstant(),  # ops on constants -> constants
+            EliminateCommonSubexpr(),  # identical bindings -> one
+            CanonicalizeBindings(),  # `y = x` aliases -> x
+            DeadCodeElimination(),  # unused bindings and functions dropped
+        ]
+    passes.append(LegalizeOps())  # op calls -> call_tir of TOPI PrimFuncs
     if opt_level >= 1:
         passes += [
             AnnotateTIROpPattern(),  # op_pattern of every PrimFunc, read from its blocks

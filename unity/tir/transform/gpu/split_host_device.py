@@ -57,7 +57,7 @@ class SplitHostDevice(ModulePass):
             if not isinstance(func, PrimFunc) or func.attrs.get("calling_conv") == KERNEL_CONV:
                 out.add(gv.name_hint, func)
                 continue
-            splitter = _Splitter(gv.name_hint)
+            splitter = _Splitter(gv.name_hint, func)
             body = splitter.visit_stmt(func.body)
             out.add(gv.name_hint, func if body is func.body else func.replace(body=body))
             for name, kernel in splitter.kernels:
@@ -76,9 +76,10 @@ def is_kernel(func: object) -> bool:
 
 
 class _Splitter(StmtExprMutator):
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, func: PrimFunc) -> None:
         super().__init__()
         self.prefix = prefix
+        self.order = {p.data: k for k, p in enumerate(func.buffer_params())}
         self.kernels: list[tuple[str, PrimFunc]] = []
 
     def visit_for_(self, loop: For) -> Stmt:
@@ -86,6 +87,7 @@ class _Splitter(StmtExprMutator):
             return self._mutate_fields(loop)
         name = f"{self.prefix}_kernel{len(self.kernels)}"
         buffers, scalars = _kernel_params(loop)
+        buffers.sort(key=lambda b: self.order.get(b.data, len(self.order)))  # host order first
         kernel = PrimFunc((*buffers, *scalars), loop,
                           attrs={"global_symbol": name, "calling_conv": KERNEL_CONV})
         self.kernels.append((name, kernel))

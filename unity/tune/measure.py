@@ -1,0 +1,322 @@
+"""Build and run candidates in worker processes, surviving crashes, wrong results and hangs.
+
+`WorkerPool(num_workers, timeout_s)` keeps `num_workers` processes started with the
+``spawn`` context (never ``fork``: the OpenMP runtime of a parent that ran a parallel
+kernel is not fork-safe).  A worker receives a scheduled PrimFunc, builds it, runs it
+once on random inputs (`make_args`, seeded, so every process draws the same arrays),
+compares every buffer with the reference outputs, and then, when the pool hands it the
+single timing token, times it.  Builds overlap; timings never do (on a two-core machine
+two kernels timed at once would each report the other's load).
+
+Every candidate ends in a `MeasureResult`: ``ok`` with a latency, or ``wrong`` (differs
+from the reference), ``error`` (an exception while building or running), ``crash`` (the
+worker died: a segfault; the worker is restarted) or ``timeout`` (the worker ran past
+`timeout_s` in its build or its run phase; it is killed and restarted).
+
+Example:
+    >>> with WorkerPool(num_workers=2, timeout_s=10) as pool:  # doctest: +SKIP
+    ...     ref = pool.reference(func)
+    ...     [r.status for r in pool.measure([scheduled], ref)]
+    ['ok']
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import pickle
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+import numpy as np
+
+from unity.ir.op import Op
+from unity.tir.function import PrimFunc
+
+__all__ = ["MeasureResult", "WorkerPool", "dumps_ir", "loads_ir", "make_args"]
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """The outcome of one candidate: `status` is ok/wrong/error/crash/timeout."""
+
+    status: str
+    latency_s: float | None = None
+    error: str = ""
+
+
+class _IRPickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        return ("op", obj.name) if isinstance(obj, Op) else None
+
+
+class _IRUnpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        return Op.get(pid[1])  # registered ops are singletons: keep `is` comparisons true
+
+
+def dumps_ir(obj: object) -> bytes:
+    """Pickle IR, sending each registered `Op` by name.
+
+    Example:
+        >>> structural_equal(loads_ir(dumps_ir(func)), func)  # doctest: +SKIP
+        True
+    """
+    buf = io.BytesIO()
+    _IRPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+def loads_ir(data: bytes) -> Any:
+    """Unpickle what `dumps_ir` wrote."""
+    return _IRUnpickler(io.BytesIO(data)).load()
+
+
+def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
+    """Random arrays for the buffer parameters of `func` (same `seed`, same arrays).
+
+    Floats are standard normal; integers and booleans are 0 or 1 (safe as indices).
+
+    Raises:
+        ValueError: A parameter is a scalar or has a symbolic shape.
+
+    Example:
+        >>> [a.shape for a in make_args(func, 0)]  # doctest: +SKIP
+        [(64, 64), (64, 64), (64, 64)]
+    """
+    from unity.schedule.analysis import as_int
+    from unity.tir.buffer import Buffer
+
+    rng = np.random.default_rng(seed)
+    args = []
+    for p in func.params:
+        if not isinstance(p, Buffer):
+            raise ValueError(f"cannot tune a PrimFunc with the scalar parameter {p.name}")
+        shape = tuple(as_int(d) for d in p.shape)
+        if any(d is None for d in shape):
+            raise ValueError(f"cannot tune a PrimFunc whose parameter {p.name} has a symbolic shape")
+        dtype = np.dtype("bool" if p.dtype == "bool" else p.dtype)
+        if dtype.kind == "f":
+            args.append(rng.standard_normal(shape).astype(dtype))
+        else:
+            args.append(rng.integers(0, 2, size=shape).astype(dtype))
+    return args
+
+
+@dataclass
+class _Job:
+    index: int
+    payload: tuple[Any, ...]
+    phase: str = "build"
+    deadline: float = 0.0
+
+
+class _Worker:
+    def __init__(self, mp: Any) -> None:
+        self.conn, child = mp.Pipe()
+        self.proc = mp.Process(target=_worker_main, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job: _Job | None = None
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+class WorkerPool:
+    """`num_workers` spawned processes that build, check and time candidates.
+
+    Example:
+        >>> with WorkerPool(2, timeout_s=10) as pool:  # doctest: +SKIP
+        ...     pool.measure([func], pool.reference(func))
+    """
+
+    def __init__(self, num_workers: int = 2, timeout_s: float = 10.0, target: str = "llvm") -> None:
+        if num_workers < 1:
+            raise ValueError(f"WorkerPool: num_workers must be at least 1, got {num_workers}")
+        self.timeout_s = timeout_s
+        self.target = target
+        self.seed = 0
+        self._mp = multiprocessing.get_context("spawn")
+        self.workers = [_Worker(self._mp) for _ in range(num_workers)]
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for w in self.workers:
+            if w.proc.is_alive() and w.job is None:
+                try:
+                    w.conn.send(None)
+                except OSError:
+                    pass
+            w.kill()
+        self.workers = []
+
+    def reference(self, func: PrimFunc, timeout_s: float | None = None) -> list[np.ndarray] | MeasureResult:
+        """Every buffer after running the unscheduled `func` once, or the failure.
+
+        Example:
+            >>> ref = pool.reference(func)  # doctest: +SKIP
+        """
+        saved, self.timeout_s = self.timeout_s, timeout_s or 10 * self.timeout_s
+        try:
+            result = self._run([("reference", dumps_ir(func), self.target, self.seed, None)])[0]
+        finally:
+            self.timeout_s = saved
+        return result
+
+    def measure(self, funcs: list[PrimFunc], reference: list[np.ndarray]) -> list[MeasureResult]:
+        """Build, check against `reference` and time each scheduled function.
+
+        Example:
+            >>> [r.status for r in pool.measure([good, crashing], ref)]  # doctest: +SKIP
+            ['ok', 'crash']
+        """
+        payloads = [("measure", dumps_ir(f), self.target, self.seed, reference) for f in funcs]
+        return self._run(payloads)
+
+    # -- scheduling of jobs over workers ---------------------------------------------------
+    def _run(self, payloads: list[tuple[Any, ...]]) -> list[Any]:
+        pending = deque(_Job(n, p) for n, p in enumerate(payloads))
+        results: list[Any] = [None] * len(payloads)
+        timing: _Worker | None = None  # the worker holding the timing token
+        ready: deque[_Worker] = deque()  # checked workers waiting for the token
+        while pending or any(w.job for w in self.workers):
+            for w in self.workers:
+                if w.job is None and pending:
+                    w.job = pending.popleft()
+                    w.job.deadline = time.monotonic() + self.timeout_s
+                    try:
+                        w.conn.send(w.job.payload)
+                    except OSError:  # died while idle: its sentinel reports a crash
+                        pass
+            if timing is None and ready:
+                timing = ready.popleft()
+                timing.job.phase, timing.job.deadline = "run", time.monotonic() + self.timeout_s
+                timing.conn.send("go")
+            for w in self._wait():
+                outcome = self._receive(w)
+                if outcome is None:  # woken early: nothing to read yet
+                    continue
+                if isinstance(outcome, str) and outcome == "ready":
+                    w.job.phase, w.job.deadline = "ready", float("inf")
+                    ready.append(w)
+                    continue
+                results[w.job.index] = outcome
+                if timing is w:
+                    timing = None
+                if outcome_dead(outcome):
+                    self._restart(w)
+                w.job = None
+        return results
+
+    def _wait(self) -> list[_Worker]:
+        busy = [w for w in self.workers if w.job is not None]
+        if not busy:
+            return []
+        now = time.monotonic()
+        timeout = max(0.0, min(w.job.deadline for w in busy) - now)
+        handles = {w.conn: w for w in busy} | {w.proc.sentinel: w for w in busy}
+        fired = {handles[h] for h in wait(list(handles), timeout=min(timeout, 3600))}
+        now = time.monotonic()
+        fired |= {w for w in busy if w.job.deadline <= now}
+        return [w for w in busy if w in fired]
+
+    def _receive(self, w: _Worker) -> Any:
+        """The worker's next message, a crash or timeout result, or None (nothing yet)."""
+        try:
+            if w.conn.poll():
+                return w.conn.recv()
+        except (EOFError, OSError):
+            w.proc.join(5)
+        if not w.proc.is_alive():
+            w.proc.join(1)
+            return MeasureResult("crash", error=f"worker died ({_exit_reason(w.proc.exitcode)})")
+        if w.job.deadline <= time.monotonic():
+            w.proc.kill()
+            return MeasureResult("timeout", error=f"no result within {self.timeout_s:g} s ({w.job.phase})")
+        return None
+
+    def _restart(self, w: _Worker) -> None:
+        w.kill()
+        fresh = _Worker(self._mp)
+        w.conn, w.proc = fresh.conn, fresh.proc
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def outcome_dead(outcome: Any) -> bool:
+    """True when the worker that produced `outcome` must be restarted."""
+    return isinstance(outcome, MeasureResult) and outcome.status in ("crash", "timeout")
+
+
+# -- the worker process ---------------------------------------------------------------------
+def _worker_main(conn: Connection) -> None:
+    while True:
+        try:
+            payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        if payload is None:
+            return
+        conn.send(_serve(conn, *payload))
+
+
+def _serve(conn: Connection, kind: str, func_bytes: bytes, target: str, seed: int, ref: Any) -> Any:
+    try:
+        import unity
+        from unity.ir.module import IRModule
+
+        func = loads_ir(func_bytes)
+        lib = unity.build(IRModule({"main": func}), target)
+        args = make_args(func, seed)
+        lib["main"](*args)
+        if kind == "reference":
+            return args
+        problem = _compare(args, ref)
+        if problem:
+            return MeasureResult("wrong", error=problem)
+        args = make_args(func, seed)
+        conn.send("ready")
+        if conn.recv() != "go":
+            return MeasureResult("error", error="worker: unexpected message")
+        timer = lib.time_evaluator("main", unity.cpu(), number=1, repeat=5, min_repeat_ms=20)
+        return MeasureResult("ok", latency_s=min(timer(*args).results))
+    except Exception as exc:  # anything a candidate raises is its result, not the pool's
+        lines = traceback.format_exception_only(type(exc), exc)
+        return MeasureResult("error", error="".join(lines).strip()[-500:])
+
+
+def _compare(outs: list[np.ndarray], refs: list[np.ndarray]) -> str:
+    for n, (out, ref) in enumerate(zip(outs, refs)):
+        if out.dtype.kind != "f":
+            if not np.array_equal(out, ref):
+                return f"buffer {n}: {int(np.sum(out != ref))} elements differ from the reference"
+            continue
+        scale = float(np.nanmax(np.abs(ref))) if ref.size and not np.all(np.isnan(ref)) else 1.0
+        close = np.isclose(out, ref, rtol=1e-3, atol=1e-4 * max(scale, 1.0), equal_nan=True)
+        if not close.all():
+            worst = float(np.nanmax(np.abs(out.astype(np.float64) - ref)))
+            return f"buffer {n}: {int((~close).sum())} elements differ from the reference (max error {worst:.3g})"
+    return ""
