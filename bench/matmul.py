@@ -13,8 +13,11 @@ The schedule (`schedule_matmul`, the same steps as the documented example in
   over panels with a vectorized inner loop;
 - C is tiled 8x32; each tile accumulates in a `local` buffer (`cache_write` +
   `reverse_compute_at`) that LLVM keeps in 16 zmm registers (8 rows x 2 x 16 lanes);
-- the loop nest is `i0 (parallel) / j0 / k0 / k1 / i1 (unrolled) / j1 (vectorized)`:
-  per k, two vector loads of packed B, eight broadcasts of A, sixteen FMAs;
+- the loop nest is `j0 (parallel) / i0 / k0 / k1 / i1 (unrolled) / j1 (vectorized)`:
+  a 128 KB panel of packed B stays in L2 while `i0` sweeps A (with `i0` outermost
+  instead, all of packed B streams from L3 once per row block: as fast on a quiet
+  machine, slower when neighbours share the L3); per k, two vector loads of packed B,
+  eight broadcasts of A, sixteen FMAs;
 - `decompose_reduction` moves the zeroing of the tile out of the k loop.
 
 Run: ``python bench/matmul.py [--rounds R] [--no-naive] [--n N]``
@@ -75,10 +78,10 @@ def schedule_matmul(
     i0, i1 = sch.split(i, [None, tile_i])
     j0, j1 = sch.split(j, [None, tile_j])
     k0, k1 = sch.split(k, [None, k_block])
-    sch.reorder(i0, j0, k0, k1, i1, j1)
-    sch.reverse_compute_at(acc, j0)
+    sch.reorder(j0, i0, k0, k1, i1, j1)
+    sch.reverse_compute_at(acc, i0)
     init = sch.decompose_reduction(c, k0)
-    sch.parallel(i0)
+    sch.parallel(j0)
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])
@@ -118,7 +121,9 @@ def main() -> None:
     rows = [("scheduled", best["scheduled"]), ("numpy", best["numpy"])]
     if not args.no_naive:
         naive = unity.build(matmul(n))
-        rows.insert(0, ("unscheduled", naive.time_evaluator("main", unity.cpu(), 1, 1)(a, b, c).min))
+        rows.insert(
+            0, ("unscheduled", naive.time_evaluator("main", unity.cpu(), 1, 1)(a, b, c).min)
+        )
         np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
 
     peak, flops = best["peak"], 2 * n**3 / 1e9

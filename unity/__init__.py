@@ -24,7 +24,7 @@ def __getattr__(name: str) -> object:
         from unity.relax.vm_build import compile
 
         return compile
-    if name in ("target", "codegen"):
+    if name in ("target", "codegen", "tune"):  # unity.tune(mod, ...) is callable
         import importlib
 
         return importlib.import_module(f"unity.{name}")

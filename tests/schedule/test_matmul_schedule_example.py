@@ -10,12 +10,13 @@ the machine's FMA peak there):
    of 32 columns, B becomes one contiguous stream over k.  The copy is split into
    panels (parallel) and 32-wide rows (vectorized).
 2. **Tile C** into 8x32 register tiles and **block K** (`split`, `reorder`): the loop
-   nest `i0 / j0 / k0 / k1 / i1 / j1`.
+   nest `j0 / i0 / k0 / k1 / i1 / j1`.  With `j0` outermost, one 128 KB panel of packed
+   B stays in the core's L2 cache while `i0` sweeps the rows of A.
 3. **Accumulate in a local buffer** (`cache_write(..., "local")` then
-   `reverse_compute_at` under `j0`): the 8x32 tile lives in 16 vector registers for
+   `reverse_compute_at` under `i0`): the 8x32 tile lives in 16 vector registers for
    the whole k loop and is written to C once.
 4. **Move the zeroing out of the k loop** (`decompose_reduction`).
-5. **Annotate** the loops: `parallel(i0)`, `unroll(i1)`, `vectorize(j1)`.
+5. **Annotate** the loops: `parallel(j0)`, `unroll(i1)`, `vectorize(j1)`.
 
 `unity.build(sch.mod)` then gives, per k: two 16-lane loads of packed B, eight
 broadcasts of A and sixteen FMAs on zmm registers.
@@ -64,14 +65,14 @@ def schedule_matmul(func: tir.PrimFunc, ti: int = 8, tj: int = 32, kb: int = 256
     i0, i1 = sch.split(i, [None, ti])
     j0, j1 = sch.split(j, [None, tj])
     k0, k1 = sch.split(k, [None, kb])
-    sch.reorder(i0, j0, k0, k1, i1, j1)
-    sch.reverse_compute_at(acc, j0)  # copy the tile back to C right after its k loop
+    sch.reorder(j0, i0, k0, k1, i1, j1)
+    sch.reverse_compute_at(acc, i0)  # copy the tile back to C right after its k loop
 
     # 4. zero the tile before the k loop, not inside it
     init = sch.decompose_reduction(c, k0)
 
     # 5. loop annotations
-    sch.parallel(i0)
+    sch.parallel(j0)
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])
@@ -124,7 +125,7 @@ def test_scheduled_loop_nest_has_the_planned_shape():
     loops = [sch.get(loop) for loop in sch.get_loops(sch.get_block("C_update"))]
     kinds = [loop.kind for loop in loops]
     extents = [loop.extent.value for loop in loops]
-    assert extents == [8, 2, 2, 32, 8, 32]
+    assert extents == [2, 8, 2, 32, 8, 32]  # j0, i0, k0, k1, i1, j1
     assert kinds == [tir.ForKind.PARALLEL, *[tir.ForKind.SERIAL] * 3,
                      tir.ForKind.UNROLLED, tir.ForKind.VECTORIZED]  # fmt: skip
     alloc = {b.name: b for b in _allocated(sch.mod["main"])}
@@ -157,9 +158,7 @@ def _allocated(func: tir.PrimFunc):
     return found
 
 
-@pytest.mark.skipif(
-    not Target("llvm").has_feature("avx512f"), reason="host without AVX-512"
-)
+@pytest.mark.skipif(not Target("llvm").has_feature("avx512f"), reason="host without AVX-512")
 def test_inner_loop_is_zmm_fmas():
     lib = unity.build(schedule_matmul(matmul(64, 64, 64), kb=32).mod)
     asm = lib.get_source("asm")

@@ -231,3 +231,11 @@ def test_scatter_nd(reduction):
     v = te.placeholder((3,), name="v")
     jj, vv = np.array([[0, 1], [2, 2], [3, 0]], "int64"), rand((3,))
     check([x, j, v], topi.scatter_nd(x, j, v, reduction), [a, jj, vv], _scatter_nd_ref(a, jj, vv, reduction))
+
+
+def test_reshape_to_and_from_scalars():
+    x = te.placeholder((), name="x")
+    y = te.placeholder((1, 1), name="y")
+    a, b = np.asarray(rand((1,))[0]), rand((1, 1))
+    check([x], topi.reshape(x, (1,)), [a], a.reshape(1))
+    check([y], topi.reshape(y, ()), [b], b.reshape(()))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from unity.codegen.cuda_vector import lane, wide_loads, wide_type
 from unity.ir import dtype as dt
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import IRModule
@@ -210,7 +211,35 @@ class _KernelPrinter:
             self.stmt(s)
 
     def s_buffer_store_(self, node: S.BufferStore) -> None:
+        if dt.lanes(node.value.dtype) > 1 or any(dt.lanes(i.dtype) > 1 for i in node.indices):
+            self.vector_store(node)
+            return
         self.emit(f"{self.access(node.buffer, node.indices)} = {self.expr(node.value)};")
+
+    def vector_store(self, node: S.BufferStore) -> None:
+        """A vector store: wide loads into temporaries, lanes computed, then one wide store."""
+        if len(node.indices) != 1:
+            raise DiagnosticError(f"CUDA codegen: buffer {node.buffer.name} is not flattened", node)
+        n = dt.lanes(node.value.dtype)
+        loads: dict[E.BufferLoad, E.Var] = {}
+        for load in wide_loads(node.value):
+            wide = wide_type(load.dtype, load.indices[0])
+            tmp = E.Var(f"v{len(self.used)}", "handle")
+            name = self.name(tmp)
+            loads[load] = E.Var(name, "handle")
+            base = self.expr(load.indices[0].base)  # type: ignore[attr-defined]  # a Ramp
+            self.emit(f"const {wide} {name} = *reinterpret_cast<const {wide}*>("
+                      f"&{self.name(load.buffer.data)}[{base}]);")
+        values = [self.expr(lane(node.value, k, loads)) for k in range(n)]
+        index = node.indices[0]
+        wide = wide_type(node.value.dtype, index)
+        data = self.name(node.buffer.data)
+        if wide is not None:
+            base = self.expr(index.base)  # type: ignore[attr-defined]  # a Ramp
+            self.emit(f"*reinterpret_cast<{wide}*>(&{data}[{base}]) = make_{wide}({', '.join(values)});")
+            return
+        for k, value in enumerate(values):
+            self.emit(f"{data}[{self.expr(lane(index, k))}] = {value};")
 
     def s_for_(self, node: S.For) -> None:
         var = self.name(node.loop_var)
@@ -248,7 +277,7 @@ class _KernelPrinter:
                 raise DiagnosticError(f"CUDA codegen: buffer {buf.name} needs a constant size", node)
             size *= d.value
         prefix = "__shared__ " if buf.scope.startswith("shared") else ""
-        self.emit(f"{prefix}{c_type(buf.dtype)} {self.name(buf.data)}[{size}];")
+        self.emit(f"{prefix}__align__(16) {c_type(buf.dtype)} {self.name(buf.data)}[{size}];")
         self.stmt(node.body)
 
     def s_assert_stmt_(self, node: S.AssertStmt) -> None:
@@ -267,13 +296,16 @@ class _KernelPrinter:
 
     def expr(self, node: E.PrimExpr) -> str:
         if dt.lanes(node.dtype) > 1:
-            raise DiagnosticError(f"CUDA codegen: vector expression of dtype {node.dtype}", node)
+            raise DiagnosticError(f"CUDA codegen: vector expression of dtype {node.dtype} "
+                                  "outside a vector store", node)
         hook = dispatch_table(type(self), type(node), prefix="e_")
         if hook is None:
             raise DiagnosticError(f"CUDA codegen: cannot print a {type(node).__name__}", node)
         return hook(self, node)
 
     def e_var_(self, node: E.Var) -> str:
+        if "." in node.name and node not in self.names:  # a lane of a vector temporary
+            return node.name
         return self.name(node)
 
     def e_int_imm_(self, node: E.IntImm) -> str:
@@ -292,7 +324,7 @@ class _KernelPrinter:
         elif math.isinf(v):
             text = "CUDART_INF_F" if v > 0 else "(-CUDART_INF_F)"
         else:
-            text = repr(v) if node.dtype == "float64" else f"{repr(float(v))}f"
+            text = repr(v) if node.dtype == "float64" else f"{float(v)!r}f"
         if node.dtype == "float16":
             return f"__float2half({text})"
         if node.dtype == "float64" and math.isinf(v):

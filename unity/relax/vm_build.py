@@ -29,6 +29,7 @@ def compile(
     target: str | Mapping[str, Any] | Any = "llvm",
     *,
     pipeline: str | Pass | None = "default",
+    tuning_db: str | None = None,
 ) -> Executable:
     """Compile `mod` for `target`; relax functions run on the VM, PrimFuncs as kernels.
 
@@ -37,6 +38,8 @@ def compile(
             (compiled as "main").
         target: `"llvm"` (the host CPU) or anything `unity.build` accepts.
         pipeline: A pipeline name (`"default"`), a pass, or None to lower `mod` as is.
+        tuning_db: A database written by `unity.tune` (its file or `work_dir`): the
+            PrimFuncs it knows get their tuned schedules instead of the default ones.
 
     Returns:
         The `Executable`: ``relax.VirtualMachine(ex, unity.cpu())["main"](*inputs)``.
@@ -54,6 +57,11 @@ def compile(
         )
     if isinstance(pipeline, str):
         pipeline = get_pipeline(pipeline, PassContext.current().opt_level)
+    if tuning_db is not None:
+        from unity.tune.apply import ApplyTuningDatabase, with_tuning_db
+
+        tuning = ApplyTuningDatabase(tuning_db, target)
+        pipeline = tuning if pipeline is None else with_tuning_db(pipeline, tuning_db, target)
     if pipeline is not None:
         mod = pipeline(mod)
     program, constants = codegen(mod)

@@ -361,6 +361,9 @@ class _KernelCompiler(_Compiler):
         storage = self.layout(node.buffer)[0]
         return f"{storage}[{tracker}.read({flat}, _tid, {node.buffer.name!r}, {where})]"
 
+    def provably_in_range(self, buf: Buffer, indices: tuple[E.PrimExpr, ...]) -> bool:
+        return False  # check both ends, so the error can name the statement
+
     def access(self, buf: Buffer, indices: tuple[E.PrimExpr, ...]) -> str:
         code = super().access(buf, indices)
         where = self.hoist("w", self.where, self.where)

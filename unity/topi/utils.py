@@ -137,6 +137,8 @@ def unravel(index: ExprLike, shape: Sequence[ExprLike]) -> list[PrimExpr]:
         >>> len(unravel(tir.Var("i"), [3, 4]))
         2
     """
+    if not shape:
+        return []
     out: list[PrimExpr] = []
     rest = const(index)
     for d in reversed(shape[1:]):

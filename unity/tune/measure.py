@@ -111,7 +111,7 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
 class _Job:
     index: int
     payload: tuple[Any, ...]
-    phase: str = "build"
+    phase: str = "build and check"
     deadline: float = 0.0
 
 

@@ -10,6 +10,7 @@ from unity.relax import (
 from unity.relax.transform import Normalize
 
 
+@pytest.mark.ill_formed  # builds un-normalized IR on purpose
 def test_normalize_binds_nested_calls_and_infers_struct_info():
     # Before: y = exp(add(x, x)) with no struct info; after: gv = add(x, x); y = exp(gv).
     x = Var("x", TensorStructInfo(("n", 4), "float32"))
@@ -50,6 +51,7 @@ def test_normalize_returns_a_normal_module_unchanged(dataflow):
     assert Normalize()(mod) is mod
 
 
+@pytest.mark.ill_formed  # builds un-normalized IR on purpose
 def test_normalize_handles_if_branches():
     from unity.relax import If
 
@@ -68,6 +70,7 @@ def test_normalize_handles_if_branches():
     assert analysis.well_formed(after)
 
 
+@pytest.mark.ill_formed  # builds un-normalized IR on purpose
 def test_inference_error_in_pass_names_pass_and_underlines_call():
     from unity.ir.diagnostics import DiagnosticError
 

@@ -48,7 +48,7 @@ class CudaDriver:
 
     def __init__(self, device_id: int = 0) -> None:
         try:
-            import pycuda.driver as cuda  # noqa: PLC0415 - lazy: pycuda needs libcuda
+            import pycuda.driver as cuda
         except ImportError as err:
             raise CudaUnavailableError(
                 "CUDA is not available: pycuda is not installed (it needs a CUDA driver to "
@@ -72,7 +72,7 @@ class CudaDriver:
         Example:
             >>> mod = driver().load_module(src, "sm_90")  # doctest: +SKIP
         """
-        from pycuda.compiler import SourceModule  # noqa: PLC0415
+        from pycuda.compiler import SourceModule
 
         return SourceModule(source, no_extern_c=True, arch=arch, options=["-std=c++17"])
 

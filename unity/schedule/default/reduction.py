@@ -26,7 +26,10 @@ innermost axis (softmax, layer norm, mean over the last axis) stays serial per r
 
 from __future__ import annotations
 
-from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, stride_in, work_size
+from unity.schedule.analysis import used_vars
+from unity.schedule.default.analysis import (
+    BlockInfo, RuleContext, const_extent, loads_of, stride_in, work_size,
+)  # fmt: skip
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.schedule import Schedule
 
@@ -60,6 +63,9 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
         return
     if info.loop_kinds != ["S"] * len(spatial) + ["R"] * len(reduce):
         sch.reorder(*spatial, *reduce)
+    factor = _row_vector_factor(info, ctx)
+    if factor is not None:
+        return _vector_rows(sch, info, ctx, spatial, reduce[0], factor)
     s_infos = [lp for lp, kind in zip(info.loops, info.loop_kinds) if kind != "R"]
     r_infos = [lp for lp, kind in zip(info.loops, info.loop_kinds) if kind == "R"]
     window = 1
@@ -85,3 +91,36 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     work = work_size(info)
     if outer and (work is None or work >= ctx.parallel_min_work):
         parallel_outer(sch, outer)
+
+
+def _row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
+    """Lanes for a reduction over one contiguous innermost axis (softmax, mean), else None."""
+    if info.loop_kinds[-1] != "R" or info.loop_kinds.count("R") != 1:
+        return None
+    k_loop = info.loops[-1]
+    k = info.iter_var(k_loop)
+    extent = const_extent(k_loop)
+    if k is None or extent is None:
+        return None
+    loads = [ld for ld in loads_of(info.store.value) if ld.buffer is not info.store.buffer]
+    if not loads or any(k in used_vars(ld) and stride_in(ld.indices, k) != 1 for ld in loads):
+        return None
+    return next((f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f), None)
+
+
+def _vector_rows(sch: Schedule, info: BlockInfo, ctx: RuleContext, spatial: list, k, factor: int) -> None:
+    """Per row: `factor` partial results accumulated in one vector (`rfactor`), then summed."""
+    k0, k1 = sch.split(k, [None, factor])
+    rf = sch.rfactor(k1, factor_axis=len(info.store.indices))
+    rf_loops = sch.get_loops(rf)
+    *outer, rk0, rk1 = rf_loops
+    init = sch.decompose_reduction(rf, rk0)
+    sch.vectorize(rk1)
+    sch.vectorize(sch.get_loops(init)[-1])
+    work = work_size(info)
+    big = work is None or work >= ctx.parallel_min_work
+    if outer and big:
+        parallel_outer(sch, outer)
+    final = sch.get_loops(sch.get_block(info.name))
+    if len(final) > 1 and big:
+        parallel_outer(sch, final[:-1])

@@ -24,6 +24,7 @@ from unity.tir.transform.gpu.split_host_device import SplitHostDevice
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.simplify import Simplify
 from unity.tir.transform.unroll_loop import UnrollLoop
+from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 
 def gpu_lowering_passes() -> list[ModulePass]:
@@ -42,6 +43,7 @@ def gpu_lowering_passes() -> list[ModulePass]:
         FlattenBuffer(),          # N-d accesses -> 1-D
         UnrollLoop(),             # small unrolled loops copied out
         Simplify(),               # index arithmetic simplified with thread extents known
+        VectorizeLoop(),          # vectorized loops -> Ramp/Broadcast (codegen: float4 access)
         InsertSyncthreads(),      # barriers between cross-thread shared writes and reads
         SplitHostDevice(),        # each launch nest -> a kernel PrimFunc + a host launch
     ]  # fmt: skip

@@ -33,7 +33,7 @@ from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import IRModule
 from unity.ir.structural import structural_equal
 from unity.ir.transform import ModulePass, PassContext
-from unity.tir.expr import IntImm, LT, PrimExpr, Var, cast, const
+from unity.tir.expr import LT, IntImm, PrimExpr, Var, cast, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import For, ForKind, IfThenElse, Stmt

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from unity.relax import op as R
-from unity.relax.expr import Expr, Var
+from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 
 Converter = Callable[[Context, NodeView], Value | Sequence[Value]]
@@ -83,12 +83,3 @@ def axes_input(ctx: Context, node: NodeView, index: int, attr: str = "axes") -> 
     if value is None:
         return None
     return ctx.ints(value, attr)
-
-
-def full_axes_slice(ctx: Context, x: Expr, axis: int, begin: int, end: int, step: int = 1) -> Var:
-    """Emit ``x[..., begin:end:step, ...]`` on `axis`.
-
-    Example:
-        >>> full_axes_slice(ctx, x, 1, 0, 2)  # doctest: +SKIP
-    """
-    return ctx.emit(R.strided_slice(x, [axis], [begin], [end], [step]))

@@ -115,12 +115,14 @@ def _lrn(ctx: Context, node: NodeView) -> Value:
     alpha, beta, bias = node.attr("alpha", 1e-4), node.attr("beta", 0.75), node.attr("bias", 1.0)
     ndim = ctx.ndim(x)
     channels = ctx.shape(x)[1]
+    if not channels.is_number:
+        raise ctx.fail(f"needs a static channel count, got {channels}")
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
     width = [0, 0, before, after] + [0, 0] * (ndim - 2)
     padded = ctx.emit(R.nn.pad(ctx.emit(R.square(x)), width))
     total: Expr | None = None
     for i in range(size):
-        part = ctx.emit(R.strided_slice(padded, [1], [i], [i + channels]))  # type: ignore[list-item]
+        part = ctx.emit(R.strided_slice(padded, [1], [i], [i + int(channels)]))
         total = part if total is None else ctx.emit(R.add(total, part))
     assert total is not None
     denom = ctx.emit(R.add(ctx.emit(R.multiply(total, const_like(ctx, alpha / size, x))), const_like(ctx, bias, x)))

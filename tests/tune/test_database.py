@@ -1,0 +1,41 @@
+"""The JSON-lines database: round trip, best record, torn lines."""
+
+import pytest
+
+from unity.tune.database import Database, Record
+
+
+def rec(latency, status="ok", knobs=None, workload="w1"):
+    return Record(workload, "main", "llvm", "rules", knobs or {"lanes": 8}, status, latency)
+
+
+def test_records_round_trip_and_best_is_the_fastest_ok(tmp_path):
+    db = Database(tmp_path / "db.json")
+    db.add(rec(2e-3, knobs={"lanes": 8}))
+    db.add(rec(None, "crash", knobs={"lanes": 4}))
+    db.add(rec(1e-3, knobs={"lanes": 16}))
+    db.add(rec(5e-4, workload="w2"))
+    again = Database(tmp_path / "db.json")
+    assert again.records == db.records
+    assert again.best("w1").knobs == {"lanes": 16}
+    assert again.best("w1", "llvm").latency_s == 1e-3
+    assert again.best("w1", "cuda") is None
+    assert again.measured("w1") == {'rules:{"lanes": 8}', 'rules:{"lanes": 4}', 'rules:{"lanes": 16}'}
+
+
+def test_a_torn_last_line_is_ignored_and_appending_goes_on(tmp_path):
+    path = tmp_path / "db.json"
+    Database(path).add(rec(1e-3))
+    with path.open("a") as f:
+        f.write('{"workload": "w1", "spa')  # killed mid-write
+    db = Database(path)
+    assert len(db.records) == 1
+    db.add(rec(5e-4, knobs={"lanes": 4}))
+    assert [r.latency_s for r in Database(path).records] == [1e-3, 5e-4]
+
+
+def test_a_line_that_is_not_a_record_is_named(tmp_path):
+    path = tmp_path / "db.json"
+    path.write_text('{"hello": 1}\n')
+    with pytest.raises(ValueError, match=r"db.json:1: not a tuning record"):
+        Database(path)

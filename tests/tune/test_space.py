@@ -1,0 +1,89 @@
+"""Search spaces: every knob setting the templates accept keeps the result."""
+
+import random
+
+import numpy as np
+import pytest
+
+import unity
+from tests.tune.helpers import matmul
+from unity import te
+from unity.ir.module import IRModule
+from unity.schedule.error import ScheduleError
+from unity.tune.space import Candidate, spaces_for
+
+
+def dense_relu(n: int, m: int, k: int):
+    """`relu(A @ W.T + bias)`: B indexed `[j, k]` and an epilogue to take into the tile."""
+    A = te.placeholder((n, k), name="A")
+    W = te.placeholder((m, k), name="W")
+    bias = te.placeholder((m,), name="bias")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((n, m), lambda i, j: te.sum(A[i, r] * W[j, r], axis=r), name="C")
+    D = te.compute((n, m), lambda i, j: te.max(C[i, j] + bias[j], 0.0), name="D")
+    return te.create_prim_func([A, W, bias, D]), lambda a, w, b: np.maximum(a @ w.T + b, 0)
+
+
+def run(func, args):
+    lib = unity.build(IRModule({"main": func}), "llvm")
+    lib["main"](*args)
+    return args[-1]
+
+
+def test_matmul_gets_the_rules_and_the_tiled_space():
+    func = matmul(32, 48, 16)
+    rules, tiled = spaces_for(func)
+    assert rules.name == "rules" and tiled.name == "matmul"
+    assert tiled.choices["ti"] == (1, 2, 4, 8, 16) and tiled.choices["kb"] == (None,)
+    assert all(48 % t == 0 for t in tiled.choices["tj"])
+
+
+def test_elementwise_gets_only_the_rules_space():
+    A = te.placeholder((64,), name="A")
+    func = te.create_prim_func([A, te.compute((64,), lambda i: A[i] + 1.0, name="B")])
+    assert [s.name for s in spaces_for(func)] == ["rules"]
+
+
+@pytest.mark.parametrize("shape", [(32, 32, 32), (16, 48, 64)])
+def test_random_matmul_candidates_keep_the_result(shape):
+    n, m, k = shape
+    func = matmul(n, m, k)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32)
+    pick = random.Random(1)
+    for space in spaces_for(func):
+        for _ in range(3):
+            cand = space.sample(pick)
+            scheduled, _ = space.apply(func, cand.knobs)
+            out = run(scheduled, [a, b, np.zeros((n, m), np.float32)])
+            np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4, err_msg=cand.id)
+
+
+def test_dense_with_epilogue_takes_the_epilogue_into_the_tile():
+    func, ref = dense_relu(16, 32, 24)
+    space = spaces_for(func)[1]
+    knobs = {"ti": 4, "tj": 16, "kb": None, "pack": True, "order": "ji", "parallel": False, "unroll": True}
+    scheduled, trace = space.apply(func, knobs)
+    assert "reverse_compute_inline" in trace and "transform_layout" in trace
+    rng = np.random.default_rng(0)
+    a, w, b = (rng.standard_normal(s, dtype=np.float32) for s in [(16, 24), (32, 24), (32,)])
+    out = run(scheduled, [a, w, b, np.zeros((16, 32), np.float32)])
+    np.testing.assert_allclose(out, ref(a, w, b), rtol=1e-4, atol=1e-4)
+
+
+def test_a_knob_that_does_not_divide_is_a_schedule_error():
+    func = matmul(32)
+    space = spaces_for(func)[1]
+    knobs = {"ti": 5, "tj": 16, "kb": None, "pack": False, "order": "ij", "parallel": True, "unroll": True}
+    with pytest.raises(ScheduleError, match=r"knob ti=5 does not divide the extent 32"):
+        space.apply(func, knobs)
+
+
+def test_mutation_changes_exactly_one_knob():
+    space = spaces_for(matmul(32))[1]
+    rng = random.Random(0)
+    cand = space.sample(rng)
+    for _ in range(10):
+        other = space.mutate(cand, rng)
+        assert isinstance(other, Candidate)
+        assert sum(other.knobs[k] != cand.knobs[k] for k in cand.knobs) == 1

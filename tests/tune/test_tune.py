@@ -1,0 +1,119 @@
+"""`unity.tune` end to end on tiny workloads: database, faulty candidates, resume, compile."""
+
+import json
+
+import numpy as np
+import pytest
+
+import unity
+import unity.tune.tune as tune_module
+from tests.tune.helpers import faulty_space, matmul
+from unity import relax
+from unity.ir.module import IRModule
+from unity.relax import op
+from unity.tune import ApplyTuningDatabase, Database, extract_tasks, workload_key
+
+
+@pytest.fixture(scope="module")
+def tuned_matmul(tmp_path_factory):
+    work_dir = tmp_path_factory.mktemp("tune")
+    path = unity.tune(matmul(32), "llvm", trials=6, work_dir=work_dir, num_workers=2, timeout_s=20)
+    return path
+
+
+def test_tuner_measures_the_default_first_and_keeps_the_fastest(tuned_matmul):
+    db = Database(tuned_matmul)
+    key = workload_key(matmul(32))
+    measured = [r for r in db.of(key) if r.status != "invalid"]
+    assert len(measured) == 6
+    default = measured[0]
+    assert (default.space, default.status) == ("rules", "ok")
+    best = db.best(key)
+    assert best.latency_s <= default.latency_s
+    assert all(r.status == "ok" for r in measured), [r.error for r in measured]
+    assert len({r.candidate_id for r in db.of(key)}) == len(db.of(key))
+
+
+def test_database_round_trips_into_the_same_schedule(tuned_matmul):
+    lines = [json.loads(line) for line in open(tuned_matmul)]
+    assert Database(tuned_matmul).records == Database(tuned_matmul).records
+    assert {"workload", "space", "knobs", "status", "latency_s", "trace"} <= set(lines[0])
+    mod = ApplyTuningDatabase(tuned_matmul)(IRModule({"main": matmul(32)}))
+    best = Database(tuned_matmul).best(workload_key(matmul(32)))
+    assert mod["main"].attrs["tir.tuned"] == best.candidate_id
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((32, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+    c = np.zeros((32, 32), np.float32)
+    unity.build(mod, "llvm")["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_apply_leaves_unknown_workloads_alone(tuned_matmul):
+    mod = IRModule({"main": matmul(16)})
+    assert ApplyTuningDatabase(tuned_matmul)(mod) is mod
+
+
+def test_planted_faulty_candidates_are_recorded_and_skipped(tmp_path, monkeypatch):
+    monkeypatch.setattr(tune_module, "spaces_for", lambda func, ctx: [])
+    path = unity.tune(matmul(16), trials=4, work_dir=tmp_path, num_workers=2, timeout_s=3,
+                      extra_spaces=lambda func: [faulty_space()], progress=False)  # fmt: skip
+    status = {r.knobs["mode"]: r.status for r in Database(path).records}
+    assert status == {"ok": "ok", "wrong": "wrong", "crash": "crash", "hang": "timeout"}
+    assert Database(path).best(workload_key(matmul(16))).knobs == {"mode": "ok"}
+
+
+def test_resume_after_an_interruption_skips_what_was_measured(tmp_path, monkeypatch):
+    calls = []
+    original = tune_module.WorkerPool.measure
+
+    def interrupted(self, funcs, reference):
+        calls.append(len(funcs))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(self, funcs, reference)
+
+    monkeypatch.setattr(tune_module.WorkerPool, "measure", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        unity.tune(matmul(16), trials=5, work_dir=tmp_path, num_workers=1, progress=False)
+    first = [r for r in Database(tmp_path / "database.json").records if r.status != "invalid"]
+    assert len(first) == calls[0] == 2
+    monkeypatch.setattr(tune_module.WorkerPool, "measure", original)
+    unity.tune(matmul(16), trials=5, work_dir=tmp_path, num_workers=1, progress=False)
+    records = Database(tmp_path / "database.json").records
+    measured = [r for r in records if r.status != "invalid"]
+    assert len(measured) == 5 and measured[:2] == first
+    assert len({r.candidate_id for r in records}) == len(records)
+
+
+def mlp(w1, b1, w2, b2):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((8, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(op.nn.relu(op.nn.linear(x, relax.const(w1), relax.const(b1))))
+            out = bb.emit_output(op.nn.linear(h, relax.const(w2), relax.const(b2)))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_relax_module_is_tuned_per_fused_function_and_compiled_with_the_database(tmp_path):
+    rng = np.random.default_rng(0)
+    w1, b1 = rng.standard_normal((32, 16), dtype=np.float32), rng.standard_normal(32, dtype=np.float32)
+    w2, b2 = rng.standard_normal((16, 32), dtype=np.float32), rng.standard_normal(16, dtype=np.float32)
+    mod = mlp(w1, b1, w2, b2)
+    path = unity.tune(mod, trials=4, work_dir=tmp_path, num_workers=1, progress=False)
+    tasks = extract_tasks(mod)
+    assert len(tasks) == 2 and {r.workload for r in Database(path).records} == {t.key for t in tasks}
+    vm = relax.VirtualMachine(unity.compile(mod, "llvm", tuning_db=path), unity.cpu())
+    x = rng.standard_normal((8, 16), dtype=np.float32)
+    ref = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+    np.testing.assert_allclose(vm["main"](x).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(ValueError, match=r"only llvm \(CPU\) targets can be tuned"):
+        unity.tune(matmul(8), "cuda", trials=1, work_dir=tmp_path)
+    with pytest.raises(ValueError, match=r"trials must be >= 0"):
+        unity.tune(matmul(8), trials=-1, work_dir=tmp_path)
+    with pytest.raises(TypeError, match=r"expected an IRModule or a PrimFunc, got int"):
+        unity.tune(3, trials=1, work_dir=tmp_path)

@@ -1,0 +1,213 @@
+"""`unity.tune`: measure schedules of every distinct workload and keep the best in a database.
+
+For each task (`extract_tasks`): the unscheduled function is run once for the reference
+outputs, the default schedule is measured first (the baseline), then rounds of
+candidates are proposed (random knob settings, and mutations of the fastest so far),
+ranked by the cost model once it has a few measurements, and the best-ranked ones (plus
+a few random ones, to keep exploring) are measured by the worker pool.  Every result,
+faulty or not, becomes a database line at once; a re-run with the same `work_dir`
+counts those lines against `trials` and never measures a candidate twice.
+
+Example:
+    >>> db_path = unity.tune(mod, "llvm", trials=16, work_dir="tune_logs")  # doctest: +SKIP
+    >>> ex = unity.compile(mod, "llvm", tuning_db=db_path)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from unity.ir.module import IRModule
+from unity.schedule.default.analysis import RuleContext
+from unity.tir.function import PrimFunc
+from unity.tune.cost_model import CostModel, features
+from unity.tune.database import Database, Record
+from unity.tune.measure import MeasureResult, WorkerPool
+from unity.tune.progress import Progress
+from unity.tune.space import Candidate, Space, spaces_for
+from unity.tune.workload import Task, extract_tasks
+
+__all__ = ["DATABASE_FILE", "tune"]
+
+DATABASE_FILE = "database.json"
+"""The name of the database file inside `work_dir`."""
+
+SpacesFn = Callable[[PrimFunc], "list[Space]"]
+_Proposal = tuple[Candidate, PrimFunc, str]
+
+
+def tune(
+    mod: IRModule | PrimFunc,
+    target: Any = "llvm",
+    trials: int = 64,
+    work_dir: str | Path = "tune_logs",
+    num_workers: int = 2,
+    timeout_s: float = 10.0,
+    *,
+    seed: int = 0,
+    progress: bool = True,
+    extra_spaces: SpacesFn | None = None,
+) -> str:
+    """Tune every distinct PrimFunc of `mod` for `target`; return the database's path.
+
+    Args:
+        mod: PrimFuncs, or a relax module (tuned after legalization and fusion).
+        target: An `llvm` target.
+        trials: Measurements in all (split evenly over the tasks), counting those a
+            previous run in `work_dir` already recorded.
+        work_dir: Folder of the database (``database.json``), created if missing.
+        num_workers: Worker processes that build and check candidates.
+        timeout_s: Limit per candidate for its build-and-check phase and its run.
+        seed: Seeds the search (and the random inputs).
+        progress: Draw the progress bar on stderr.
+        extra_spaces: More spaces for a function, beside `spaces_for` (experiments).
+
+    Returns:
+        The database path, for ``unity.compile(..., tuning_db=path)``.
+
+    Example:
+        >>> path = tune(matmul_func, trials=8, work_dir=tmp_path)  # doctest: +SKIP
+    """
+    from unity.target import Target
+
+    if trials < 0:
+        raise ValueError(f"unity.tune: trials must be >= 0, got {trials}")
+    target_obj = Target(target)
+    if target_obj.kind != "llvm":
+        raise ValueError(f"unity.tune: only llvm (CPU) targets can be tuned, got {target_obj}")
+    ctx = RuleContext.for_target(target_obj)
+    tasks = extract_tasks(mod)
+    db = Database(Path(work_dir) / DATABASE_FILE)
+    budgets = [trials // len(tasks) + (n < trials % len(tasks)) for n in range(len(tasks))] if tasks else []
+    bar = Progress(sum(budgets), stream=sys.stderr if progress else None)
+    with WorkerPool(num_workers, timeout_s, str(target_obj)) as pool:
+        for task, budget in zip(tasks, budgets):
+            spaces = spaces_for(task.func, ctx) + (extra_spaces(task.func) if extra_spaces else [])
+            _TaskTuner(task, spaces, db, pool, bar, str(target_obj), random.Random(seed)).run(budget)
+    return str(db.path)
+
+
+class _TaskTuner:
+    """The search over one task's spaces."""
+
+    def __init__(self, task: Task, spaces: list[Space], db: Database, pool: WorkerPool, bar: Progress,
+                 target: str, rng: random.Random) -> None:  # fmt: skip
+        self.task, self.db, self.pool, self.bar, self.target, self.rng = task, db, pool, bar, target, rng
+        self.spaces = {s.name: s for s in spaces}
+        self.model = CostModel()
+        self.rows: list[dict[str, float]] = []
+        self.latencies: list[float] = []
+        self.batch = max(2, 2 * len(pool.workers))
+        self.offset = bar.done
+
+    def trials_done(self) -> int:
+        return sum(1 for r in self.db.of(self.task.key) if r.status != "invalid")
+
+    def run(self, budget: int) -> None:
+        for rec in self.db.of(self.task.key):
+            if rec.status == "ok" and rec.space in self.spaces:
+                self._learn(rec, self._apply(Candidate(rec.space, rec.knobs))[0])
+        self._show()
+        if self.trials_done() >= budget:
+            return
+        reference = self.pool.reference(self.task.func)
+        if isinstance(reference, MeasureResult):
+            print(f"[tune] {self.task.name}: the unscheduled function fails ({reference.status}: "
+                  f"{reference.error}); task skipped", file=sys.stderr)  # fmt: skip
+            return
+        default = self.spaces["rules"].default if "rules" in self.spaces else None
+        first = [Candidate("rules", default)] if default is not None else []
+        while self.trials_done() < budget:
+            batch = self._propose(min(self.batch, budget - self.trials_done()), first)
+            first = []
+            if not batch:
+                break  # the spaces are exhausted
+            results = self.pool.measure([func for _, func, _ in batch], reference)
+            for (cand, func, trace), result in zip(batch, results):
+                self._record(cand, func, trace, result)
+            self.model.fit(self.rows, self.latencies)
+            self._show()
+        self._show(final=True)
+
+    # -- proposing -------------------------------------------------------------------------
+    def _propose(self, n: int, first: list[Candidate]) -> list[_Proposal]:
+        seen = self.db.measured(self.task.key)
+        found: dict[str, _Proposal] = {}
+        for cand in first:
+            if cand.id not in seen:
+                self._try(cand, seen, found)
+        total = sum(s.size for s in self.spaces.values())
+        for _ in range(50 * max(n, 8)):
+            if len(found) >= max(4 * n, 32) or len(seen) + len(found) >= total:
+                break
+            cand = self._draw()
+            if cand.id not in seen and cand.id not in found:
+                self._try(cand, seen, found)
+        chosen = [c for c in first if c.id in found]
+        rest = [v for k, v in found.items() if all(k != c.id for c in chosen)]
+        return [found[c.id] for c in chosen] + self._rank(rest, n - len(chosen))
+
+    def _draw(self) -> Candidate:
+        ok = sorted((r for r in self.db.of(self.task.key) if r.status == "ok" and r.space in self.spaces),
+                    key=lambda r: r.latency_s)  # fmt: skip
+        if ok and self.rng.random() < 0.6:
+            rec = self.rng.choice(ok[:5])
+            return self.spaces[rec.space].mutate(Candidate(rec.space, rec.knobs), self.rng)
+        space = self.rng.choices(list(self.spaces.values()), weights=[s.size for s in self.spaces.values()])[0]
+        return space.sample(self.rng)
+
+    def _try(self, cand: Candidate, seen: set[str], found: dict[str, _Proposal]) -> None:
+        try:
+            found[cand.id] = (cand, *self._apply(cand))
+        except Exception as exc:  # a knob the primitives refuse: record it, never stop
+            msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+            self.db.add(self._record_of(cand, "invalid", error=msg))
+            seen.add(cand.id)
+
+    def _rank(self, items: list[_Proposal], n: int) -> list[_Proposal]:
+        if n <= 0 or not items:
+            return []
+        self.rng.shuffle(items)
+        if not self.model.trained:
+            return items[:n]
+        scores = self.model.predict([features(f, c.space, c.knobs) for c, f, _ in items])
+        order = sorted(range(len(items)), key=lambda k: scores[k])
+        explore = n // 4
+        best = [items[k] for k in order[: n - explore]]
+        others = [items[k] for k in order[n - explore :]]
+        return best + self.rng.sample(others, min(explore, len(others)))
+
+    # -- recording -------------------------------------------------------------------------
+    def _apply(self, cand: Candidate) -> tuple[PrimFunc, str]:
+        func, trace = self.spaces[cand.space].apply(self.task.func, cand.knobs)
+        return func.with_attr("tir.is_scheduled", True), trace
+
+    def _record(self, cand: Candidate, func: PrimFunc, trace: str, result: MeasureResult) -> None:
+        rec = self._record_of(cand, result.status, result.latency_s, result.error, trace)
+        self.db.add(rec)
+        if rec.status == "ok":
+            self._learn(rec, func)
+
+    def _record_of(self, cand: Candidate, status: str, latency: float | None = None, error: str = "",
+                   trace: str = "") -> Record:  # fmt: skip
+        return Record(self.task.key, self.task.name, self.target, cand.space, cand.knobs, status,
+                      latency, error, trace)  # fmt: skip
+
+    def _learn(self, rec: Record, func: PrimFunc) -> None:
+        self.rows.append(features(func, rec.space, rec.knobs))
+        self.latencies.append(rec.latency_s)
+
+    def _show(self, final: bool = False) -> None:
+        best = self.db.best(self.task.key)
+        default = self.spaces.get("rules")
+        base = next(
+            (r for r in self.db.of(self.task.key)
+             if r.status == "ok" and default is not None and r.space == "rules" and r.knobs == default.default),
+            None,
+        )  # fmt: skip
+        self.bar.update(self.task.name, self.offset + self.trials_done(), best and best.latency_s,
+                        base and base.latency_s, final)  # fmt: skip
