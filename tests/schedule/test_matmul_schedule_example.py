@@ -31,7 +31,7 @@ import pytest
 import unity
 from unity import te, tir
 from unity.ir.structural import assert_structural_equal
-from unity.schedule import Schedule
+from unity.schedule import Schedule, ScheduleError
 from unity.target import Target
 from unity.tir.interpreter import interpret
 
@@ -165,3 +165,15 @@ def test_inner_loop_is_zmm_fmas():
     assert asm.count("vfmadd231ps") >= 16
     fmas = [line for line in asm.splitlines() if "vfmadd231ps" in line]
     assert all("zmm" in line for line in fmas)
+
+
+def test_a_wrong_step_is_refused_and_leaves_the_schedule_unchanged():
+    """Parallelizing the reduction loop would race on C: the primitive says so."""
+    sch = Schedule(matmul(64, 64, 64))
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="parallel") as err:
+        sch.parallel(k)
+    print(err.value)
+    assert sch.mod is before
+    assert "parallel" not in sch.trace.show()

@@ -24,10 +24,18 @@ def faulty_func(func: PrimFunc, mode: str) -> PrimFunc:
     if mode == "ok":
         return func
     if mode == "hang":
-        body = tir.While(tir.const(True), tir.BufferStore(out, tir.const(1.0), (tir.const(0), tir.const(0))))
+        body = tir.While(
+            tir.const(True), tir.BufferStore(out, tir.const(1.0), (tir.const(0), tir.const(0)))
+        )
     elif mode == "crash":  # stores ~1 GB past the buffer, far outside any mapping
         index = (i * tir.const(10_000_000), tir.const(0))
-        body = tir.For(i, tir.const(0), tir.const(16), tir.ForKind.SERIAL, tir.BufferStore(out, tir.const(1.0), index))
+        body = tir.For(
+            i,
+            tir.const(0),
+            tir.const(16),
+            tir.ForKind.SERIAL,
+            tir.BufferStore(out, tir.const(1.0), index),
+        )
     else:  # "wrong": leaves C untouched
         body = tir.Evaluate(tir.const(0))
     return tir.PrimFunc(func.params, body)

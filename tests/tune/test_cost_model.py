@@ -26,7 +26,15 @@ def test_untrained_until_three_rows():
 def test_features_read_loop_kinds_and_knobs():
     func = matmul(32)
     space = spaces_for(func)[1]
-    knobs = {"ti": 4, "tj": 16, "kb": None, "pack": False, "order": "ij", "parallel": True, "unroll": True}
+    knobs = {
+        "ti": 4,
+        "tj": 16,
+        "kb": None,
+        "pack": False,
+        "order": "ij",
+        "parallel": True,
+        "unroll": True,
+    }
     scheduled, _ = space.apply(func, knobs)
     f = features(scheduled, "matmul", knobs)
     assert f["space:matmul"] == 1.0 and f["knob:ti"] == 2.0 and f["knob:order=ij"] == 1.0

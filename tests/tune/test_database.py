@@ -20,7 +20,11 @@ def test_records_round_trip_and_best_is_the_fastest_ok(tmp_path):
     assert again.best("w1").knobs == {"lanes": 16}
     assert again.best("w1", "llvm").latency_s == 1e-3
     assert again.best("w1", "cuda") is None
-    assert again.measured("w1") == {'rules:{"lanes": 8}', 'rules:{"lanes": 4}', 'rules:{"lanes": 16}'}
+    assert again.measured("w1") == {
+        'rules:{"lanes": 8}',
+        'rules:{"lanes": 4}',
+        'rules:{"lanes": 16}',
+    }
 
 
 def test_a_torn_last_line_is_ignored_and_appending_goes_on(tmp_path):

@@ -49,7 +49,10 @@ def test_random_matmul_candidates_keep_the_result(shape):
     n, m, k = shape
     func = matmul(n, m, k)
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32)
+    a, b = (
+        rng.standard_normal((n, k), dtype=np.float32),
+        rng.standard_normal((k, m), dtype=np.float32),
+    )
     pick = random.Random(1)
     for space in spaces_for(func):
         for _ in range(3):
@@ -62,7 +65,15 @@ def test_random_matmul_candidates_keep_the_result(shape):
 def test_dense_with_epilogue_takes_the_epilogue_into_the_tile():
     func, ref = dense_relu(16, 32, 24)
     space = spaces_for(func)[1]
-    knobs = {"ti": 4, "tj": 16, "kb": None, "pack": True, "order": "ji", "parallel": False, "unroll": True}
+    knobs = {
+        "ti": 4,
+        "tj": 16,
+        "kb": None,
+        "pack": True,
+        "order": "ji",
+        "parallel": False,
+        "unroll": True,
+    }
     scheduled, trace = space.apply(func, knobs)
     assert "reverse_compute_inline" in trace and "transform_layout" in trace
     rng = np.random.default_rng(0)
@@ -74,7 +85,15 @@ def test_dense_with_epilogue_takes_the_epilogue_into_the_tile():
 def test_a_knob_that_does_not_divide_is_a_schedule_error():
     func = matmul(32)
     space = spaces_for(func)[1]
-    knobs = {"ti": 5, "tj": 16, "kb": None, "pack": False, "order": "ij", "parallel": True, "unroll": True}
+    knobs = {
+        "ti": 5,
+        "tj": 16,
+        "kb": None,
+        "pack": False,
+        "order": "ij",
+        "parallel": True,
+        "unroll": True,
+    }
     with pytest.raises(ScheduleError, match=r"knob ti=5 does not divide the extent 32"):
         space.apply(func, knobs)
 

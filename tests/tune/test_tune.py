@@ -1,17 +1,20 @@
 """`unity.tune` end to end on tiny workloads: database, faulty candidates, resume, compile."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import unity
-import unity.tune.tune as tune_module
+import unity.tune.tuner as tune_module
 from tests.tune.helpers import faulty_space, matmul
 from unity import relax
 from unity.ir.module import IRModule
 from unity.relax import op
-from unity.tune import ApplyTuningDatabase, Database, extract_tasks, workload_key
+from unity.relax.pipeline import get_pipeline
+from unity.tir.function import PrimFunc
+from unity.tune import ApplyTuningDatabase, Database, extract_tasks, with_tuning_db, workload_key
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +38,17 @@ def test_tuner_measures_the_default_first_and_keeps_the_fastest(tuned_matmul):
 
 
 def test_database_round_trips_into_the_same_schedule(tuned_matmul):
-    lines = [json.loads(line) for line in open(tuned_matmul)]
+    lines = [json.loads(line) for line in Path(tuned_matmul).read_text().splitlines()]
     assert Database(tuned_matmul).records == Database(tuned_matmul).records
     assert {"workload", "space", "knobs", "status", "latency_s", "trace"} <= set(lines[0])
     mod = ApplyTuningDatabase(tuned_matmul)(IRModule({"main": matmul(32)}))
     best = Database(tuned_matmul).best(workload_key(matmul(32)))
     assert mod["main"].attrs["tir.tuned"] == best.candidate_id
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((32, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+    a, b = (
+        rng.standard_normal((32, 32), dtype=np.float32),
+        rng.standard_normal((32, 32), dtype=np.float32),
+    )
     c = np.zeros((32, 32), np.float32)
     unity.build(mod, "llvm")["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
@@ -55,7 +61,7 @@ def test_apply_leaves_unknown_workloads_alone(tuned_matmul):
 
 def test_planted_faulty_candidates_are_recorded_and_skipped(tmp_path, monkeypatch):
     monkeypatch.setattr(tune_module, "spaces_for", lambda func, ctx: [])
-    path = unity.tune(matmul(16), trials=4, work_dir=tmp_path, num_workers=2, timeout_s=3,
+    path = unity.tune(matmul(16), trials=4, work_dir=tmp_path, num_workers=2, timeout_s=8,
                       extra_spaces=lambda func: [faulty_space()], progress=False)  # fmt: skip
     status = {r.knobs["mode"]: r.status for r in Database(path).records}
     assert status == {"ok": "ok", "wrong": "wrong", "crash": "crash", "hang": "timeout"}
@@ -98,12 +104,23 @@ def mlp(w1, b1, w2, b2):
 
 def test_relax_module_is_tuned_per_fused_function_and_compiled_with_the_database(tmp_path):
     rng = np.random.default_rng(0)
-    w1, b1 = rng.standard_normal((32, 16), dtype=np.float32), rng.standard_normal(32, dtype=np.float32)
-    w2, b2 = rng.standard_normal((16, 32), dtype=np.float32), rng.standard_normal(16, dtype=np.float32)
+    w1, b1 = (
+        rng.standard_normal((32, 16), dtype=np.float32),
+        rng.standard_normal(32, dtype=np.float32),
+    )
+    w2, b2 = (
+        rng.standard_normal((16, 32), dtype=np.float32),
+        rng.standard_normal(16, dtype=np.float32),
+    )
     mod = mlp(w1, b1, w2, b2)
     path = unity.tune(mod, trials=4, work_dir=tmp_path, num_workers=1, progress=False)
     tasks = extract_tasks(mod)
-    assert len(tasks) == 2 and {r.workload for r in Database(path).records} == {t.key for t in tasks}
+    assert len(tasks) == 2 and {r.workload for r in Database(path).records} == {
+        t.key for t in tasks
+    }
+    lowered = with_tuning_db(get_pipeline("default"), path)(mod)
+    tuned = [f for _, f in lowered.items() if isinstance(f, PrimFunc) and "tir.tuned" in f.attrs]
+    assert len(tuned) == 2
     vm = relax.VirtualMachine(unity.compile(mod, "llvm", tuning_db=path), unity.cpu())
     x = rng.standard_normal((8, 16), dtype=np.float32)
     ref = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
@@ -117,3 +134,13 @@ def test_bad_arguments_are_named(tmp_path):
         unity.tune(matmul(8), trials=-1, work_dir=tmp_path)
     with pytest.raises(TypeError, match=r"expected an IRModule or a PrimFunc, got int"):
         unity.tune(3, trials=1, work_dir=tmp_path)
+
+
+def test_symbolic_shapes_are_skipped_with_a_message(tmp_path, capsys):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 4), "float32"))
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(op.add(x, x)))
+    path = unity.tune(bb.get(), trials=2, work_dir=tmp_path, num_workers=1, progress=False)
+    assert Database(path).records == []
+    assert "symbolic shape; task skipped" in capsys.readouterr().err

@@ -17,7 +17,9 @@ def test_key_is_structural_and_ignores_attributes():
 
 
 def test_key_is_the_same_in_another_process():
-    out = subprocess.run([sys.executable, "-c", _KEY_IN_CHILD], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _KEY_IN_CHILD], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == workload_key(matmul(16))
 
 

@@ -12,7 +12,7 @@ from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
     AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, DeadCodeElimination,
     DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FuseOps, FuseTIR,
-    LegalizeOps, Normalize, ToNonDataflow,
+    KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
 from unity.schedule.default import DefaultSchedules
 
@@ -20,7 +20,8 @@ from unity.schedule.default import DefaultSchedules
 def default_pipeline(opt_level: int = 2) -> Sequential:
     """Everything `unity.compile` runs before VM codegen.
 
-    Fusion runs from `opt_level >= 1`, graph simplification from `opt_level >= 2`.
+    Fusion and memory planning run from `opt_level >= 1`, graph simplification from
+    `opt_level >= 2`.
 
     Example:
         >>> [type(p).__name__ for p in default_pipeline(0).passes]
@@ -47,6 +48,11 @@ def default_pipeline(opt_level: int = 2) -> Sequential:
         ToNonDataflow(),  # dataflow blocks -> plain binding blocks
         CallTIRRewrite(),  # call_tir -> alloc_tensor + kernel call
     ]
+    if opt_level >= 1:
+        passes += [
+            StaticPlanBlockMemory(),  # intermediates share storage when lifetimes allow
+            KillAfterLastUse(),  # kill_tensor / kill_storage after each last use
+        ]
     return Sequential(passes, name="relax.default_pipeline")
 
 

@@ -11,7 +11,10 @@ SPEC and shape trees are described in `unity.runtime.vm_checks`.  Instructions::
 
     ["kernel", name, [arg, ...]]   # arg: ["t", reg, dims | null] | ["i", tree] | ["r", reg]
     ["alloc", dst, dtype, [tree, ...], pooled]     # pooled: 1 = storage from the pool
-    ["free", reg]                  # give a pooled tensor's storage back
+    ["free", reg]                  # give a pooled tensor's (or storage's) memory back
+    ["storage", dst, tree, pooled]  # R.memory.alloc_storage: `tree` bytes (raw uint8)
+    ["view", dst, storage, offset, dtype, [tree, ...], shaped]  # R.memory.alloc_tensor
+    ["kill", reg]                  # drop a register's reference (R.memory.kill_*)
     ["const", dst, index]          ["lit", dst, value]
     ["tuple", dst, [reg, ...]]     ["item", dst, reg, index]
     ["shape", dst, [tree, ...]]    ["prim", dst, tree]
@@ -33,6 +36,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -158,6 +162,9 @@ _SCHEMA: dict[str, tuple[str, ...]] = {
     "kernel": ("str", "list"),
     "alloc": ("int", "str", "list", "int"),
     "free": ("int",),
+    "storage": ("int", "any", "int"),
+    "view": ("int", "int", "any", "str", "list", "int"),
+    "kill": ("int",),
     "const": ("int", "int"),
     "lit": ("int", "any"),
     "tuple": ("int", "ints"),
@@ -210,6 +217,16 @@ def _fn_symbol(exe: Executable, name: str) -> str:
     return f"F{names.index(name)}"
 
 
+def _view_failure(where: str) -> Callable[[int, int, int], None]:
+    def fail(offset: int, end: int, size: int) -> None:
+        raise RuntimeError(
+            f"{where} {offset} needs bytes up to {end}, but the storage has {size}: a symbolic "
+            "dim exceeds the upper bound memory planning assumed (tir_var_upper_bound)"
+        )
+
+    return fail
+
+
 def _kernel_failure(name: str, asserts: list[str]) -> Callable[[int], None]:
     def fail(status: int) -> None:
         if 0 < status <= len(asserts):
@@ -227,9 +244,10 @@ class _Loader:
         self.namespace: dict[str, Any] = {
             "__builtins__": {"min": min, "max": max, "bool": bool, "len": len},
             "TAKE": pool.take, "GIVE": pool.give, "EMPTY": np.empty, "RUN": run_pending,
-            "PTR": lambda a: a.ctypes.data,
+            "PTR": lambda a: a.ctypes.data, "U8": np.dtype(np.uint8),
         }  # fmt: skip
         self.kernels: dict[str, str] = {}
+        self.storage_sizes: dict[int, Any] = {}  # storage register -> its size tree
         self.lines: list[str] = []
         self.counter = 0
         for i, c in enumerate(exe.constants):
@@ -250,6 +268,7 @@ class _Loader:
     def _function(self, name: str, fn: dict[str, Any]) -> None:
         params = fn["params"]
         slots = fn["slots"]
+        self.storage_sizes = {}
         args = ", ".join(f"a{i}" for i in range(len(params)))
         self.lines.append(f"def {_fn_symbol(self.exe, name)}({args}):")
         self.lines.append(f"    S = [0] * {len(slots)}; P = []")
@@ -283,6 +302,11 @@ class _Loader:
                 has_ptr.add(dst)
             elif op == "free":
                 emit(f"{ind}GIVE(r{ins[1]}, p{ins[1]})")
+            elif op in ("storage", "view"):
+                self._memory(fname, ins, ind)
+                has_ptr.add(ins[1])
+            elif op == "kill":
+                emit(f"{ind}r{ins[1]} = None")
             elif op == "const":
                 emit(f"{ind}r{ins[1]} = C{ins[2]}; p{ins[1]} = CP{ins[2]}")
                 has_ptr.add(ins[1])
@@ -312,6 +336,39 @@ class _Loader:
                 emit(f"{ind}else:")
                 self._block(fname, else_code, ind + "    ", set(has_ptr))
                 emit(f"{ind}    r{dst} = r{else_reg}")
+
+    def _memory(self, fname: str, ins: list[Any], ind: str) -> None:
+        emit = self.lines.append
+        if ins[0] == "storage":
+            _, dst, size, pooled = ins
+            self.storage_sizes[dst] = size
+            if pooled:
+                emit(f"{ind}r{dst}, p{dst} = TAKE({tree_code(size)})")
+            else:
+                emit(f"{ind}r{dst} = EMPTY(({tree_code(size)},), U8); p{dst} = PTR(r{dst})")
+            return
+        _, dst, storage, offset, dtype, shape, shaped = ins
+        dt = numpy_dtype(dtype)
+        dims = [tree_code(t) for t in shape]
+        nbytes = " * ".join([str(dt.itemsize), *dims])
+        off = tree_code(offset)
+        where = f"{fname}: a {dtype} tensor placed in storage r{storage} at byte offset"
+        fail = self._name("VFAIL", _view_failure(where))
+        size = self.storage_sizes.get(storage)
+        static = type(size) is int and all(type(t) is int for t in [offset, *shape])
+        if shaped or not static:
+            emit(f"{ind}e{dst} = {off} + {nbytes}")
+        if not static:
+            emit(f"{ind}if e{dst} > r{storage}.size: {fail}({off}, e{dst}, r{storage}.size)")
+        elif offset + dt.itemsize * math.prod(shape) > size:  # type: ignore[operator]
+            fail(offset, offset + dt.itemsize * math.prod(shape), size)
+        if shaped:
+            dtn = self._name("DT", dt)
+            emit(f"{ind}r{dst} = r{storage}[{off}:e{dst}].view({dtn})"
+                 f".reshape(({''.join(d + ', ' for d in dims)}))")  # fmt: skip
+            emit(f"{ind}p{dst} = PTR(r{dst})")
+        else:
+            emit(f"{ind}r{dst} = r{storage}; p{dst} = p{storage}" + (f" + {off}" if off != "0" else ""))
 
     def _slots(self, fname: str) -> list[list[str]]:
         return self.exe.program["functions"][fname]["slots"]

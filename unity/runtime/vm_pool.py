@@ -29,10 +29,17 @@ class StoragePool:
         self.free: dict[int, list[tuple[np.ndarray, int]]] = {}
         self.max_bytes = max_bytes
         self.free_bytes = 0
+        self.live_bytes = 0
+        """Bytes taken and not yet given back (the intermediates alive now)."""
+        self.peak_bytes = 0
+        """The most `live_bytes` ever reached (reset it to measure one call)."""
 
     def take(self, nbytes: int) -> tuple[np.ndarray, int]:
         """A buffer of at least `nbytes` bytes and its address."""
         nbytes = max(nbytes, 1)
+        self.live_bytes += nbytes
+        if self.live_bytes > self.peak_bytes:
+            self.peak_bytes = self.live_bytes
         entries = self.free.get(nbytes)
         if entries:
             self.free_bytes -= nbytes
@@ -42,6 +49,7 @@ class StoragePool:
 
     def give(self, raw: np.ndarray, ptr: int) -> None:
         """Return a buffer taken from this pool (dropped when the pool is full)."""
+        self.live_bytes -= raw.size
         if self.free_bytes + raw.size <= self.max_bytes:
             self.free.setdefault(raw.size, []).append((raw, ptr))
             self.free_bytes += raw.size

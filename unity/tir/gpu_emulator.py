@@ -11,7 +11,8 @@ It reports, naming the buffer and the statement:
 - out-of-bounds accesses (any scope);
 - data races on shared memory: an element written by one thread and read or written by
   another with no barrier between them (in either order within one phase);
-- barrier divergence (a thread waiting at a barrier the others never reach).
+- divergence: a `__syncthreads()` or a full-mask shuffle that some threads of the block
+  (lanes of the warp) never reach.
 
 Example:
     >>> from unity.tir.transform.gpu import lower_cuda
@@ -195,6 +196,12 @@ class _Block:
             if len(waiting) != len(pending):
                 raise EmulatorError(f"kernel {self.name}, {self.where}: threads are stuck "
                                     "(a shuffle some lanes of the warp never reach)")
+            if len(waiting) != len(self.threads):
+                raise EmulatorError(
+                    f"kernel {self.name}, {self.where}: __syncthreads() is reached by "
+                    f"{len(waiting)} of {len(self.threads)} threads, the others exited (a "
+                    "barrier under a thread-dependent condition)"
+                )
             self.epoch += 1
             pending.clear()
             for tid in waiting:
@@ -213,9 +220,15 @@ class _Block:
                 warps.setdefault(tid // 32, []).append(tid)
         done = False
         for warp, lanes in warps.items():
-            live = [t for t in range(warp * 32, min(warp * 32 + 32, len(self.threads)))
-                    if t in pending]
-            if len(live) != len(lanes):
+            members = range(warp * 32, min(warp * 32 + 32, len(self.threads)))
+            if any(t not in pending for t in members):
+                gone = [t for t in members if t not in pending]
+                raise EmulatorError(
+                    f"kernel {self.name}, {self.where}: a full-mask warp shuffle is reached by "
+                    f"{len(lanes)} of {len(members)} lanes; threads {gone[0]}..{gone[-1]} "
+                    "already exited (a shuffle under a thread-dependent condition?)"
+                )
+            if len(lanes) != len(members):
                 continue  # wait until every lane of the warp reaches the shuffle
             values = {t: pending[t][2] for t in lanes}
             results = {t: _shuffle_value(pending[t], t, values) for t in lanes}

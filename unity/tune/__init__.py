@@ -5,7 +5,7 @@
 default schedules, so every tuned workload gets its best measured schedule.
 
 Example:
-    >>> path = unity.tune.tune(mod, "llvm", trials=16, work_dir="tune_logs")  # doctest: +SKIP
+    >>> path = unity.tune(mod, "llvm", trials=16, work_dir="tune_logs")  # doctest: +SKIP
 """
 
 import sys
@@ -15,7 +15,7 @@ from typing import Any
 from unity.tune.apply import ApplyTuningDatabase, with_tuning_db
 from unity.tune.database import Database, Record
 from unity.tune.space import Candidate, Space, spaces_for
-from unity.tune.tune import tune
+from unity.tune.tuner import tune
 from unity.tune.workload import Task, extract_tasks, workload_key
 
 __all__ = [

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from unity.ir.module import IRModule
-from unity.ir.transform import Pass, PassContext, Sequential
-from unity.ir.transform import ModulePass
+from unity.ir.transform import ModulePass, Pass, PassContext, Sequential
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 from unity.tune.database import Database
@@ -72,7 +71,7 @@ class ApplyTuningDatabase(ModulePass):
 
 
 def _db_file(path: str | Path) -> Path:
-    from unity.tune.tune import DATABASE_FILE
+    from unity.tune.tuner import DATABASE_FILE
 
     path = Path(path)
     if path.is_dir():

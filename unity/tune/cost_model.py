@@ -121,4 +121,6 @@ class CostModel:
         return z @ self.weights + self.bias
 
     def _matrix(self, rows: list[dict[str, float]]) -> np.ndarray:
-        return np.array([[row.get(name, 0.0) for name in self.names] for row in rows], dtype=np.float64)
+        return np.array(
+            [[row.get(name, 0.0) for name in self.names] for row in rows], dtype=np.float64
+        )

@@ -118,7 +118,9 @@ def _load(path: Path) -> list[Record]:
         except json.JSONDecodeError:
             continue  # a torn line from an interrupted write
         if not isinstance(data, dict) or not {"workload", "space", "knobs", "status"} <= set(data):
-            raise ValueError(f"{path}:{n + 1}: not a tuning record (needs workload, space, knobs, status)")
+            raise ValueError(
+                f"{path}:{n + 1}: not a tuning record (needs workload, space, knobs, status)"
+            )
         data.setdefault("task", "")
         data.setdefault("target", "llvm")
         records.append(Record(**{k: v for k, v in data.items() if k in names}))

@@ -5,8 +5,9 @@
 kernel is not fork-safe).  A worker receives a scheduled PrimFunc, builds it, runs it
 once on random inputs (`make_args`, seeded, so every process draws the same arrays),
 compares every buffer with the reference outputs, and then, when the pool hands it the
-single timing token, times it.  Builds overlap; timings never do (on a two-core machine
-two kernels timed at once would each report the other's load).
+single timing token, times it.  Builds overlap each other, but a kernel is timed alone:
+no other kernel and no build runs meanwhile (on a two-core machine a parallel kernel
+timed next to a build reports the build's load, tens of times its own latency).
 
 Every candidate ends in a `MeasureResult`: ``ok`` with a latency, or ``wrong`` (differs
 from the reference), ``error`` (an exception while building or running), ``crash`` (the
@@ -30,7 +31,7 @@ import traceback
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from unity.ir.op import Op
 from unity.tir.function import PrimFunc
 
 __all__ = ["MeasureResult", "WorkerPool", "dumps_ir", "loads_ir", "make_args"]
+
+_STARTUP_S = 120.0
+"""How long a fresh worker may take to import the compiler before its first job starts."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,8 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
     Floats are standard normal; integers and booleans are 0 or 1 (safe as indices).
 
     Raises:
-        ValueError: A parameter is a scalar or has a symbolic shape.
+        TypeError: A parameter is a scalar.
+        ValueError: A parameter has a symbolic shape.
 
     Example:
         >>> [a.shape for a in make_args(func, 0)]  # doctest: +SKIP
@@ -95,10 +100,12 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
     args = []
     for p in func.params:
         if not isinstance(p, Buffer):
-            raise ValueError(f"cannot tune a PrimFunc with the scalar parameter {p.name}")
+            raise TypeError(f"cannot tune a PrimFunc with the scalar parameter {p.name}")
         shape = tuple(as_int(d) for d in p.shape)
         if any(d is None for d in shape):
-            raise ValueError(f"cannot tune a PrimFunc whose parameter {p.name} has a symbolic shape")
+            raise ValueError(
+                f"cannot tune a PrimFunc whose parameter {p.name} has a symbolic shape"
+            )
         dtype = np.dtype("bool" if p.dtype == "bool" else p.dtype)
         if dtype.kind == "f":
             args.append(rng.standard_normal(shape).astype(dtype))
@@ -111,7 +118,7 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
 class _Job:
     index: int
     payload: tuple[Any, ...]
-    phase: str = "build and check"
+    phase: str = "start"
     deadline: float = 0.0
 
 
@@ -147,7 +154,7 @@ class WorkerPool:
         self._mp = multiprocessing.get_context("spawn")
         self.workers = [_Worker(self._mp) for _ in range(num_workers)]
 
-    def __enter__(self) -> WorkerPool:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -164,7 +171,9 @@ class WorkerPool:
             w.kill()
         self.workers = []
 
-    def reference(self, func: PrimFunc, timeout_s: float | None = None) -> list[np.ndarray] | MeasureResult:
+    def reference(
+        self, func: PrimFunc, timeout_s: float | None = None
+    ) -> list[np.ndarray] | MeasureResult:
         """Every buffer after running the unscheduled `func` once, or the failure.
 
         Example:
@@ -194,33 +203,44 @@ class WorkerPool:
         timing: _Worker | None = None  # the worker holding the timing token
         ready: deque[_Worker] = deque()  # checked workers waiting for the token
         while pending or any(w.job for w in self.workers):
-            for w in self.workers:
-                if w.job is None and pending:
-                    w.job = pending.popleft()
-                    w.job.deadline = time.monotonic() + self.timeout_s
-                    try:
-                        w.conn.send(w.job.payload)
-                    except OSError:  # died while idle: its sentinel reports a crash
-                        pass
-            if timing is None and ready:
+            # a kernel is timed alone: no build runs meanwhile, and no other kernel
+            building = any(
+                w.job is not None and w.job.phase not in ("ready", "run") for w in self.workers
+            )
+            if timing is None and ready and not building:
                 timing = ready.popleft()
                 timing.job.phase, timing.job.deadline = "run", time.monotonic() + self.timeout_s
                 timing.conn.send("go")
+            for w in self.workers if timing is None else ():
+                if w.job is None and pending:
+                    self._dispatch(w, pending.popleft())
             for w in self._wait():
                 outcome = self._receive(w)
                 if outcome is None:  # woken early: nothing to read yet
                     continue
-                if isinstance(outcome, str) and outcome == "ready":
-                    w.job.phase, w.job.deadline = "ready", float("inf")
-                    ready.append(w)
+                if isinstance(outcome, str):  # "started" (imports done) or "ready" (checked)
+                    started = outcome == "started"
+                    w.job.phase = "build and check" if started else "ready"
+                    w.job.deadline = time.monotonic() + self.timeout_s if started else float("inf")
+                    ready.extend(() if started else (w,))
                     continue
                 results[w.job.index] = outcome
                 if timing is w:
                     timing = None
+                if w in ready:  # died while waiting for the token
+                    ready.remove(w)
                 if outcome_dead(outcome):
                     self._restart(w)
                 w.job = None
         return results
+
+    def _dispatch(self, w: _Worker, job: _Job) -> None:
+        w.job = job
+        job.deadline = time.monotonic() + _STARTUP_S
+        try:
+            w.conn.send(job.payload)
+        except OSError:  # died while idle: its sentinel reports a crash
+            pass
 
     def _wait(self) -> list[_Worker]:
         busy = [w for w in self.workers if w.job is not None]
@@ -246,7 +266,9 @@ class WorkerPool:
             return MeasureResult("crash", error=f"worker died ({_exit_reason(w.proc.exitcode)})")
         if w.job.deadline <= time.monotonic():
             w.proc.kill()
-            return MeasureResult("timeout", error=f"no result within {self.timeout_s:g} s ({w.job.phase})")
+            return MeasureResult(
+                "timeout", error=f"no result within {self.timeout_s:g} s ({w.job.phase})"
+            )
         return None
 
     def _restart(self, w: _Worker) -> None:
@@ -273,6 +295,8 @@ def outcome_dead(outcome: Any) -> bool:
 
 # -- the worker process ---------------------------------------------------------------------
 def _worker_main(conn: Connection) -> None:
+    import unity.codegen  # noqa: F401  # import before the first job: not part of its time limit
+
     while True:
         try:
             payload = conn.recv()
@@ -280,6 +304,7 @@ def _worker_main(conn: Connection) -> None:
             return
         if payload is None:
             return
+        conn.send("started")
         conn.send(_serve(conn, *payload))
 
 
@@ -303,7 +328,7 @@ def _serve(conn: Connection, kind: str, func_bytes: bytes, target: str, seed: in
             return MeasureResult("error", error="worker: unexpected message")
         timer = lib.time_evaluator("main", unity.cpu(), number=1, repeat=5, min_repeat_ms=20)
         return MeasureResult("ok", latency_s=min(timer(*args).results))
-    except Exception as exc:  # anything a candidate raises is its result, not the pool's
+    except Exception as exc:  # noqa: BLE001  # what a candidate raises is its result
         lines = traceback.format_exception_only(type(exc), exc)
         return MeasureResult("error", error="".join(lines).strip()[-500:])
 

@@ -48,7 +48,14 @@ class Progress:
         self._drawn = -1  # `done` when the last line was drawn
         self._tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
 
-    def update(self, task: str, done: int, best_s: float | None, default_s: float | None, final: bool = False) -> None:
+    def update(
+        self,
+        task: str,
+        done: int,
+        best_s: float | None,
+        default_s: float | None,
+        final: bool = False,
+    ) -> None:
         """Record that `done` trials of this run are finished and redraw.
 
         Example:
@@ -89,5 +96,5 @@ class Progress:
 
 
 def _clock(seconds: float) -> str:
-    s = int(round(seconds))
+    s = round(seconds)
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"

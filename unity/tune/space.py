@@ -29,6 +29,7 @@ from typing import Any
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 from unity.tune.templates import matmul_extents, schedule_matmul_tiled, schedule_with_rules
+from unity.tune.tiling import reduction_extents, schedule_tiled
 
 __all__ = ["Candidate", "Space", "spaces_for"]
 
@@ -109,6 +110,10 @@ def spaces_for(func: PrimFunc, ctx: RuleContext | None = None) -> list[Space]:
     extents = matmul_extents(func)
     if extents is not None:
         spaces.append(_matmul_space(ctx, *extents))
+        return spaces
+    spatial = reduction_extents(func)
+    if spatial is not None:
+        spaces.append(_tiled_space(ctx, spatial))
     return spaces
 
 
@@ -117,17 +122,23 @@ def _rules_space(ctx: RuleContext) -> Space:
     work = (0, 4096, ctx.parallel_min_work, 1 << 40)
 
     def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
-        scheduled = schedule_with_rules(func, knobs["lanes"], knobs["parallel_min_work"], ctx.num_cores)
+        scheduled = schedule_with_rules(
+            func, knobs["lanes"], knobs["parallel_min_work"], ctx.num_cores
+        )
         return scheduled, f"schedule_with_rules(func, **{knobs})"
 
     default = {"lanes": ctx.lanes, "parallel_min_work": ctx.parallel_min_work}
-    return Space("rules", {"lanes": lanes, "parallel_min_work": tuple(sorted(set(work)))}, apply, default)
+    return Space(
+        "rules", {"lanes": lanes, "parallel_min_work": tuple(sorted(set(work)))}, apply, default
+    )
 
 
 def _matmul_space(ctx: RuleContext, m: int, n: int, k: int, b_2d: bool) -> Space:
     lanes = ctx.lanes
     ti = tuple(t for t in (1, 2, 3, 4, 6, 8, 12, 16) if m % t == 0) or (1,)
-    tj = tuple(t for t in sorted({lanes // 2, lanes, 2 * lanes, 3 * lanes, 4 * lanes}) if t and n % t == 0)
+    tj = tuple(
+        t for t in sorted({lanes // 2, lanes, 2 * lanes, 3 * lanes, 4 * lanes}) if t and n % t == 0
+    )
     kb = (None, *(b for b in (16, 32, 64, 128, 256, 512) if k % b == 0 and b < k))
     choices = {
         "ti": ti,
@@ -144,3 +155,20 @@ def _matmul_space(ctx: RuleContext, m: int, n: int, k: int, b_2d: bool) -> Space
         return sch.mod["main"], sch.trace.show()
 
     return Space("matmul", choices, apply)
+
+
+def _tiled_space(ctx: RuleContext, extents: list[int]) -> Space:
+    choices: dict[str, tuple[Any, ...]] = {}
+    for n, e in enumerate(extents):
+        last = n == len(extents) - 1
+        sizes = (4, 8, 16, 32, 64) if last else (2, 4, 8)
+        whole = (e,) if e <= (64 if last else 8) else ()
+        choices[f"t{n}"] = tuple(sorted({1, *(d for d in sizes if e % d == 0), *whole}))
+    choices["unroll"] = (True, False)
+    choices["parallel"] = (-1, 0, 1)
+
+    def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
+        sch = schedule_tiled(func, knobs, ctx.num_cores)
+        return sch.mod["main"], sch.trace.show()
+
+    return Space("tiled", choices, apply)

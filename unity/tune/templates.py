@@ -42,10 +42,14 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.function import PrimFunc
 
-__all__ = ["matmul_extents", "schedule_matmul_tiled", "schedule_with_rules"]
+__all__ = [
+    "inline_producers", "matmul_extents", "schedule_matmul_tiled", "schedule_rest", "schedule_with_rules",
+]  # fmt: skip
 
 
-def schedule_with_rules(func: PrimFunc, lanes: int, parallel_min_work: int, num_cores: int = 2) -> PrimFunc:
+def schedule_with_rules(
+    func: PrimFunc, lanes: int, parallel_min_work: int, num_cores: int = 2
+) -> PrimFunc:
     """The default rules of `unity.schedule.default`, with other `RuleContext` knobs.
 
     Example:
@@ -92,7 +96,7 @@ def schedule_matmul_tiled(func: PrimFunc, knobs: dict[str, Any], num_cores: int 
     anchors = [b for b in infos or [] if matmul.applies(b)]
     if len(anchors) != 1:
         raise ScheduleError("matmul template", "the function has no single matmul block")
-    _inline_producers(sch, func, infos, anchors[0].name)
+    inline_producers(sch, func, infos, anchors[0].name)
     infos = block_infos(sch.mod["main"]) or []
     ctx = RuleContext(num_cores=num_cores)
     done: set[str] = set()
@@ -102,18 +106,24 @@ def schedule_matmul_tiled(func: PrimFunc, knobs: dict[str, Any], num_cores: int 
         if matmul.applies(info):
             done |= {info.name, *_tile(sch, info, knobs)}
         else:
-            _rest(sch, info, ctx)
+            schedule_rest(sch, info, ctx)
             done.add(info.name)
     return sch
 
 
-def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo], anchor: str) -> None:
-    """Inline spatial blocks writing intermediates, except into the matmul block."""
+def inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo], anchor: str) -> None:
+    """Inline spatial blocks writing intermediates, except into the `anchor` block.
+
+    Example:
+        >>> inline_producers(sch, func, block_infos(func), "conv")  # doctest: +SKIP
+    """
     params = set(func.buffer_params())
     for info in infos:
         if info.is_reduction or info.output is None or info.output in params:
             continue
-        readers = [b for b in infos if b is not info and info.output in {r.buffer for r in b.block.reads}]
+        readers = [
+            b for b in infos if b is not info and info.output in {r.buffer for r in b.block.reads}
+        ]
         if not readers or any(b.name == anchor for b in readers):
             continue
         trial = sch.copy()
@@ -124,7 +134,12 @@ def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo], anc
         sch.state, sch.trace = trial.state, trial.trace
 
 
-def _rest(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None:
+def schedule_rest(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None:
+    """Give `info` the first default rule (reduction, injective, fallback) that takes it.
+
+    Example:
+        >>> schedule_rest(sch, info, RuleContext())  # doctest: +SKIP
+    """
     rules = []
     if reduction.applies(info):
         rules.append(reduction.schedule_reduction)
@@ -145,9 +160,15 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
     _, b_load, i, j, k = matmul.match(info)
     ti, tj, kb = knobs["ti"], knobs["tj"], knobs["kb"]
     extents = [const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)]
-    for name, tile, extent in (("ti", ti, extents[0]), ("tj", tj, extents[1]), ("kb", kb or 1, extents[2])):
+    for name, tile, extent in (
+        ("ti", ti, extents[0]),
+        ("tj", tj, extents[1]),
+        ("kb", kb or 1, extents[2]),
+    ):
         if extent is None or extent % tile:
-            raise ScheduleError("matmul template", f"knob {name}={tile} does not divide the extent {extent}")
+            raise ScheduleError(
+                "matmul template", f"knob {name}={tile} does not divide the extent {extent}"
+            )
     c = sch.get_block(info.name)
     loops = sch.get_loops(c)
     if knobs["pack"]:

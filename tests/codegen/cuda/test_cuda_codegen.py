@@ -23,8 +23,8 @@ def _has_pycuda() -> bool:
 def test_matmul_source_has_shared_tiles_barriers_and_a_local_accumulator():
     src = unity.build(matmul(64, 64, 64).sch.mod, "cuda -arch=sm_90").get_source("cuda")
     for line in (
-        'extern "C" __global__ void __launch_bounds__(256) main_kernel0(float* __restrict__ A, '
-        "float* __restrict__ B, float* __restrict__ C) {",
+        ('extern "C" __global__ void __launch_bounds__(256) main_kernel0(float* __restrict__ A, '
+        "float* __restrict__ B, float* __restrict__ C) {"),
         "const int threadIdx_y = (int)threadIdx.y;",
         "__shared__ __align__(16) float A_shared[256];",
         "__align__(16) float C_local[1];",

@@ -133,12 +133,20 @@ TOLERANCES = {"float16": (1e-2, 1e-3), "bfloat16": (5e-2, 1e-2)}
 """(rtol, atol) for outputs whose dtype cannot meet the default rtol 1e-3, atol 1e-4."""
 
 
+@functools.cache
+def _preload() -> None:
+    """Import the compiler once in the parent, so children share it (and fork fast)."""
+    import unity.codegen  # noqa: F401
+    import unity.relax.vm_build  # noqa: F401
+
+
 def in_child(fn: Callable[[], None]) -> str | None:
     """Run `fn` in a forked child: None when it returns, else its error (a crash included).
 
     Compiled kernels run in the process; a codegen bug that crashes must fail one case,
     not the whole session.
     """
+    _preload()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: report and leave without running any cleanup of the parent
@@ -188,10 +196,11 @@ def numeric_outcome(name: str) -> str:
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     pattern = args[0] if args else ""
+    first, last = (args[1], args[2]) if len(args) > 2 else ("", "~")  # a name range [first, last)
     check = numeric_outcome if "--numeric" in sys.argv else outcome
     results = {}
     for n in sorted(node_cases()):
-        if pattern in n:
+        if pattern in n and first <= n < last:
             results[n] = check(n)
             print(f"{n}\t{results[n]}", flush=True)
     ok = sum(r == "ok" for r in results.values())

@@ -102,6 +102,20 @@ def symbolic_matmul(k, n):
     return te.create_prim_func([x, w, topi.matmul(x, w)])
 
 
+def symbolic_conv(c, h, w, o, k, pad):
+    """conv2d + bias + relu with a symbolic batch."""
+    n = tir.SizeVar("n", "int64")
+    x, wt, b = _ph((n, c, h, w), "x"), _ph((o, c, k, k), "w"), _ph((1, o, 1, 1), "b")
+    return te.create_prim_func([x, wt, b, topi.nn.relu(topi.add(topi.nn.conv2d(x, wt, 1, pad), b))])
+
+
+def symbolic_softmax(m):
+    """softmax over rows of a symbolic count."""
+    n = tir.SizeVar("n", "int64")
+    x = _ph((n, m), "x")
+    return te.create_prim_func([x, topi.nn.softmax(x, -1)])
+
+
 WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "conv7x7s2": lambda: conv(1, 3, 20, 20, 8, 7, stride=2, pad=3),
     "conv3x3": lambda: conv(1, 8, 10, 10, 16, 3, pad=1),
@@ -120,6 +134,9 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "gemv": lambda: dense_bias_relu(1, 64, 100),
     "matmul_symbolic_batch": lambda: symbolic_matmul(12, 32),
     "softmax": lambda: softmax((6, 37)),
+    "softmax_rows_vectorized": lambda: softmax((3, 5, 64)),
+    "softmax_symbolic_rows": lambda: symbolic_softmax(48),
+    "conv_symbolic_batch": lambda: symbolic_conv(4, 9, 9, 16, 3, 1),
     "softmax_axis0": lambda: softmax((9, 5), axis=0),
     "layer_norm": lambda: layer_norm((5, 48)),
     "mean_last": lambda: mean((4, 6, 33), -1),

@@ -14,8 +14,7 @@ import numpy as np
 
 from unity import te, topi
 from unity.schedule import Schedule
-from unity.schedule.tree import replace_stmts
-from unity.tir.stmt import For, ForKind
+from unity.schedule.default_gpu import bind_cross_thread
 
 
 @dataclass
@@ -36,19 +35,6 @@ class Workload:
     def check(self, args: list[np.ndarray]) -> None:
         for k, want in self.expected.items():
             np.testing.assert_allclose(args[k], want, rtol=self.rtol, atol=self.atol)
-
-
-def bind_reduction(sch: Schedule, loop: object, thread: str) -> None:
-    """Bind a reduction loop to a thread axis: a cross-thread reduction, as in TVM.
-
-    `Schedule.bind` refuses reduction loops, so this sets the loop kind directly (the
-    sequential meaning is unchanged: every loop kind means the serial loop).
-    """
-    state = sch.state
-    func_name, func, path = state.resolve_loop(loop, "bind")
-    node: For = path[-1]
-    new = node.replace(kind=ForKind.THREAD_BINDING, thread_binding=thread)
-    state.commit(func_name, func.replace(body=replace_stmts(func.body, {node: new})))
 
 
 def _rng() -> np.random.Generator:
@@ -105,7 +91,7 @@ def _row_reductions(sch: Schedule, out_block: str, producers: list[str], threads
         if _reduction_blocks_named(sch, name):
             k0, k1 = sch.split(last, [None, threads])
             sch.reorder(k1, k0)
-            bind_reduction(sch, k1, "threadIdx.x")
+            bind_cross_thread(sch, k1, "threadIdx.x")
         else:
             sch.bind(last, "threadIdx.x")  # a unit loop: thread 0 computes the row's scalar
         sch.set_scope(block, 0, "shared")

@@ -90,3 +90,34 @@ def test_host_code_outside_kernels_is_refused_with_a_hint():
     mod = lower_cuda(tir.PrimFunc((A,), tir.BufferStore(A, tir.const(1.0), (tir.const(0),))))
     with pytest.raises(EmulatorError, match="host code may only launch kernels.*bind its loops"):
         emulate(mod, np.zeros(4, "float32"))
+
+
+def test_warp_shuffle_reaches_lane_values_and_a_divergent_one_is_reported():
+    from unity.tir.transform.gpu.intrinsics import shfl_down
+
+    A = tir.decl_buffer((32,), "float32", "A")
+    tx = tir.Var("tx")
+
+    def kernel(guarded: bool):
+        store = tir.BufferStore(A, shfl_down(A[tx], 1, 32), (tx,))
+        body = tir.IfThenElse(tx < 16, store) if guarded else store
+        return tir.PrimFunc((A,), tir.For(tx, tir.const(0), tir.const(32), tir.ForKind.THREAD_BINDING,
+                                          body, thread_binding="threadIdx.x"))
+
+    a = np.arange(32, dtype="float32")
+    emulate(lower_cuda(kernel(False)), a)
+    np.testing.assert_array_equal(a, np.r_[np.arange(1, 32), 31].astype("float32"))
+    with pytest.raises(EmulatorError, match="shuffle is reached by 16 of 32 lanes; threads 16..31"):
+        emulate(lower_cuda(kernel(True)), np.zeros(32, "float32"))
+
+
+def test_barrier_under_a_thread_dependent_condition_is_reported():
+    from unity.tir.transform.gpu.intrinsics import syncthreads
+
+    A = tir.decl_buffer((64,), "float32", "A")
+    tx = tir.Var("tx")
+    body = tir.IfThenElse(tx < 32, tir.SeqStmt((syncthreads(), tir.BufferStore(A, tir.const(1.0), (tx,)))))
+    func = tir.PrimFunc((A,), tir.For(tx, tir.const(0), tir.const(64), tir.ForKind.THREAD_BINDING,
+                                      body, thread_binding="threadIdx.x"))
+    with pytest.raises(EmulatorError, match=r"__syncthreads\(\) is reached by 32 of 64 threads"):
+        emulate(lower_cuda(func), np.zeros(64, "float32"))

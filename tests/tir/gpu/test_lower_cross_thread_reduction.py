@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from gpu_workloads import bind_reduction
 
 from unity import te
 from unity.ir.diagnostics import DiagnosticError
 from unity.schedule import Schedule
+from unity.schedule.default_gpu import bind_cross_thread
 from unity.tir.functor import post_order_visit
 from unity.tir.gpu_emulator import emulate
 from unity.tir.interpreter import interpret
@@ -24,7 +24,7 @@ def _row_reduce(rows, cols, threads, combiner="sum"):
     sch.bind(i, "blockIdx.x")
     k0, k1 = sch.split(kk, [None, threads])
     sch.reorder(k1, k0)
-    bind_reduction(sch, k1, "threadIdx.x")
+    bind_cross_thread(sch, k1, "threadIdx.x")
     return sch.mod
 
 

@@ -9,7 +9,7 @@ from unity.ir.module import IRModule
 from unity.ir.transform import Sequential
 from unity.tir.functor import post_order_visit
 from unity.tir.stmt import Allocate
-from unity.tir.transform.gpu import gpu_lowering_passes, lower_cuda
+from unity.tir.transform.gpu import LowerStorageScopes, gpu_lowering_passes, lower_cuda
 
 
 def _allocations(func):
@@ -35,6 +35,7 @@ def test_a_global_buffer_allocated_inside_a_kernel_is_an_error():
                                          tir.BufferStore(A, G[t], (t,)))))
     loop = tir.For(t, tir.const(0), tir.const(32), tir.ForKind.THREAD_BINDING, body,
                    thread_binding="threadIdx.x")
-    passes = gpu_lowering_passes()[:5]  # up to LowerStorageScopes
+    passes = gpu_lowering_passes()
+    passes = passes[: [type(p) for p in passes].index(LowerStorageScopes) + 1]
     with pytest.raises(DiagnosticError, match="buffer G in scope 'global' is allocated inside a kernel"):
         Sequential(passes)(IRModule({"main": tir.PrimFunc((A,), loop)}))

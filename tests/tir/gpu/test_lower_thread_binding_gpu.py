@@ -33,7 +33,7 @@ def test_loops_of_one_axis_share_the_index_and_shorter_ones_get_a_guard():
 def test_nothing_to_do_without_thread_bindings():
     A = tir.decl_buffer((4,), "float32", "A")
     i = tir.Var("i")
-    loop = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.BufferStore(A, 1.0, (i,)))
+    loop = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.BufferStore(A, tir.const(1.0), (i,)))
     mod = IRModule({"main": tir.PrimFunc((A,), loop)})
     assert LowerThreadBindingGPU()(mod) is mod
 
@@ -43,6 +43,6 @@ def test_symbolic_thread_count_is_an_error():
     n = tir.SizeVar("n")
     A = tir.decl_buffer((n,), "float32", "A")
     t = tir.Var("t")
-    loop = _bound(t, n, "threadIdx.x", tir.BufferStore(A, 1.0, (t,)))
+    loop = _bound(t, n, "threadIdx.x", tir.BufferStore(A, tir.const(1.0), (t,)))
     with pytest.raises(DiagnosticError, match="binds threadIdx.x to a symbolic extent"):
         LowerThreadBindingGPU()(IRModule({"main": tir.PrimFunc((A,), loop)}))

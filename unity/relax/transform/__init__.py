@@ -18,11 +18,13 @@ from unity.relax.transform.fold_constant import FoldConstant
 from unity.relax.transform.fuse_ops import FuseOps
 from unity.relax.transform.fuse_ops_by_pattern import FuseOpsByPattern, FusionPattern
 from unity.relax.transform.fuse_tir import FuseTIR
+from unity.relax.transform.kill_after_last_use import KillAfterLastUse
 from unity.relax.transform.lambda_lift import LambdaLift
 from unity.relax.transform.legalize import LegalizeOps
 from unity.relax.transform.lift_transform_params import LiftTransformParams
 from unity.relax.transform.normalize import Normalize
 from unity.relax.transform.remove_unused_parameters import RemoveUnusedParameters
+from unity.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from unity.relax.transform.to_mixed_precision import ToMixedPrecision
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
 
@@ -40,11 +42,13 @@ __all__ = [
     "FuseOpsByPattern",
     "FuseTIR",
     "FusionPattern",
+    "KillAfterLastUse",
     "LambdaLift",
     "LegalizeOps",
     "LiftTransformParams",
     "Normalize",
     "RemoveUnusedParameters",
+    "StaticPlanBlockMemory",
     "ToMixedPrecision",
     "ToNonDataflow",
 ]

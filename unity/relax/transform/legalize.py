@@ -13,10 +13,11 @@ Before::
 After ``LegalizeOps()``::
 
     @T.prim_func
-    def add(x: T.handle, y: T.Buffer((4,), "float32"), T_add: T.handle): ...
+    def add(x: T.Buffer((n, 4), "float32"), y: T.Buffer((4,), "float32"),
+            T_add: T.Buffer((n, 4), "float32")): ...      # topi.add, n an int64 shape var
 
     @T.prim_func
-    def relu(lv: T.handle, T_relu: T.handle): ...
+    def relu(lv: T.Buffer((n, 4), "float32"), T_relu: T.Buffer((n, 4), "float32")): ...
 
     @R.function
     def main(x: R.Tensor((n, 4), "float32"), y: R.Tensor((4,), "float32")):

@@ -1,4 +1,4 @@
-"""Lowering relax to VM bytecode: the `alloc_tensor` builtin, `codegen`, and `build`.
+"""Lowering relax to VM bytecode: the `alloc_tensor` builtin, memory builtins, `codegen`.
 
 Example:
     >>> from unity.relax.vm import alloc_tensor
@@ -6,6 +6,7 @@ Example:
     'relax.builtin.alloc_tensor'
 """
 
+from unity.relax.vm import memory
 from unity.relax.vm.builtin import alloc_tensor
 
-__all__ = ["alloc_tensor"]
+__all__ = ["alloc_tensor", "memory"]

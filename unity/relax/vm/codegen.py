@@ -50,6 +50,7 @@ from unity.relax.struct_info import (
     TupleStructInfo,
     format_shape,
 )  # fmt: skip
+from unity.relax.vm import memory
 from unity.relax.vm.builtin import alloc_tensor
 from unity.relax.vm.shape_tree import Tree, UnboundSymbolError, to_tree
 from unity.tir.function import PrimFunc
@@ -263,6 +264,10 @@ class _FunctionCodegen:
             self._kernel(value)
             self.void.add(var)
             return
+        if isinstance(value, Call) and value.op in (memory.kill_tensor, memory.kill_storage):
+            self.code.append(["kill", self._operand(value.args[0])])
+            self.void.add(var)
+            return
         self.regs[var] = dst = self._new_reg()
         self._emit_value(value, dst)
 
@@ -300,6 +305,8 @@ class _FunctionCodegen:
                 )
             dtype = call.args[1].value  # type: ignore[attr-defined]  # DataTypeImm
             self.code.append(["alloc", dst, dtype, [self._tree(d, shape) for d in shape.values], 0])
+        elif op is memory.alloc_storage or op is memory.alloc_tensor:
+            self._memory(call, dst)
         elif isinstance(op, GlobalVar) and isinstance(self.mod.functions.get(op), Function):
             self.code.append(["call", dst, op.name_hint, [self._operand(a) for a in call.args]])
         elif op is call_tir or op is call_dps_packed:
@@ -320,6 +327,28 @@ class _FunctionCodegen:
         else:
             raise DiagnosticError(f"vm codegen @{self.name}: cannot call {op!r} here", call)
 
+    def _memory(self, call: Call, dst: int) -> None:
+        """``storage`` (size in bytes) and ``view`` (a tensor in a storage) instructions."""
+        size_index, shape_index = (0, 0) if call.op is memory.alloc_storage else (None, 2)
+        shape = call.args[shape_index]
+        if not isinstance(shape, ShapeExpr):
+            raise DiagnosticError(
+                f"vm codegen @{self.name}: {call.op.name} needs a literal shape", call  # type: ignore[union-attr]
+            )
+        dims = [self._tree(d, shape) for d in shape.values]
+        if size_index is not None:
+            self.code.append(["storage", dst, dims[0], 0])
+            return
+        offset, dtype = call.args[1], call.args[3]
+        if not isinstance(offset, PrimValue) or not isinstance(dtype, DataTypeImm):
+            raise DiagnosticError(
+                f"vm codegen @{self.name}: memory.alloc_tensor needs a literal offset and dtype",
+                call,
+            )
+        storage = self._operand(call.args[0])
+        self.code.append(["view", dst, storage, self._tree(offset.value, offset), dtype.value,
+                          dims, 0])  # fmt: skip
+
     def _if(self, expr: If, dst: int) -> None:
         cond = self._operand(expr.cond)
         outer = self.code
@@ -336,6 +365,8 @@ def _uses(ins: list[Any], kernel_ok: bool) -> list[int]:
     op = ins[0]
     if op == "kernel":
         return [a[1] for a in ins[2] if a[0] == "r" or (a[0] == "t" and not kernel_ok)]
+    if op in ("view", "kill"):  # like a kernel's tensor argument: the value does not escape
+        return [] if kernel_ok else [ins[2] if op == "view" else ins[1]]
     if op == "tuple":
         return list(ins[2])
     if op in ("item",):
@@ -360,7 +391,11 @@ def _all_instrs(code: list[Any]) -> list[list[Any]]:
 
 
 def plan_storage(code: list[Any], ret: int) -> list[Any]:
-    """Pool the allocations only kernels use, freeing each after its last use.
+    """Pool the allocations and storages only kernels use, freeing each after its last use.
+
+    A storage (of ``R.memory.alloc_storage``) is pooled when neither it nor any tensor
+    viewing it escapes; it goes back to the pool after the last use of any of them.
+    Views that escape get a real shaped array (``view`` flag 1); others are the raw bytes.
 
     Example:
         >>> plan_storage([["alloc", 0, "float32", [4], 0]], 1)
@@ -368,33 +403,43 @@ def plan_storage(code: list[Any], ret: int) -> list[Any]:
     """
     instrs = _all_instrs(code)
     escaping = {ret} | {r for ins in instrs for r in _uses(ins, kernel_ok=True)}
-    pooled = {ins[1] for ins in instrs if ins[0] == "alloc" and ins[1] not in escaping}
-    return _insert_frees(code, pooled)
+    owner = {ins[1]: ins[2] for ins in instrs if ins[0] == "view"}
+    unsafe = {owner.get(r, r) for r in escaping}
+    pooled = {ins[1] for ins in instrs if ins[0] in ("alloc", "storage") and ins[1] not in unsafe}
+    return _insert_frees(code, pooled, owner, escaping)
 
 
-def _insert_frees(code: list[Any], pooled: set[int]) -> list[Any]:
+def _insert_frees(
+    code: list[Any], pooled: set[int], owner: dict[int, int], escaping: set[int]
+) -> list[Any]:
     out: list[Any] = []
     last: dict[int, int] = {}
     for i, ins in enumerate(code):
-        if ins[0] == "alloc" and ins[1] in pooled:
+        if ins[0] in ("alloc", "storage") and ins[1] in pooled:
             last[ins[1]] = i
         for r in _uses(ins, kernel_ok=False):
+            r = owner.get(r, r)
             if r in last:
                 last[r] = i
     frees_after: dict[int, list[int]] = {}
     for reg, i in last.items():
         frees_after.setdefault(i, []).append(reg)
     for i, ins in enumerate(code):
-        if ins[0] == "alloc" and ins[1] in pooled:
-            ins = [*ins[:4], 1]
+        if ins[0] in ("alloc", "storage") and ins[1] in pooled:
+            ins = [*ins[:-1], 1]
+        elif ins[0] == "view" and ins[1] in escaping:
+            ins = [*ins[:-1], 1]
+        elif ins[0] == "kill" and owner.get(ins[1], ins[1]) in pooled:
+            ins = None  # the free below gives the memory back; keep the raw buffer until then
         elif ins[0] == "if":
             ins = [
                 *ins[:3],
-                _insert_frees(ins[3], pooled),
+                _insert_frees(ins[3], pooled, owner, escaping),
                 ins[4],
-                _insert_frees(ins[5], pooled),
+                _insert_frees(ins[5], pooled, owner, escaping),
                 ins[6],
             ]
-        out.append(ins)
+        if ins is not None:
+            out.append(ins)
         out += [["free", reg] for reg in sorted(frees_after.get(i, ()))]
     return out

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from unity.ir.module import IRModule
@@ -59,7 +60,16 @@ def apply_default_schedules(mod: IRModule, target=None) -> IRModule:
     out = mod.copy()
     for gv, func in list(mod.items()):
         if isinstance(func, PrimFunc) and not func.attrs.get("tir.is_scheduled"):
-            out.update_func(gv, schedule_primfunc(func, ctx))
+            try:
+                out.update_func(gv, schedule_primfunc(func, ctx))
+            except Exception as err:  # noqa: BLE001 - a rule bug must not cost correctness
+                name = getattr(gv, "name_hint", gv)
+                warnings.warn(
+                    f"default schedules: {name} left unscheduled after "
+                    f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
     return out
 
 

@@ -74,8 +74,8 @@ def parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
 def parallel_one(sch: Schedule, loops: list[LoopRV], extents: list[int | None], ctx: RuleContext) -> None:
     """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing.
 
-    Takes the outermost loop with at least `4 * num_cores` iterations (or a symbolic
-    extent), else the one with the most.  Used above a register tile accumulated in a
+    Takes the outermost loop with at least `4 * num_cores` iterations, else a loop of
+    symbolic extent (a batch size, which may well be 1), else the one with the most.  Used above a register tile accumulated in a
     `local` buffer: a fused loop's `//` and `%` indices keep `CompactBufferAllocation`
     from proving the tiles disjoint, and the tile would stay a full-size buffer.
 
@@ -85,7 +85,9 @@ def parallel_one(sch: Schedule, loops: list[LoopRV], extents: list[int | None], 
     if not loops:
         return
     want = 4 * ctx.num_cores
-    pick = next((k for k, e in enumerate(extents) if e is None or e >= want), None)
+    pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
+    if pick is None:
+        pick = next((k for k, e in enumerate(extents) if e is None), None)
     if pick is None:
         pick = max(range(len(loops)), key=lambda k: extents[k])
     if extents[pick] == 1:

@@ -32,6 +32,7 @@ After ``schedule_matmul`` (abridged)::
 
 from __future__ import annotations
 
+from unity.schedule.default import reduction
 from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of, work_size
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_outer
@@ -121,14 +122,12 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     """
     a_load, b_load, i, j, k = match(info)
     tiles = _tiles(info, i, j, k, ctx)
-    if tiles is None:
-        return _simple(sch, info, ctx)
+    b_contig = b_load.indices[-1] is j
+    if tiles is None or (not b_contig and len(b_load.indices) != 2):
+        return _untiled(sch, info, ctx, b_contig)
     ti, tj, kb = tiles
     m = const_extent(info.loops[info.loop_of(i)])
-    b_contig = b_load.indices[-1] is j
     pack = len(b_load.indices) == 2 and (not b_contig or m >= 32)
-    if not b_contig and not pack:
-        return _simple(sch, info, ctx)
     c = sch.get_block(info.name)
     loops = sch.get_loops(c)
     if pack:
@@ -163,6 +162,17 @@ def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int
     sch.reorder(pj0, pk, pj1)
     sch.parallel(pj0)
     sch.vectorize(pj1)
+
+
+def _untiled(sch: Schedule, info: BlockInfo, ctx: RuleContext, b_contig: bool) -> list[str]:
+    """No register tile: `k` in the vector (rows of a dense/GEMV), or `j` (`_simple`)."""
+    factor = reduction.row_vector_factor(info, ctx)
+    if not b_contig and factor is not None:
+        c = sch.get_block(info.name)
+        loops = sch.get_loops(c)
+        reduction.vector_rows(sch, info, ctx, loops[:-1], loops[-1], factor)
+        return []
+    return _simple(sch, info, ctx)
 
 
 def _simple(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:

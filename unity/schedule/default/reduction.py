@@ -21,7 +21,10 @@ The spatial loops are fused into one parallel loop.  When the innermost spatial 
 walks the output contiguously and the reduction is small (a pooling window), it moves
 below the reduction loops and is vectorized: each vector lane accumulates its own
 output element, so the order of the additions does not change.  A reduction over the
-innermost axis (softmax, layer norm, mean over the last axis) stays serial per row.
+contiguous innermost axis (softmax, layer norm, mean over the last axis) whose length
+is a multiple of the vector width is factored (`rfactor`): each row accumulates
+`lanes` partial results in one vector, then sums them (the order of the additions
+changes, as in any vectorized sum).  Other reductions stay serial per row.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from unity.schedule.default.analysis import (
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.schedule import Schedule
 
-__all__ = ["applies", "schedule_reduction"]
+__all__ = ["applies", "row_vector_factor", "schedule_reduction", "vector_rows"]
 
 _MAX_WINDOW = 64
 """Largest reduction (iterations per output element) moved outside the vector loop."""
@@ -63,9 +66,9 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
         return
     if info.loop_kinds != ["S"] * len(spatial) + ["R"] * len(reduce):
         sch.reorder(*spatial, *reduce)
-    factor = _row_vector_factor(info, ctx)
+    factor = row_vector_factor(info, ctx)
     if factor is not None:
-        return _vector_rows(sch, info, ctx, spatial, reduce[0], factor)
+        return vector_rows(sch, info, ctx, spatial, reduce[0], factor)
     s_infos = [lp for lp, kind in zip(info.loops, info.loop_kinds) if kind != "R"]
     r_infos = [lp for lp, kind in zip(info.loops, info.loop_kinds) if kind == "R"]
     window = 1
@@ -93,8 +96,13 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
         parallel_outer(sch, outer)
 
 
-def _row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
-    """Lanes for a reduction over one contiguous innermost axis (softmax, mean), else None."""
+def row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
+    """Lanes for a reduction over one contiguous innermost axis (softmax, mean), else None.
+
+    Example:
+        >>> row_vector_factor(info, RuleContext())  # doctest: +SKIP
+        16
+    """
     if info.loop_kinds[-1] != "R" or info.loop_kinds.count("R") != 1:
         return None
     k_loop = info.loops[-1]
@@ -108,8 +116,12 @@ def _row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
     return next((f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f), None)
 
 
-def _vector_rows(sch: Schedule, info: BlockInfo, ctx: RuleContext, spatial: list, k, factor: int) -> None:
-    """Per row: `factor` partial results accumulated in one vector (`rfactor`), then summed."""
+def vector_rows(sch: Schedule, info: BlockInfo, ctx: RuleContext, spatial: list, k, factor: int) -> None:
+    """Per row: `factor` partial results accumulated in one vector (`rfactor`), then summed.
+
+    Example:
+        >>> vector_rows(sch, info, RuleContext(), loops[:-1], loops[-1], 16)  # doctest: +SKIP
+    """
     k0, k1 = sch.split(k, [None, factor])
     rf = sch.rfactor(k1, factor_axis=len(info.store.indices))
     rf_loops = sch.get_loops(rf)

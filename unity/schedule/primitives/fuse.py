@@ -25,7 +25,7 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.split import _mul
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
-from unity.tir.expr import PrimExpr, Var, const
+from unity.tir.expr import Cast, PrimExpr, Var, const
 from unity.tir.functor import substitute
 from unity.tir.stmt import For, ForKind
 
@@ -57,14 +57,19 @@ def fuse(state: ScheduleState, *loops: LoopRV) -> LoopRV:
             msg = f"the extent of loop {n.loop_var.name} depends on another fused loop"
             raise ScheduleError("fuse", msg, func, n)
     first = nodes[0]
-    fused = Var("_".join(n.loop_var.name for n in nodes) + "_fused", first.loop_var.dtype)
+    bits = lambda dtype: int("".join(filter(str.isdigit, dtype)) or 0)  # noqa: E731
+    widest = max((n.loop_var.dtype for n in nodes), key=bits)
+    fused = Var("_".join(n.loop_var.name for n in nodes) + "_fused", widest)
     vmap: dict[Var, PrimExpr] = {}
     stride: PrimExpr = const(1, fused.dtype)
     for k, n in reversed(list(enumerate(nodes))):
         value: PrimExpr = fused if as_int(stride) == 1 else fused // stride
         if k > 0:
             value = value % n.extent
-        vmap[n.loop_var] = value if as_int(n.min) == 0 else n.min + value
+        value = value if as_int(n.min) == 0 else n.min + value
+        if value.dtype != n.loop_var.dtype:  # an int32 loop fused with an int64 one
+            value = Cast(n.loop_var.dtype, value)
+        vmap[n.loop_var] = value
         stride = _mul(stride, n.extent)
     body = substitute(nodes[-1].body, vmap)
     new = For(fused, const(0, fused.dtype), stride, ForKind.SERIAL, body)

@@ -27,21 +27,29 @@ dimension shrinks to the constant upper bound of the extent the accesses cover t
 and indices shift by the (possibly symbolic) lower bound, with
 `unity.tir.arith.Analyzer.int_set`.  A tile cached per `(io, jo)` iteration ends up
 allocated, tile-sized, inside the `jo` loop.
+
+Cost: one walk of the allocation's body indexes every access with the statements
+around it; each level of the descent then evaluates only the loops between that level
+and the access, restricted to the variables the index uses, and identical
+(index, domains) pairs are evaluated once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.tir.arith import Analyzer
+from unity.tir.arith.int_set import IntervalSet
+from unity.tir.arith.key import expr_key
 from unity.tir.buffer import Buffer
 from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
 from unity.tir.expr import max_value_of as tir_max
 from unity.tir.expr import min_value_of as tir_min
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from unity.tir.functor import ExprVisitor, StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import is_const_int, with_body
 
@@ -76,23 +84,41 @@ class _Compactor(StmtExprMutator):
         buffer = alloc.buffer
         if buffer.strides or not all(isinstance(d, IntImm) for d in buffer.shape):
             return alloc.replace(body=body)
-        accesses = _Accesses(buffer)
-        accesses.visit_stmt(body)
-        if accesses.aliased:
+        placer = _Placer(buffer, self.analyzer)
+        if placer.index(body).aliased:
             return alloc.replace(body=body)
-        placed = _Placer(buffer, self.analyzer).place(body)
+        placed = placer.place(body)
         if isinstance(placed, Allocate) and placed.buffer is buffer and placed.body is body:
             return alloc.replace(body=body)  # stays where it was, as large as it was
         return placed
 
 
-class _Accesses(StmtExprVisitor):
-    """Index tuples of every access to `buffer` (and whether another view aliases it)."""
+@dataclass(frozen=True, slots=True, eq=False)
+class _Access:
+    """One load or store of the buffer, with the statements around it (outermost first)."""
+
+    indices: tuple[PrimExpr, ...]
+    path: tuple[Stmt, ...]
+
+
+class _AccessIndex(StmtExprVisitor):
+    """Every access to `buffer` under a root, and which statements hold which accesses."""
 
     def __init__(self, buffer: Buffer) -> None:
         self.buffer = buffer
-        self.indices: list[tuple[PrimExpr, ...]] = []
+        self.accesses: list[_Access] = []
+        self.under: dict[int, list[_Access]] = {}
+        """`id(stmt)` -> the accesses inside `stmt`, in walk order."""
         self.aliased = False
+        """Whether another buffer view shares the buffer's data."""
+        self._stack: list[Stmt] = []
+
+    def visit_stmt(self, stmt: Stmt) -> None:
+        self._stack.append(stmt)
+        try:
+            super().visit_stmt(stmt)
+        finally:
+            self._stack.pop()
 
     def visit_buffer_load_(self, load: BufferLoad) -> None:
         self._access(load.buffer, load.indices)
@@ -103,23 +129,14 @@ class _Accesses(StmtExprVisitor):
         self.visit_stmt_(store)
 
     def _access(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> None:
-        if buffer is self.buffer:
-            self.indices.append(indices)
-        elif buffer.data is self.buffer.data:
-            self.aliased = True
-
-
-def _inner_domains(stmt: Stmt) -> dict[Var, Range]:
-    """Loop variables defined inside `stmt` with their ranges (let vars: unknown)."""
-    domains: dict[Var, Range] = {}
-
-    class _Loops(StmtExprVisitor):
-        def visit_for_(self, loop: For) -> None:
-            domains[loop.loop_var] = Range(loop.min, loop.extent)
-            self.visit_stmt_(loop)
-
-    _Loops().visit_stmt(stmt)
-    return domains
+        if buffer is not self.buffer:
+            if buffer.data is self.buffer.data:
+                self.aliased = True
+            return
+        access = _Access(indices, tuple(self._stack))
+        self.accesses.append(access)
+        for stmt in self._stack:
+            self.under.setdefault(id(stmt), []).append(access)
 
 
 class _Placer:
@@ -132,34 +149,53 @@ class _Placer:
         self.analyzer = analyzer
         self.relaxed = relaxed or {}
         """Outer variables to relax as well (GPU: thread indices, for a shared buffer)."""
+        self._index: _AccessIndex | None = None
+        self._root: Stmt | None = None
+        self._sets: dict[Hashable, IntervalSet] = {}
+        self._keys: dict[object, Hashable] = {}
+        self._vars = _VarsOf()
 
-    def accesses(self, stmt: Stmt) -> list[tuple[PrimExpr, ...]]:
-        found = _Accesses(self.buffer)
-        found.visit_stmt(stmt)
-        return found.indices
+    def index(self, root: Stmt) -> _AccessIndex:
+        """The accesses under `root` (walked once per root)."""
+        if self._root is not root or self._index is None:
+            self._index = _AccessIndex(self.buffer)
+            self._index.visit_stmt(root)
+            self._root = root
+            self._sets.clear()
+        return self._index
 
     def place(self, stmt: Stmt) -> Stmt:
+        self.index(stmt)
+        return self._place(stmt)
+
+    def _accesses(self, stmt: Stmt) -> list[_Access]:
+        return self._index.under.get(id(stmt), [])  # type: ignore[union-attr]  # set by index
+
+    def _place(self, stmt: Stmt) -> Stmt:
         if isinstance(stmt, For) and stmt.kind in _MOVABLE_INTO and self._disjoint(stmt):
-            return stmt.replace(body=self.place(stmt.body))
+            return stmt.replace(body=self._place(stmt.body))
         if isinstance(stmt, SeqStmt):
-            users = [k for k, item in enumerate(stmt.seq) if self.accesses(item)]
+            users = [k for k, item in enumerate(stmt.seq) if self._accesses(item)]
             if len(users) == 1:
                 items = list(stmt.seq)
-                items[users[0]] = self.place(items[users[0]])
+                items[users[0]] = self._place(items[users[0]])
                 return SeqStmt(tuple(items), span=stmt.span)
         if isinstance(stmt, LetStmt | Allocate):
-            return stmt.replace(body=self.place(stmt.body))
+            return stmt.replace(body=self._place(stmt.body))
         return self._compact(stmt)
 
     def _box(self, stmt: Stmt) -> list[tuple[PrimExpr, PrimExpr] | None]:
         """Per dimension `(lo, hi)` over the loops inside `stmt` (None: unknown)."""
-        domains = {**self.relaxed, **_inner_domains(stmt)}
+        per_access: list[list[IntervalSet]] = []
+        inner: set[Var] = set(self.relaxed)
+        for access in self._accesses(stmt):
+            domains, lets = self._inner(access, stmt)
+            inner.update(domains)
+            inner.update(lets)
+            per_access.append([self._int_set(i, domains) for i in access.indices])
         box: list[tuple[PrimExpr, PrimExpr] | None] = []
-        per_access = [
-            [self.analyzer.int_set(i, domains) for i in idx] for idx in self.accesses(stmt)
-        ]
         for d in range(len(self.buffer.shape)):
-            sets = [sets[d] for sets in per_access]
+            sets = _distinct(sets[d] for sets in per_access)
             if not sets or any(s.min_value is None or s.max_value is None for s in sets):
                 box.append(None)
                 continue
@@ -167,9 +203,37 @@ class _Placer:
             for s in sets[1:]:
                 lo = self.analyzer.simplify(tir_min(lo, s.min_value))
                 hi = self.analyzer.simplify(tir_max(hi, s.max_value))
-            inner = set(domains) | _let_vars(stmt)
-            box.append(None if _uses_any(lo, inner) or _uses_any(hi, inner) else (lo, hi))
+            used = self._vars.of(lo) | self._vars.of(hi)
+            box.append(None if not used.isdisjoint(inner) else (lo, hi))
         return box
+
+    def _inner(self, access: _Access, stmt: Stmt) -> tuple[dict[Var, Range], list[Var]]:
+        """Loops (with ranges) and let variables around `access` from `stmt` inwards."""
+        domains: dict[Var, Range] = dict(self.relaxed)
+        lets: list[Var] = []
+        path = access.path
+        start = next(k for k, s in enumerate(path) if s is stmt)
+        for s in path[start:]:
+            if isinstance(s, For):
+                domains[s.loop_var] = Range(s.min, s.extent)
+            elif isinstance(s, LetStmt):
+                lets.append(s.var)
+        return domains, lets
+
+    def _int_set(self, index: PrimExpr, domains: dict[Var, Range]) -> IntervalSet:
+        """`analyzer.int_set` over the domains `index` depends on (memoized)."""
+        relevant = _relevant(index, domains, self._vars)
+        key = (
+            self._key(index),
+            tuple((v, self._key(r.min), self._key(r.extent)) for v, r in relevant.items()),
+        )
+        found = self._sets.get(key)
+        if found is None:
+            found = self._sets[key] = self.analyzer.int_set(index, relevant)
+        return found
+
+    def _key(self, expr: PrimExpr) -> Hashable:
+        return expr_key(expr, self._keys)  # type: ignore[arg-type]  # identity-keyed memo
 
     def _disjoint(self, loop: For) -> bool:
         """True when consecutive iterations of `loop` access disjoint elements."""
@@ -205,30 +269,48 @@ class _Placer:
         return top if isinstance(top, int) and 0 < top < 2**40 else None
 
 
-def _let_vars(stmt: Stmt) -> set[Var]:
-    found: set[Var] = set()
+def _distinct(sets: Iterable[IntervalSet]) -> list[IntervalSet]:
+    """`sets` without repeats (same bounds, by structure), first occurrence kept."""
+    seen: set[Hashable] = set()
+    out: list[IntervalSet] = []
+    for s in sets:
+        key = tuple(None if e is None else expr_key(e) for e in (s.min_value, s.max_value))
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
 
-    class _Lets(StmtExprVisitor):
-        def visit_let_stmt_(self, let: LetStmt) -> None:
-            found.add(let.var)
-            self.visit_stmt_(let)
 
-    _Lets().visit_stmt(stmt)
-    return found
+def _relevant(index: PrimExpr, domains: dict[Var, Range], vars_of: _VarsOf) -> dict[Var, Range]:
+    """The domains `index` depends on, directly or through another domain's bounds."""
+    todo = [v for v in vars_of.of(index) if v in domains]
+    picked: set[Var] = set(todo)
+    while todo:
+        rng = domains[todo.pop()]
+        for v in vars_of.of(rng.min) | vars_of.of(rng.extent):
+            if v in domains and v not in picked:
+                picked.add(v)
+                todo.append(v)
+    return {v: r for v, r in domains.items() if v in picked}
 
 
-def _uses_any(expr: PrimExpr, names: set[Var]) -> bool:
-    if not names:
-        return False
-    hits: list[object] = []
+class _VarsOf(ExprVisitor):
+    """The free variables of expressions, memoized by identity."""
 
-    class _Uses(StmtExprVisitor):
-        def visit_var_(self, var: Var) -> None:
-            if var in names:
-                hits.append(var)
+    def __init__(self) -> None:
+        self._memo: dict[PrimExpr, frozenset[Var]] = {}
+        self._found: set[Var] = set()
 
-    _Uses().visit_expr(expr)
-    return bool(hits)
+    def of(self, expr: PrimExpr) -> frozenset[Var]:
+        done = self._memo.get(expr)
+        if done is None:
+            self._found = set()
+            self.visit_expr(expr)
+            done = self._memo[expr] = frozenset(self._found)
+        return done
+
+    def visit_var_(self, var: Var) -> None:
+        self._found.add(var)
 
 
 class _Shifter(StmtExprMutator):

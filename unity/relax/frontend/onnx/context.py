@@ -52,11 +52,21 @@ class NodeView:
     input_names: list[str] = field(default_factory=list)
 
     def attr(self, key: str, default: Any = None) -> Any:
-        """The attribute `key`, or `default` when the node does not set it."""
+        """The attribute `key`, or `default` when the node does not set it.
+
+        Example:
+            >>> NodeView("n", "Elu", [None], {"alpha": 2.0}, 17, 1).attr("alpha")
+            2.0
+        """
         return self.attrs.get(key, default)
 
     def input(self, index: int) -> Value | None:
-        """Input `index`, or None when it is omitted (absent or named "")."""
+        """Input `index`, or None when it is omitted (absent or named "").
+
+        Example:
+            >>> NodeView("n", "Clip", [None], {}, 17, 1).input(2) is None
+            True
+        """
         return self.inputs[index] if index < len(self.inputs) else None
 
 
@@ -82,7 +92,11 @@ class Context:
 
     # -- relax operands -------------------------------------------------------------------
     def emit(self, expr: Expr) -> Var:
-        """Bind `expr` in the current dataflow block (struct info is inferred)."""
+        """Bind `expr` in the current dataflow block (struct info is inferred).
+
+        Example:
+            >>> y = ctx.emit(R.exp(x))  # doctest: +SKIP
+        """
         return self.bb.emit(expr)
 
     def expr(self, value: Value | None) -> Expr:
@@ -141,18 +155,33 @@ class Context:
         return sinfo
 
     def dtype(self, value: Value | None) -> str:
-        """The element dtype of `value`."""
+        """The element dtype of `value`.
+
+        Example:
+            >>> ctx.dtype(np.zeros(2, "int8"))  # doctest: +SKIP
+            'int8'
+        """
         return self.sinfo(value).dtype
 
     def ndim(self, value: Value | None) -> int:
-        """The rank of `value`; an error when it is not known."""
+        """The rank of `value`; an error when it is not known.
+
+        Example:
+            >>> ctx.ndim(np.zeros((2, 3)))  # doctest: +SKIP
+            2
+        """
         ndim = self.sinfo(value).ndim
         if ndim < 0:
             raise self.fail("needs an input of known rank")
         return ndim
 
     def shape(self, value: Value | None) -> tuple[Dim, ...]:
-        """The shape of `value` (dims may be symbolic); an error when it is not known."""
+        """The shape of `value` (dims may be symbolic); an error when it is not known.
+
+        Example:
+            >>> ctx.shape(x)  # doctest: +SKIP
+            (batch, 4)
+        """
         shape = self.sinfo(value).shape
         if shape is None:
             raise self.fail("needs an input of known shape")
@@ -175,7 +204,12 @@ class Context:
         raise ConstantInputRequired(what, names, node.name if node else "", node.op_type if node else "")
 
     def ints(self, value: Value | None, what: str) -> list[int]:
-        """A list of Python ints that must be known now (axes, pads, repeats...)."""
+        """A list of Python ints that must be known now (axes, pads, repeats...).
+
+        Example:
+            >>> ctx.ints(np.array([[1], [2]]), "pads")  # doctest: +SKIP
+            [1, 2]
+        """
         return [int(v) for v in self.const(value, what).reshape(-1)]
 
     def dims(self, value: Value | None, what: str) -> list[Dim]:
@@ -190,11 +224,21 @@ class Context:
         return [sympy.Integer(v) for v in self.ints(value, what)]
 
     def is_known(self, value: Value | None) -> bool:
-        """True when `value` is known at import time (numpy or `SymTensor`)."""
+        """True when `value` is known at import time (numpy or `SymTensor`).
+
+        Example:
+            >>> ctx.is_known(np.array(1))  # doctest: +SKIP
+            True
+        """
         return isinstance(value, np.ndarray | np.generic | SymTensor)
 
     def normalize_axes(self, axes: Sequence[int], ndim: int) -> list[int]:
-        """Map negative axes into ``[0, ndim)``; an error naming the node when out of range."""
+        """Map negative axes into ``[0, ndim)``; an error naming the node when out of range.
+
+        Example:
+            >>> ctx.normalize_axes([-1, 0], 3)  # doctest: +SKIP
+            [2, 0]
+        """
         out = []
         for a in axes:
             if not -ndim <= a < ndim:

@@ -117,6 +117,12 @@ def _rewrite(node: onnx.NodeProto, rename: Callable[[str], str],
     return out
 
 
+def _dim(d: object) -> int | str:
+    if isinstance(d, str):
+        return d
+    return int(d) if getattr(d, "is_number", True) else str(d)  # type: ignore[call-overload]
+
+
 def tensor_type(dtype: str, shape: Sequence[object] | None) -> onnx.TypeProto:
     """An ONNX tensor `TypeProto` (symbolic dims become dim_params).
 
@@ -128,5 +134,5 @@ def tensor_type(dtype: str, shape: Sequence[object] | None) -> onnx.TypeProto:
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype)) if dtype not in ("void", "bfloat16") else (
         onnx.TensorProto.BFLOAT16 if dtype == "bfloat16" else onnx.TensorProto.UNDEFINED)  # fmt: skip
-    dims = None if shape is None else [int(d) if getattr(d, "is_number", True) else str(d) for d in shape]
+    dims = None if shape is None else [_dim(d) for d in shape]
     return helper.make_tensor_type_proto(elem, dims)

@@ -16,6 +16,7 @@ from unity.ir.transform import ModulePass, Sequential
 from unity.tir.function import PrimFunc
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
+from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
 from unity.tir.transform.gpu.lower_cross_thread_reduction import LowerCrossThreadReduction
 from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
@@ -38,6 +39,7 @@ def gpu_lowering_passes() -> list[ModulePass]:
         LowerCrossThreadReduction(),  # thread-bound reductions -> partials + shuffle tree
         LowerInitBlock(),         # block init -> if (reduce vars at their min)
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
+        HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         LowerThreadBindingGPU(),  # thread-bound regions -> launch nests of canonical indices
         LowerStorageScopes(),     # shared/local buffers into their kernel, per block/thread size
         FlattenBuffer(),          # N-d accesses -> 1-D

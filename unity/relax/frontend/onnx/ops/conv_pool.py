@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from unity.relax import op as R
 from unity.relax.expr import Expr
@@ -137,7 +138,6 @@ def _pool(kind: str) -> Converter:
         if node.num_outputs > 1:
             raise ctx.fail("with an Indices output is not supported")
         x = ctx.expr(node.input(0))
-        x2, rank = _to_2d(ctx, node, x)
         kernel = [int(k) for k in node.attr("kernel_shape")]
         strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
         ceil = bool(node.attr("ceil_mode", 0))
@@ -148,14 +148,46 @@ def _pool(kind: str) -> Converter:
                 ceil = True  # extra end padding would count in the divisor
             else:
                 pads = new_pads
-        args = (_pair(kernel, rank), _pair(strides, rank), _pads4(pads, rank), _pair(dilations, rank), ceil)
-        if kind == "max":
-            out = ctx.emit(R.nn.max_pool2d(x2, *args))
-        else:
-            out = ctx.emit(R.nn.avg_pool2d(x2, *args, count_include_pad=include_pad))
-        return _from_2d(ctx, out, rank)
+        window = _Window(kind, kernel, strides, dilations, pads, ceil, include_pad)
+        if len(kernel) == 3:
+            return _pool3d(ctx, x, window)
+        x2, rank = _to_2d(ctx, node, x)
+        return _from_2d(ctx, _pool2d(ctx, x2, window, rank), rank)
 
     return convert
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A pooling window in ONNX terms (pads: all begins, then all ends)."""
+
+    kind: str
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    ceil: bool
+    include_pad: bool
+
+
+def _pool2d(ctx: Context, x2: Expr, w: _Window, rank: int) -> Expr:
+    args = (_pair(w.kernel, rank), _pair(w.strides, rank), _pads4(w.pads, rank), _pair(w.dilations, rank), w.ceil)
+    if w.kind == "max":
+        return ctx.emit(R.nn.max_pool2d(x2, *args))
+    return ctx.emit(R.nn.avg_pool2d(x2, *args, count_include_pad=w.include_pad))
+
+
+def _pool3d(ctx: Context, x: Expr, w: _Window) -> Expr:
+    """Max and average pooling are separable: pool (H, W) in 2-D, then D as a (D, 1) window."""
+    n, c, d, h, wd = ctx.shape(x)
+    pd, ph, pw, ed, eh, ew = w.pads
+    hw = _Window(w.kind, w.kernel[1:], w.strides[1:], w.dilations[1:], [ph, pw, eh, ew], w.ceil, w.include_pad)
+    plane = _pool2d(ctx, ctx.emit(R.reshape(x, (n, c * d, h, wd))), hw, 2)
+    _, _, oh, ow = ctx.shape(plane)
+    depth = _Window(w.kind, [w.kernel[0], 1], [w.strides[0], 1], [w.dilations[0], 1], [pd, 0, ed, 0],
+                    w.ceil, w.include_pad)  # fmt: skip
+    out = _pool2d(ctx, ctx.emit(R.reshape(plane, (n, c, d, oh * ow))), depth, 2)
+    return ctx.emit(R.reshape(out, (n, c, ctx.shape(out)[2], oh, ow)))
 
 
 def _ceil_as_padding(ctx: Context, spatial: Sequence[Dim], kernel: list[int], strides: list[int],
@@ -178,19 +210,20 @@ def _ceil_as_padding(ctx: Context, spatial: Sequence[Dim], kernel: list[int], st
 def _lp_pool(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
     p = float(node.attr("p", 2))
-    x2, rank = _to_2d(ctx, node, x)
     kernel = [int(k) for k in node.attr("kernel_shape")]
     strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
-    powered = ctx.emit(R.power(ctx.emit(R.abs(x2)), const_like(ctx, p, x)))
-    avg = ctx.emit(R.nn.avg_pool2d(powered, _pair(kernel, rank), _pair(strides, rank), _pads4(pads, rank),
-                                   _pair(dilations, rank), bool(node.attr("ceil_mode", 0)),
-                                   count_include_pad=True))  # fmt: skip
+    powered = ctx.emit(R.power(ctx.emit(R.abs(x)), const_like(ctx, p, x)))
+    window = _Window("avg", kernel, strides, dilations, pads, bool(node.attr("ceil_mode", 0)), True)
+    if len(kernel) == 3:
+        avg = _pool3d(ctx, powered, window)
+    else:
+        x2, rank = _to_2d(ctx, node, powered)
+        avg = _from_2d(ctx, _pool2d(ctx, x2, window, rank), rank)
     count = 1
     for k in kernel:
         count *= k
     total = ctx.emit(R.multiply(avg, const_like(ctx, count, x)))
-    out = ctx.emit(R.power(total, const_like(ctx, 1.0 / p, x)))
-    return _from_2d(ctx, out, rank)
+    return ctx.emit(R.power(total, const_like(ctx, 1.0 / p, x)))
 
 
 def _global(kind: str) -> Converter:

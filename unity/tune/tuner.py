@@ -26,7 +26,7 @@ from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 from unity.tune.cost_model import CostModel, features
 from unity.tune.database import Database, Record
-from unity.tune.measure import MeasureResult, WorkerPool
+from unity.tune.measure import MeasureResult, WorkerPool, make_args
 from unity.tune.progress import Progress
 from unity.tune.space import Candidate, Space, spaces_for
 from unity.tune.workload import Task, extract_tasks
@@ -82,12 +82,15 @@ def tune(
     ctx = RuleContext.for_target(target_obj)
     tasks = extract_tasks(mod)
     db = Database(Path(work_dir) / DATABASE_FILE)
-    budgets = [trials // len(tasks) + (n < trials % len(tasks)) for n in range(len(tasks))] if tasks else []
+    if not tasks:
+        return str(db.path)
+    budgets = [trials // len(tasks) + (n < trials % len(tasks)) for n in range(len(tasks))]
     bar = Progress(sum(budgets), stream=sys.stderr if progress else None)
     with WorkerPool(num_workers, timeout_s, str(target_obj)) as pool:
         for task, budget in zip(tasks, budgets):
             spaces = spaces_for(task.func, ctx) + (extra_spaces(task.func) if extra_spaces else [])
-            _TaskTuner(task, spaces, db, pool, bar, str(target_obj), random.Random(seed)).run(budget)
+            tuner = _TaskTuner(task, spaces, db, pool, bar, str(target_obj), random.Random(seed))
+            tuner.run(budget)
     return str(db.path)
 
 
@@ -96,7 +99,8 @@ class _TaskTuner:
 
     def __init__(self, task: Task, spaces: list[Space], db: Database, pool: WorkerPool, bar: Progress,
                  target: str, rng: random.Random) -> None:  # fmt: skip
-        self.task, self.db, self.pool, self.bar, self.target, self.rng = task, db, pool, bar, target, rng
+        self.task, self.db, self.pool, self.bar = task, db, pool, bar
+        self.target, self.rng = target, rng
         self.spaces = {s.name: s for s in spaces}
         self.model = CostModel()
         self.rows: list[dict[str, float]] = []
@@ -113,6 +117,11 @@ class _TaskTuner:
                 self._learn(rec, self._apply(Candidate(rec.space, rec.knobs))[0])
         self._show()
         if self.trials_done() >= budget:
+            return
+        try:
+            make_args(self.task.func, 0)
+        except (TypeError, ValueError) as exc:
+            print(f"[tune] {self.task.name}: {exc}; task skipped", file=sys.stderr)
             return
         reference = self.pool.reference(self.task.func)
         if isinstance(reference, MeasureResult):
@@ -157,13 +166,15 @@ class _TaskTuner:
         if ok and self.rng.random() < 0.6:
             rec = self.rng.choice(ok[:5])
             return self.spaces[rec.space].mutate(Candidate(rec.space, rec.knobs), self.rng)
-        space = self.rng.choices(list(self.spaces.values()), weights=[s.size for s in self.spaces.values()])[0]
+        space = self.rng.choices(
+            list(self.spaces.values()), weights=[s.size for s in self.spaces.values()]
+        )[0]
         return space.sample(self.rng)
 
     def _try(self, cand: Candidate, seen: set[str], found: dict[str, _Proposal]) -> None:
         try:
             found[cand.id] = (cand, *self._apply(cand))
-        except Exception as exc:  # a knob the primitives refuse: record it, never stop
+        except Exception as exc:  # noqa: BLE001  # a refused knob is recorded, never fatal
             msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
             self.db.add(self._record_of(cand, "invalid", error=msg))
             seen.add(cand.id)

@@ -1,0 +1,11 @@
+"""Default GPU schedules (in the spirit of TVM's dlight): spatial fallback, cross-thread reductions.
+
+Example:
+    >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+    >>> mod = apply_default_gpu_schedules(mod)  # doctest: +SKIP
+"""
+
+from unity.schedule.default_gpu.apply import apply_default_gpu_schedules, schedule_gpu_primfunc
+from unity.schedule.default_gpu.cross_thread import bind_cross_thread
+
+__all__ = ["apply_default_gpu_schedules", "bind_cross_thread", "schedule_gpu_primfunc"]

@@ -1,0 +1,94 @@
+"""`apply_default_gpu_schedules`: bind every unscheduled PrimFunc to GPU blocks and threads.
+
+Like the CPU rules (`unity.schedule.default`), the choice reads structure only:
+spatial blocks writing intermediate buffers are inlined into their consumers where
+`compute_inline` allows; each remaining block becomes one kernel, by
+`rules.schedule_reduction` when it reduces, else `rules.schedule_spatial`.  A function
+already holding a thread binding, or carrying ``tir.is_scheduled``, is left as it is.
+Intermediate buffers stay in global memory (allocated by the host between kernels).
+
+Example:
+    >>> mod = apply_default_gpu_schedules(mod)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from unity.ir.module import IRModule
+from unity.schedule.default.analysis import BlockInfo, block_infos
+from unity.schedule.default.normalize import unit_indices_as_vars
+from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
+from unity.schedule.error import ScheduleError
+from unity.schedule.schedule import Schedule
+from unity.tir.function import PrimFunc
+from unity.tir.functor import post_order_visit
+from unity.tir.stmt import For, ForKind
+
+
+def apply_default_gpu_schedules(mod: IRModule, threads: int = 256) -> IRModule:
+    """Schedule every PrimFunc of `mod` for the GPU (unless scheduled or thread-bound).
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((64,), name="A")
+        >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+        >>> out = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([A, B])}))
+        >>> out["main"].attrs["tir.is_scheduled"]
+        True
+    """
+    out = mod.copy()
+    for gv, func in list(mod.items()):
+        if not isinstance(func, PrimFunc) or func.attrs.get("tir.is_scheduled") or _has_threads(func):
+            continue
+        out.update_func(gv, schedule_gpu_primfunc(func, threads))
+    return out
+
+
+def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
+    """The default GPU schedule of one PrimFunc (marked ``tir.is_scheduled``).
+
+    Raises:
+        ScheduleError: a block fits neither rule (its loops are not a perfect nest).
+
+    Example:
+        >>> scheduled = schedule_gpu_primfunc(func)  # doctest: +SKIP
+    """
+    func = unit_indices_as_vars(func)
+    sch = Schedule(func)
+    infos = block_infos(func)
+    if infos is None:
+        raise ScheduleError("default_gpu", "the function is not a sequence of perfect loop nests "
+                            "(schedule it by hand)", func)
+    _inline_producers(sch, func, infos)
+    for info in block_infos(sch.mod["main"]) or []:
+        trial = sch.copy()
+        try:
+            if info.is_reduction:
+                schedule_reduction(trial, info, threads)
+            else:
+                schedule_spatial(trial, info, threads)
+        except ScheduleError:
+            trial = sch.copy()
+            schedule_spatial(trial, info, threads)  # a reduction kept serial per thread
+        sch.state, sch.trace = trial.state, trial.trace
+    return sch.mod["main"].with_attr("tir.is_scheduled", True)
+
+
+def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo]) -> None:
+    """Inline each spatial block writing an intermediate buffer, where `compute_inline` allows."""
+    params = set(func.buffer_params())
+    for info in infos:
+        if info.is_reduction or info.output is None or info.output in params:
+            continue
+        trial = sch.copy()
+        try:
+            trial.compute_inline(trial.get_block(info.name))
+        except ScheduleError:
+            continue
+        sch.state, sch.trace = trial.state, trial.trace
+
+
+def _has_threads(func: PrimFunc) -> bool:
+    found: list[object] = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, For)
+                     and n.kind is ForKind.THREAD_BINDING else None)
+    return bool(found)
