@@ -52,12 +52,17 @@ def matmul(n: int) -> tir.PrimFunc:
 
 
 def schedule_matmul(
-    func: tir.PrimFunc, tile_i: int = 8, tile_j: int = 32, k_block: int = 256
+    func: tir.PrimFunc,
+    tile_i: int = 8,
+    tile_j: int = 32,
+    k_block: int = 256,
+    rows_outer: bool = False,
 ) -> Schedule:
     """The hand schedule of the module docstring, for a square or rectangular matmul.
 
     `tile_i` x `tile_j` is the register tile (`tile_j` a multiple of the vector width);
-    the extents must be multiples of the tiles and of `k_block`.
+    extents that are not multiples of the tiles get guards.  `rows_outer` puts the
+    row blocks `i0` outermost (parallel) instead of the column panels `j0`.
 
     Example:
         >>> lib = unity.build(schedule_matmul(matmul(256)).mod)  # doctest: +SKIP
@@ -78,10 +83,11 @@ def schedule_matmul(
     i0, i1 = sch.split(i, [None, tile_i])
     j0, j1 = sch.split(j, [None, tile_j])
     k0, k1 = sch.split(k, [None, k_block])
-    sch.reorder(j0, i0, k0, k1, i1, j1)
-    sch.reverse_compute_at(acc, i0)
+    outer, inner = (i0, j0) if rows_outer else (j0, i0)
+    sch.reorder(outer, inner, k0, k1, i1, j1)
+    sch.reverse_compute_at(acc, inner)
     init = sch.decompose_reduction(c, k0)
-    sch.parallel(j0)
+    sch.parallel(outer)
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])

@@ -106,3 +106,33 @@ def test_mutation_changes_exactly_one_knob():
         other = space.mutate(cand, rng)
         assert isinstance(other, Candidate)
         assert sum(other.knobs[k] != cand.knobs[k] for k in cand.knobs) == 1
+
+
+def conv_relu(groups: int, channels: int = 8, hw: int = 8):
+    from unity import topi
+
+    X = te.placeholder((1, channels, hw, hw), name="X")
+    W = te.placeholder((channels, channels // groups, 3, 3), name="W")
+    Y = topi.nn.conv2d(X, W, strides=1, padding=1, groups=groups)
+    R = te.compute(Y.shape, lambda *i: te.max(Y(*i), 0.0), name="relu")
+    return te.create_prim_func([X, W, R])
+
+
+@pytest.mark.parametrize("groups", [1, 8])
+def test_conv2d_gets_the_tiled_space_and_its_candidates_keep_the_result(groups):
+    func = conv_relu(groups)
+    names = [s.name for s in spaces_for(func)]
+    assert names == ["rules", "tiled"]
+    tiled = spaces_for(func)[1]
+    assert tiled.choices["t0"] == (1,) and tiled.choices["t3"] == (1, 4, 8)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)
+    w = rng.standard_normal((8, 8 // groups, 3, 3), dtype=np.float32)
+    ref = run(func, [x, w, np.zeros((1, 8, 8, 8), np.float32)]).copy()
+    pick = random.Random(2)
+    for _ in range(3):
+        cand = tiled.sample(pick)
+        scheduled, trace = tiled.apply(func, cand.knobs)
+        assert "reverse_compute_inline" in trace  # the relu went into the tile's write-back
+        out = run(scheduled, [x, w, np.zeros((1, 8, 8, 8), np.float32)])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4, err_msg=cand.id)

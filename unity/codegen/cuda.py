@@ -157,6 +157,7 @@ class _KernelPrinter:
         self.indent = 1
         self.names: dict[E.Var, str] = {}
         self.used: set[str] = set()
+        self.nonneg_vars: set[E.Var] = set()
 
     # -- names --------------------------------------------------------------------------------
     def name(self, var: E.Var) -> str:
@@ -186,6 +187,7 @@ class _KernelPrinter:
                 params.append(f"{c_type(p.dtype)} {self.name(p)}")
         threads = 1
         for loop in loops:
+            self.nonneg_vars.add(loop.loop_var)
             tag = loop.thread_binding or ""
             self.emit(f"const int {self.name(loop.loop_var)} = (int){tag};")
             if tag.startswith("threadIdx") and isinstance(loop.extent, E.IntImm):
@@ -243,6 +245,8 @@ class _KernelPrinter:
 
     def s_for_(self, node: S.For) -> None:
         var = self.name(node.loop_var)
+        if self.nonneg(node.min):
+            self.nonneg_vars.add(node.loop_var)
         t = c_type(node.loop_var.dtype)
         lo, ext = self.expr(node.min), self.expr(node.extent)
         end = ext if lo == "0" else f"{lo} + {ext}"
@@ -349,13 +353,29 @@ class _KernelPrinter:
     def e_floor_div_(self, node: E.FloorDiv) -> str:
         if dt.is_float(node.dtype):
             return f"floor({self.expr(node.a)} / {self.expr(node.b)})"
+        if self.nonneg(node.a) and _positive(node.b):  # C's truncation is the floor here
+            return f"({self.expr(node.a)} / {self.expr(node.b)})"
         return f"unity_floordiv({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_floor_mod_(self, node: E.FloorMod) -> str:
         if dt.is_float(node.dtype):
             a, b = self.expr(node.a), self.expr(node.b)
             return f"({a} - floor({a} / {b}) * {b})"
+        if self.nonneg(node.a) and _positive(node.b):
+            return f"({self.expr(node.a)} % {self.expr(node.b)})"
         return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"
+
+    def nonneg(self, expr: E.PrimExpr) -> bool:
+        """A cheap proof that integer `expr` is >= 0 (loop and thread indices, sizes...)."""
+        if isinstance(expr, E.IntImm):
+            return expr.value >= 0
+        if isinstance(expr, E.Var):
+            return expr in self.nonneg_vars or isinstance(expr, E.SizeVar)
+        if isinstance(expr, (E.Add, E.Mul, E.Min, E.FloorDiv, E.Div)):
+            return self.nonneg(expr.a) and self.nonneg(expr.b)
+        if isinstance(expr, E.FloorMod):
+            return _positive(expr.b)
+        return isinstance(expr, E.Max) and (self.nonneg(expr.a) or self.nonneg(expr.b))
 
     def e_min_(self, node: E.Min) -> str:
         fn = "__hmin" if node.dtype == "float16" else "min"
@@ -385,3 +405,7 @@ class _KernelPrinter:
             raise DiagnosticError(
                 f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling for {arg_dtype}", node)
         return template.format(*(self.expr(a) for a in node.args))
+
+
+def _positive(expr: E.PrimExpr) -> bool:
+    return isinstance(expr, E.IntImm) and expr.value > 0

@@ -14,7 +14,7 @@ from unity.relax.transform import (
     DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FuseOps, FuseTIR,
     KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
-from unity.schedule.default import DefaultSchedules
+from unity.relax.transform.default_schedules import DefaultSchedules
 
 
 def default_pipeline(opt_level: int = 2) -> Sequential:

@@ -353,22 +353,24 @@ class _Loader:
         nbytes = " * ".join([str(dt.itemsize), *dims])
         off = tree_code(offset)
         where = f"{fname}: a {dtype} tensor placed in storage r{storage} at byte offset"
-        fail = self._name("VFAIL", _view_failure(where))
+        check = _view_failure(where)
         size = self.storage_sizes.get(storage)
         static = type(size) is int and all(type(t) is int for t in [offset, *shape])
         if shaped or not static:
             emit(f"{ind}e{dst} = {off} + {nbytes}")
         if not static:
+            fail = self._name("VFAIL", check)
             emit(f"{ind}if e{dst} > r{storage}.size: {fail}({off}, e{dst}, r{storage}.size)")
         elif offset + dt.itemsize * math.prod(shape) > size:  # type: ignore[operator]
-            fail(offset, offset + dt.itemsize * math.prod(shape), size)
+            check(offset, offset + dt.itemsize * math.prod(shape), size)  # refused when loading
         if shaped:
             dtn = self._name("DT", dt)
             emit(f"{ind}r{dst} = r{storage}[{off}:e{dst}].view({dtn})"
                  f".reshape(({''.join(d + ', ' for d in dims)}))")  # fmt: skip
             emit(f"{ind}p{dst} = PTR(r{dst})")
         else:
-            emit(f"{ind}r{dst} = r{storage}; p{dst} = p{storage}" + (f" + {off}" if off != "0" else ""))
+            shift = f" + {off}" if off != "0" else ""
+            emit(f"{ind}r{dst} = r{storage}; p{dst} = p{storage}{shift}")
 
     def _slots(self, fname: str) -> list[list[str]]:
         return self.exe.program["functions"][fname]["slots"]

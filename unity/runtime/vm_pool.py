@@ -38,8 +38,7 @@ class StoragePool:
         """A buffer of at least `nbytes` bytes and its address."""
         nbytes = max(nbytes, 1)
         self.live_bytes += nbytes
-        if self.live_bytes > self.peak_bytes:
-            self.peak_bytes = self.live_bytes
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
         entries = self.free.get(nbytes)
         if entries:
             self.free_bytes -= nbytes

@@ -170,6 +170,21 @@ class StmtExprMutator(ExprMutator):
         return super()._mutate_child(value)
 
 
+class _PostOrder(StmtExprVisitor):
+    """`post_order_visit`'s walker (one class: its dispatch table is built once)."""
+
+    def __init__(self, fn: Callable[[Node], object]) -> None:
+        self.fn = fn
+
+    def visit_prim_expr_(self, expr: PrimExpr) -> None:
+        super().visit_prim_expr_(expr)
+        self.fn(expr)
+
+    def visit_stmt_(self, stmt: Stmt) -> None:
+        super().visit_stmt_(stmt)
+        self.fn(stmt)
+
+
 def post_order_visit(node: Node, fn: Callable[[Node], object]) -> None:
     """Call `fn` on every expression and statement under `node`, children first.
 
@@ -180,17 +195,7 @@ def post_order_visit(node: Node, fn: Callable[[Node], object]) -> None:
         >>> seen
         ['Var', 'IntImm', 'Add']
     """
-
-    class _Visitor(StmtExprVisitor):
-        def visit_prim_expr_(self, expr: PrimExpr) -> None:
-            super().visit_prim_expr_(expr)
-            fn(expr)
-
-        def visit_stmt_(self, stmt: Stmt) -> None:
-            super().visit_stmt_(stmt)
-            fn(stmt)
-
-    visitor = _Visitor()
+    visitor = _PostOrder(fn)
     if isinstance(node, Stmt):
         visitor.visit_stmt(node)
     elif isinstance(node, PrimExpr):

@@ -89,8 +89,11 @@ def _tuned(func: PrimFunc, db: Database, ctx: RuleContext) -> PrimFunc | None:
     spaces = {s.name: s for s in spaces_for(func, ctx)}
     space = spaces.get(best.space)
     if space is None:
-        warnings.warn(f"tuning database: workload {key} ({best.task}) was tuned with the unknown "
-                      f"space {best.space!r}; using the default schedule", stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"tuning database: workload {key} ({best.task}) was tuned with the unknown "
+            f"space {best.space!r}; using the default schedule",
+            stacklevel=2,
+        )
         return None
     scheduled, _ = space.apply(func, best.knobs)
     return scheduled.with_attr("tir.is_scheduled", True).with_attr("tir.tuned", best.candidate_id)
@@ -108,12 +111,15 @@ def with_tuning_db(pipeline: Pass, path: str | Path, target: Any = None) -> Pass
         >>> names[names.index("ApplyTuningDatabase") + 1]
         'DefaultSchedules'
     """
-    from unity.schedule.default import DefaultSchedules
-
     tuning = ApplyTuningDatabase(path, target)
     if not isinstance(pipeline, Sequential):
         return Sequential([pipeline, tuning], name="tuned")
     passes = list(pipeline.passes)
-    at = next((n for n, p in enumerate(passes) if isinstance(p, DefaultSchedules)), len(passes))
+    at = next((n for n, p in enumerate(passes) if _is_default_schedules(p)), len(passes))
     passes.insert(at, tuning)
     return Sequential(passes, pipeline.opt_level_, pipeline.name, pipeline.required_)
+
+
+def _is_default_schedules(p: Pass) -> bool:
+    # by name: the pass has moved between packages before, and tuning must not break
+    return type(p).__name__ == "DefaultSchedules"

@@ -343,5 +343,6 @@ def _compare(outs: list[np.ndarray], refs: list[np.ndarray]) -> str:
         close = np.isclose(out, ref, rtol=1e-3, atol=1e-4 * max(scale, 1.0), equal_nan=True)
         if not close.all():
             worst = float(np.nanmax(np.abs(out.astype(np.float64) - ref)))
-            return f"buffer {n}: {int((~close).sum())} elements differ from the reference (max error {worst:.3g})"
+            count = int((~close).sum())
+            return f"buffer {n}: {count} elements differ from the reference (max error {worst:.3g})"
     return ""

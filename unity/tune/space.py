@@ -6,7 +6,10 @@ Each workload class gets the spaces that fit it (`spaces_for`):
   width, the work below which a nest stays serial);
 - a PrimFunc with one matmul block of constant extents: ``matmul``, the tiled template
   of `unity.tune.templates` (tile sizes that divide the extents, K blocking, packing,
-  loop order, parallel, unroll).
+  loop order, parallel, unroll);
+- otherwise, a PrimFunc with one reduction block of constant extents (conv2d, pooling,
+  a reduction with an epilogue): ``tiled``, the multi-level tiling of
+  `unity.tune.tiling` (a tile size per spatial loop, unroll, which loop is parallel).
 
 A candidate is a space name plus a knob setting (a JSON-able dict); `Candidate.id` is
 its canonical text, which the database uses to skip what was measured already.

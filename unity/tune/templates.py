@@ -38,13 +38,18 @@ from unity.schedule.default.apply import schedule_primfunc
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
+from unity.schedule.default.prepack import PREPACK
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.function import PrimFunc
 
 __all__ = [
-    "inline_producers", "matmul_extents", "schedule_matmul_tiled", "schedule_rest", "schedule_with_rules",
-]  # fmt: skip
+    "inline_producers",
+    "matmul_extents",
+    "schedule_matmul_tiled",
+    "schedule_rest",
+    "schedule_with_rules",
+]
 
 
 def schedule_with_rules(
@@ -202,9 +207,11 @@ def _pack(sch: Schedule, c, info: BlockInfo, b_load, j, tj: int) -> None:
     packed = sch.cache_read(c, index, "global")
     if b_load.indices[-1] is j:  # B[k, j]
         sch.transform_layout(packed, ("write", 0), lambda kk, jj: (jj // tj, kk, jj % tj))
+        sch.annotate(packed, PREPACK, f"kn:{tj}")  # `DefaultSchedules` packs a constant B once
         pk, pj = sch.get_loops(packed)
     else:  # B[j, k]
         sch.transform_layout(packed, ("write", 0), lambda jj, kk: (jj // tj, kk, jj % tj))
+        sch.annotate(packed, PREPACK, f"nk:{tj}")
         pj, pk = sch.get_loops(packed)
     pj0, pj1 = sch.split(pj, [None, tj])
     sch.reorder(pj0, pk, pj1)

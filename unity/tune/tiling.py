@@ -31,7 +31,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, const_extent, stride_in
+from unity.schedule.default.analysis import (
+    BlockInfo,
+    RuleContext,
+    block_infos,
+    const_extent,
+    stride_in,
+)
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.error import ScheduleError
@@ -74,7 +80,8 @@ def schedule_tiled(func: PrimFunc, knobs: dict[str, Any], num_cores: int = 2) ->
         ScheduleError: No single reduction block, or a tile that does not divide.
 
     Example:
-        >>> sch = schedule_tiled(func, dict(t0=1, t1=4, t2=1, t3=28, unroll=True, parallel=0))  # doctest: +SKIP
+        >>> knobs = dict(t0=1, t1=4, t2=1, t3=28, unroll=True, parallel=0)
+        >>> sch = schedule_tiled(func, knobs)  # doctest: +SKIP
     """
     from unity.tune.templates import inline_producers, schedule_rest
 
@@ -108,7 +115,9 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
     for n, (lp, loop) in enumerate(spatial):
         extent, tile = const_extent(loop), knobs[f"t{n}"]
         if extent % tile:
-            raise ScheduleError("tiled template", f"knob t{n}={tile} does not divide the extent {extent}")
+            raise ScheduleError(
+                "tiled template", f"knob t{n}={tile} does not divide the extent {extent}"
+            )
         if tile == 1:
             outers.append(lp)
             outer_extents.append(extent)
@@ -125,7 +134,11 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
         sch.reverse_compute_at(acc, outers[-1])
     init = sch.decompose_reduction(c, reduce[0])
     var = info.iter_var(spatial[-1][1])
-    vector = var is not None and stride_in(info.store.indices, var) == 1 and knobs[f"t{len(spatial) - 1}"] != 1
+    vector = (
+        var is not None
+        and stride_in(info.store.indices, var) == 1
+        and knobs[f"t{len(spatial) - 1}"] != 1
+    )
     if vector:  # the innermost loop walks the output contiguously: so do the init and write-back
         for loop in (inners[-1], sch.get_loops(init)[-1], sch.get_loops(acc)[-1]):
             sch.vectorize(loop)

@@ -97,8 +97,16 @@ def tune(
 class _TaskTuner:
     """The search over one task's spaces."""
 
-    def __init__(self, task: Task, spaces: list[Space], db: Database, pool: WorkerPool, bar: Progress,
-                 target: str, rng: random.Random) -> None:  # fmt: skip
+    def __init__(
+        self,
+        task: Task,
+        spaces: list[Space],
+        db: Database,
+        pool: WorkerPool,
+        bar: Progress,
+        target: str,
+        rng: random.Random,
+    ) -> None:
         self.task, self.db, self.pool, self.bar = task, db, pool, bar
         self.target, self.rng = target, rng
         self.spaces = {s.name: s for s in spaces}
@@ -125,8 +133,11 @@ class _TaskTuner:
             return
         reference = self.pool.reference(self.task.func)
         if isinstance(reference, MeasureResult):
-            print(f"[tune] {self.task.name}: the unscheduled function fails ({reference.status}: "
-                  f"{reference.error}); task skipped", file=sys.stderr)  # fmt: skip
+            print(
+                f"[tune] {self.task.name}: the unscheduled function fails ({reference.status}: "
+                f"{reference.error}); task skipped",
+                file=sys.stderr,
+            )
             return
         default = self.spaces["rules"].default if "rules" in self.spaces else None
         first = [Candidate("rules", default)] if default is not None else []
@@ -161,8 +172,10 @@ class _TaskTuner:
         return [found[c.id] for c in chosen] + self._rank(rest, n - len(chosen))
 
     def _draw(self) -> Candidate:
-        ok = sorted((r for r in self.db.of(self.task.key) if r.status == "ok" and r.space in self.spaces),
-                    key=lambda r: r.latency_s)  # fmt: skip
+        ok = sorted(
+            (r for r in self.db.of(self.task.key) if r.status == "ok" and r.space in self.spaces),
+            key=lambda r: r.latency_s,
+        )
         if ok and self.rng.random() < 0.6:
             rec = self.rng.choice(ok[:5])
             return self.spaces[rec.space].mutate(Candidate(rec.space, rec.knobs), self.rng)
@@ -203,10 +216,25 @@ class _TaskTuner:
         if rec.status == "ok":
             self._learn(rec, func)
 
-    def _record_of(self, cand: Candidate, status: str, latency: float | None = None, error: str = "",
-                   trace: str = "") -> Record:  # fmt: skip
-        return Record(self.task.key, self.task.name, self.target, cand.space, cand.knobs, status,
-                      latency, error, trace)  # fmt: skip
+    def _record_of(
+        self,
+        cand: Candidate,
+        status: str,
+        latency: float | None = None,
+        error: str = "",
+        trace: str = "",
+    ) -> Record:
+        return Record(
+            self.task.key,
+            self.task.name,
+            self.target,
+            cand.space,
+            cand.knobs,
+            status,
+            latency,
+            error,
+            trace,
+        )
 
     def _learn(self, rec: Record, func: PrimFunc) -> None:
         self.rows.append(features(func, rec.space, rec.knobs))
@@ -216,9 +244,20 @@ class _TaskTuner:
         best = self.db.best(self.task.key)
         default = self.spaces.get("rules")
         base = next(
-            (r for r in self.db.of(self.task.key)
-             if r.status == "ok" and default is not None and r.space == "rules" and r.knobs == default.default),
+            (
+                r
+                for r in self.db.of(self.task.key)
+                if r.status == "ok"
+                and default is not None
+                and r.space == "rules"
+                and r.knobs == default.default
+            ),
             None,
-        )  # fmt: skip
-        self.bar.update(self.task.name, self.offset + self.trials_done(), best and best.latency_s,
-                        base and base.latency_s, final)  # fmt: skip
+        )
+        self.bar.update(
+            self.task.name,
+            self.offset + self.trials_done(),
+            best and best.latency_s,
+            base and base.latency_s,
+            final,
+        )

@@ -198,9 +198,12 @@ if __name__ == "__main__":
     pattern = args[0] if args else ""
     first, last = (args[1], args[2]) if len(args) > 2 else ("", "~")  # a name range [first, last)
     check = numeric_outcome if "--numeric" in sys.argv else outcome
+    listed = None
+    if "--names" in sys.argv:  # names read from stdin, one a line
+        listed = {line.strip() for line in sys.stdin if line.strip()}
     results = {}
     for n in sorted(node_cases()):
-        if pattern in n and first <= n < last:
+        if pattern in n and first <= n < last and (listed is None or n in listed):
             results[n] = check(n)
             print(f"{n}\t{results[n]}", flush=True)
     ok = sum(r == "ok" for r in results.values())

@@ -35,8 +35,8 @@ def test_kills_follow_the_last_use():
 
         @R.function
         def main(x: R.Tensor((2, 4), "float32")):
-            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _ = cls.exp(x, alloc, out_sinfo=R.Tuple())
             alloc1 = R.builtin.alloc_tensor(R.shape([2, 4]), R.dtype("float32"), R.prim_value(0))
             _1 = cls.exp(alloc, alloc1, out_sinfo=R.Tuple())
@@ -53,8 +53,8 @@ def test_kills_follow_the_last_use():
 
         @R.function
         def main(x: R.Tensor((2, 4), "float32")):
-            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _2 = R.memory.kill_storage(storage)
             _ = cls.exp(x, alloc, out_sinfo=R.Tuple())
             alloc1 = R.builtin.alloc_tensor(R.shape([2, 4]), R.dtype("float32"), R.prim_value(0))
@@ -83,13 +83,13 @@ def test_aliases_extend_life_and_returned_tensors_live_on():
 
         @R.function
         def main(x: R.Tensor((2, 4), "float32")):
-            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _ = cls.exp(x, a, out_sinfo=R.Tuple())
             t = (a, x)
             lv = t[0]
-            storage1 = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            b = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage1 = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            b = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _1 = cls.exp(lv, b, out_sinfo=R.Tuple())
             return b
 
@@ -104,14 +104,14 @@ def test_aliases_extend_life_and_returned_tensors_live_on():
 
         @R.function
         def main(x: R.Tensor((2, 4), "float32")):
-            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _2 = R.memory.kill_storage(storage)
             _ = cls.exp(x, a, out_sinfo=R.Tuple())
             t = (a, x)
             lv = t[0]
-            storage1 = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            b = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage1 = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            b = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _3 = R.memory.kill_storage(storage1)
             _1 = cls.exp(lv, b, out_sinfo=R.Tuple())
             _4 = R.memory.kill_tensor(a)  # after the last use of its alias lv; b is returned
@@ -140,8 +140,8 @@ def test_tensor_used_in_an_if_dies_after_the_if():
 
         @R.function
         def main(x: R.Tensor((2, 4), "float32"), c: R.Prim("bool")):
-            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _ = cls.exp(x, a, out_sinfo=R.Tuple())
             if c:
                 out = R.builtin.alloc_tensor(R.shape([2, 4]), R.dtype("float32"), R.prim_value(0))

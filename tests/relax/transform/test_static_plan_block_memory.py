@@ -67,13 +67,13 @@ def test_chain_reuses_dead_storage_and_leaves_the_output():
 
         @R.function
         def main(x: R.Tensor((2, 4), "float32")):
-            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _ = cls.exp(x, alloc, out_sinfo=R.Tuple())
-            storage1 = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            alloc1 = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            storage1 = R.memory.alloc_storage(R.shape([32]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            alloc1 = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _1 = cls.exp(alloc, alloc1, out_sinfo=R.Tuple())
-            alloc2 = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))  # noqa: E501
+            alloc2 = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"))
             _2 = cls.exp(alloc1, alloc2, out_sinfo=R.Tuple())
             alloc3 = R.builtin.alloc_tensor(R.shape([2, 4]), R.dtype("float32"), R.prim_value(0))
             _3 = cls.exp(alloc2, alloc3, out_sinfo=R.Tuple())
@@ -191,8 +191,8 @@ def test_upper_bound_gives_a_constant_size_storage():
         def main(x: R.Tensor(("n", 4), "float32")):
             n = T.int64()
             R.func_attr({"tir_var_upper_bound": {"n": 8}})
-            storage = R.memory.alloc_storage(R.shape([128]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
-            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([n, 4]), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([128]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+            alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([n, 4]), R.dtype("float32"))
             _ = cls.neg(x, alloc, out_sinfo=R.Tuple())
             alloc1 = R.builtin.alloc_tensor(R.shape([n, 4]), R.dtype("float32"), R.prim_value(0))
             _1 = cls.neg(alloc, alloc1, out_sinfo=R.Tuple())
@@ -251,10 +251,10 @@ def test_unbounded_symbolic_sizes_share_storage_when_sympy_proves_it():
         @R.function
         def main(x: R.Tensor(("n",), "float32")):
             n = T.int64()
-            storage = R.memory.alloc_storage(R.shape([4 * n]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
+            storage = R.memory.alloc_storage(R.shape([4 * n]), R.prim_value(0), R.str("global"), R.dtype("float32"))
             a = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([n]), R.dtype("float32"))
             _ = cls.neg(x, a, out_sinfo=R.Tuple())
-            storage1 = R.memory.alloc_storage(R.shape([4 * n]), R.prim_value(0), R.str("global"), R.dtype("float32"))  # noqa: E501
+            storage1 = R.memory.alloc_storage(R.shape([4 * n]), R.prim_value(0), R.str("global"), R.dtype("float32"))
             b = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([n]), R.dtype("float32"))
             _1 = cls.neg(a, b, out_sinfo=R.Tuple())
             c = R.builtin.alloc_tensor(R.shape([n]), R.dtype("float32"), R.prim_value(0))
@@ -362,3 +362,38 @@ def test_cnn_with_symbolic_batch_unchanged_by_planning():
         reference = 1 / (1 + np.exp(-np.maximum(2 * pooled, 0)))
         for mod in (lowered, planned):
             np.testing.assert_allclose(run(mod, a), reference, rtol=1e-5, atol=1e-6)
+
+
+def test_if_branches_are_planned_on_their_own():
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def neg(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = T.float32(0) - A[vi]
+
+        @R.function
+        def main(x: R.Tensor((4,), "float32"), c: R.Prim("bool")):
+            a = R.builtin.alloc_tensor(R.shape([4]), R.dtype("float32"), R.prim_value(0))
+            _ = cls.neg(x, a, out_sinfo=R.Tuple())
+            if c:
+                b = R.builtin.alloc_tensor(R.shape([4]), R.dtype("float32"), R.prim_value(0))
+                _1 = cls.neg(a, b, out_sinfo=R.Tuple())
+                d = R.builtin.alloc_tensor(R.shape([4]), R.dtype("float32"), R.prim_value(0))
+                _2 = cls.neg(b, d, out_sinfo=R.Tuple())
+                r = d
+            else:
+                r = x
+            return r
+
+    after = StaticPlanBlockMemory()(Before)
+    outer = after["main"].body.blocks[0].bindings
+    assert outer[0].value.op is not memory.alloc_storage  # `a` is used inside the If: kept
+    branch = after["main"].body.blocks[0].bindings[-1].value.true_branch
+    ops = [b.value.op for b in branch.blocks[0].bindings if isinstance(b.value, Call)]
+    assert ops.count(memory.alloc_storage) == 1 and ops.count(memory.alloc_tensor) == 1
+    x = rng.standard_normal(4).astype("float32")
+    for cond in (True, False):
+        np.testing.assert_array_equal(run(after, x, cond), run(Before, x, cond))

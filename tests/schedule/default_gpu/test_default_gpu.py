@@ -79,3 +79,15 @@ def test_scheduled_functions_are_left_alone():
 
 def test_reduction_thread_counts_are_powers_of_two():
     assert [reduction_threads(n) for n in (1, 3, 32, 100, 256, 5000)] == [1, 2, 32, 64, 256, 256]
+
+
+def test_tile_divisible_matmul_gets_shared_and_register_tiles():
+    a, b = te.placeholder((128, 64), name="A"), te.placeholder((64, 128), name="B")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
+    src = unity.build(mod, "cuda").get_source()
+    assert "__shared__ __align__(16) float A_shared[512];" in src  # 64 x 8 tile
+    assert "__align__(16) float T_matmul_local[16];" in src        # 4 x 4 per thread
+    av, bv = RNG.standard_normal((128, 64), dtype=np.float32), RNG.standard_normal((64, 128), dtype=np.float32)
+    out = np.zeros((128, 128), np.float32)
+    emulate(lower_cuda(mod), av, bv, out)
+    np.testing.assert_allclose(out, av @ bv, rtol=1e-4, atol=1e-4)

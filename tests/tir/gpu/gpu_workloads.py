@@ -15,6 +15,7 @@ import numpy as np
 from unity import te, topi
 from unity.schedule import Schedule
 from unity.schedule.default_gpu import bind_cross_thread
+from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 
 
 @dataclass
@@ -73,6 +74,20 @@ def matmul(m: int = 64, n: int = 64, k: int = 64, tile: int = 16) -> Workload:
     a = _rng().standard_normal((m, k), dtype=np.float32)
     b = _rng().standard_normal((k, n), dtype=np.float32)
     return Workload("matmul", sch, [a, b, np.zeros((m, n), np.float32)], {2: a @ b}, 1e-4, 1e-4)
+
+
+def matmul_register_tiled(m: int = 64, n: int = 64, k: int = 32) -> Workload:
+    """C = A @ B by `schedule_matmul_tiled`: 32x32 block tiles, 4x4 register tiles per thread."""
+    A = te.placeholder((m, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    sch = Schedule(te.create_prim_func([A, B, C]))
+    schedule_matmul_tiled(sch, "C", threads=8, tm=4, bk=8)
+    a = _rng().standard_normal((m, k), dtype=np.float32)
+    b = _rng().standard_normal((k, n), dtype=np.float32)
+    return Workload("matmul_register_tiled", sch, [a, b, np.zeros((m, n), np.float32)], {2: a @ b},
+                    1e-4, 1e-4)
 
 
 def _row_reductions(sch: Schedule, out_block: str, producers: list[str], threads: int) -> None:
@@ -197,7 +212,7 @@ def fused_elementwise(n: int = 1000, threads: int = 128) -> Workload:
 
 
 ALL: dict[str, Callable[[], Workload]] = {
-    "matmul": matmul, "softmax": softmax, "layer_norm": layer_norm, "conv2d": conv2d,
+    "matmul": matmul, "matmul_register_tiled": matmul_register_tiled, "softmax": softmax, "layer_norm": layer_norm, "conv2d": conv2d,
     "fused_elementwise": fused_elementwise,
 }
 """Every workload, by name."""

@@ -25,6 +25,7 @@ MODULES = [
     "unity.schedule.default_gpu.apply",
     "unity.schedule.default_gpu.rules",
     "unity.schedule.default_gpu.cross_thread",
+    "unity.schedule.default_gpu.matmul",
 ]
 
 

@@ -118,3 +118,20 @@ def test_resize_three_axes_linear():
     out = topi.image.resize(x_t, [0, 1, 2], [3, 5, 2], "linear", "align_corners")
     want = _onnx_resize_general(x, [3, 5, 2], mode="linear", coordinate_transformation_mode="align_corners")
     check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)
+
+
+def test_given_scales_set_the_resized_length_as_onnx_does():
+    x_t = te.placeholder((1, 1, 2, 4), name="x")
+    x = np.arange(1, 9, dtype="float32").reshape(1, 1, 2, 4)
+    out = topi.image.resize(x_t, [2, 3], [1, 2], "linear", "align_corners", scales=[0.6, 0.6])
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], mode="linear",
+                            coordinate_transformation_mode="align_corners")  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("scales", onnx.TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    want = ReferenceEvaluator(model).run(None, {"X": x, "scales": np.array([1, 1, 0.6, 0.6], "float32")})[0]
+    check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)

@@ -45,6 +45,9 @@ After ``FuseTIR()``::
 The PrimFuncs of a group are inlined one after another (loop, block and buffer variables
 renewed, symbolic shapes mapped onto the fused parameters' shapes); tensors passed between
 them become `alloc_buffers` of the root block.  PrimFuncs no longer called are removed.
+Groups that fuse to structurally equal PrimFuncs (the repeated blocks of a ResNet) share
+the first one, as TVM's `BlockBuilder.add_func` does, so each is scheduled, lowered and
+compiled once.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ import sympy
 
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import GlobalVar, IRModule
+from unity.ir.structural import structural_equal, structural_hash
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import Call, Expr, Function, ShapeExpr, Tuple, TupleGetItem, Var
 from unity.relax.expr_functor import ExprMutator, ExprVisitor
@@ -80,17 +84,31 @@ class FuseTIR(ModulePass):
             return mod
         made = {gv: fuse_primitive_function(f, mod) for gv, f in fused.items()}  # type: ignore[arg-type]
         prims = {gv: prim for gv, (prim, _) in made.items()}
-        rewriter = _CallRewriter({gv: extra for gv, (_, extra) in made.items()})
+        same = _deduplicate(prims)
+        rewriter = _CallRewriter({gv: extra for gv, (_, extra) in made.items()}, same)
         out = IRModule(attrs=mod.attrs)
         for gv, func in mod.items():
             if gv in prims:
-                out.update_func(gv, prims[gv])
+                if same[gv] is gv:
+                    out.update_func(gv, prims[gv])
             elif isinstance(func, Function):
                 out.update_func(gv, rewriter.visit_expr(func))
             else:
                 out.update_func(gv, func)
         _remove_unused_prim_funcs(out, _called_by(fused.values()))
         return out
+
+
+def _deduplicate(prims: dict[GlobalVar, PrimFunc]) -> dict[GlobalVar, GlobalVar]:
+    """Each GlobalVar -> the first one whose PrimFunc is structurally equal to its own."""
+    kinds: dict[int, list[GlobalVar]] = {}
+    same: dict[GlobalVar, GlobalVar] = {}
+    for gv, prim in prims.items():
+        kind = kinds.setdefault(structural_hash(prim), [])
+        same[gv] = next((first for first in kind if structural_equal(prims[first], prim)), gv)
+        if same[gv] is gv:
+            kind.append(gv)
+    return same
 
 
 def _is_primitive(func: object) -> bool:
@@ -172,9 +190,15 @@ def _tensor_sinfo_of(sinfo: object, node: object) -> TensorStructInfo:
 class _CallRewriter(ExprMutator):
     """``fused(args)`` -> ``R.call_tir(fused, args, out_sinfo)``."""
 
-    def __init__(self, extra_symbols: dict[GlobalVar, tuple[sympy.Symbol, ...]]) -> None:
+    def __init__(
+        self,
+        extra_symbols: dict[GlobalVar, tuple[sympy.Symbol, ...]],
+        same: dict[GlobalVar, GlobalVar],
+    ) -> None:
         super().__init__()
         self.extra_symbols = extra_symbols
+        self.same = same
+        """A fused GlobalVar -> the one holding its PrimFunc (itself unless a duplicate)."""
 
     def visit_call_(self, expr: Call) -> Expr:
         call = super().visit_call_(expr)
@@ -185,7 +209,7 @@ class _CallRewriter(ExprMutator):
         outs = ret.fields if isinstance(ret, TupleStructInfo) else (ret,)
         extra = self.extra_symbols[call.op]
         tir_vars = ShapeExpr(extra) if extra else None
-        new = call_tir(call.op, list(call.args), list(outs), tir_vars=tir_vars)
+        new = call_tir(self.same[call.op], list(call.args), list(outs), tir_vars=tir_vars)
         return new.replace(struct_info_=ret, span=call.span)
 
 

@@ -29,7 +29,7 @@ As in TVM, a kill drops the function's reference: the storage dies after its las
 VM codegen works that out).  A tensor's uses include those of its aliases (``y = x``,
 tuples, tuple items, `match_cast`); one used inside an `If` dies after the `If`; a
 returned one, or one already killed, gets no kill.  Run it after `StaticPlanBlockMemory`.
-"""  # noqa: E501 - the printed IR lines are long
+"""
 
 from __future__ import annotations
 

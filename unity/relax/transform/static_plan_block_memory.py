@@ -44,14 +44,14 @@ Rules (TVM's, in our words):
   ``tir_var_upper_bound`` (``{"n": 1024}``) is replaced by its bound, so the storage has a
   constant size (the VM checks at run time that each tensor fits).  Unbounded symbolic
   sizes share storage only where sympy proves the storage large enough.
-"""  # noqa: E501 - the printed IR lines are long
+"""
 
 from __future__ import annotations
 
 import math
 import operator
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy
 
@@ -61,6 +61,7 @@ from unity.relax.expr import (
     Binding, BindingBlock, Call, DataTypeImm, Expr, Function, If, MatchCast, PrimValue, SeqExpr,
     ShapeExpr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
+from unity.relax.expr_functor import ExprVisitor
 from unity.relax.struct_info import ObjectStructInfo
 from unity.relax.utils import free_symbols
 from unity.relax.vm import memory
@@ -93,20 +94,10 @@ class StaticPlanBlockMemory(ModulePass):
 
 def _plan_function(mod: IRModule, func: Function) -> Function:
     bounds = _upper_bounds(func)
-    names = _Names({p.name_hint for p in func.params})
-    body = _plan_seq(mod, func.body, bounds, names, free_symbols_of(func.params))
-    return func.replace(body=body)
-
-
-def free_symbols_of(params: tuple[Var, ...]) -> set[sympy.Symbol]:
-    """The shape symbols the parameters' struct info defines.
-
-    Example:
-        >>> from unity.relax.struct_info import TensorStructInfo
-        >>> free_symbols_of((Var("x", TensorStructInfo(("n",), "int8")),))
-        {n}
-    """
-    return {s for p in params for s in free_symbols(p.struct_info)}
+    names = _Names()
+    names.visit_expr(func)
+    symbols = {s for p in func.params for s in free_symbols(p.struct_info)}
+    return func.replace(body=_plan_seq(mod, func.body, bounds, names, symbols))
 
 
 def _upper_bounds(func: Function) -> dict[str, int]:
@@ -127,12 +118,15 @@ def _upper_bounds(func: Function) -> dict[str, int]:
     return bounds
 
 
-class _Names:
-    """Fresh `storage`, `storage1`, ... names that no binding of the function uses."""
+class _Names(ExprVisitor):
+    """Fresh `storage`, `storage1`, ... names that no var of the function uses."""
 
-    def __init__(self, taken: set[str]) -> None:
-        self.taken = taken
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
         self.count = 0
+
+    def visit_var_def(self, var: Var) -> None:
+        self.taken.add(var.name_hint)
 
     def fresh(self) -> str:
         while True:
@@ -160,7 +154,6 @@ class _Token:
     last_use: int
     escapes: bool = False
     storage: _Storage | None = None
-    aliases: set[Var] = field(default_factory=set)
 
 
 def _bindings(seq: SeqExpr) -> Iterator[tuple[int, Binding]]:
@@ -294,17 +287,19 @@ class _Liveness:
         return upper if upper.is_Integer else size
 
     def _free_var_tokens(self, expr: Expr) -> set[_Token]:
-        from unity.relax.expr_functor import ExprVisitor
+        refs = _Refs()
+        refs.visit_expr(expr)
+        return {t for v in refs.vars for t in self.of.get(v, ())}
 
-        found: set[_Token] = set()
-        outer = self
 
-        class _Vars(ExprVisitor):
-            def visit_var_(self, var: Var) -> None:
-                found.update(outer.of.get(var, ()))
+class _Refs(ExprVisitor):
+    """Every var an expression mentions (branches and nested functions included)."""
 
-        _Vars().visit_expr(expr)
-        return found
+    def __init__(self) -> None:
+        self.vars: set[Var] = set()
+
+    def visit_var_(self, var: Var) -> None:
+        self.vars.add(var)
 
 
 def _assign_storage(seq: SeqExpr, tokens: list[_Token], symbols: set[sympy.Symbol]) -> None:

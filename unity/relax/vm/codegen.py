@@ -3,9 +3,12 @@
 Each variable gets a register, each shape symbol a slot.  Parameters and
 `match_cast`s become specs checked on entry (the first use of a symbol binds its
 slot, other uses are checked); shapes become trees over the slots; calls of
-PrimFuncs become ``kernel`` instructions.  Then `plan_storage` pools every
-allocation that only kernels touch and frees it after its last use.  The
-format is documented in `unity.runtime.vm`.
+PrimFuncs become ``kernel`` instructions; ``R.memory.alloc_storage`` /
+``alloc_tensor`` / ``kill_*`` (from `StaticPlanBlockMemory` and `KillAfterLastUse`)
+become ``storage`` / ``view`` / ``kill``.  Then `plan_storage` pools every
+allocation, and every planned storage, that only kernels touch (through its views)
+and frees it after its last use; views are not pooled again.  The format is
+documented in `unity.runtime.vm`.
 
 Example:
     >>> program, constants = codegen(lowered_mod)  # doctest: +SKIP
@@ -86,6 +89,7 @@ class _FunctionCodegen:
         self.binder: dict[sympy.Symbol, str] = {}
         self.regs: dict[Var, int] = {}
         self.void: set[Var] = set()
+        self.storages: set[int] = set()  # registers holding an R.memory.alloc_storage
         self.num_regs = 0
         self.code: list[Any] = []
 
@@ -338,6 +342,7 @@ class _FunctionCodegen:
         dims = [self._tree(d, shape) for d in shape.values]
         if size_index is not None:
             self.code.append(["storage", dst, dims[0], 0])
+            self.storages.add(dst)
             return
         offset, dtype = call.args[1], call.args[3]
         if not isinstance(offset, PrimValue) or not isinstance(dtype, DataTypeImm):
@@ -346,6 +351,12 @@ class _FunctionCodegen:
                 call,
             )
         storage = self._operand(call.args[0])
+        if storage not in self.storages:
+            raise DiagnosticError(
+                f"vm codegen @{self.name}: memory.alloc_tensor needs a storage made by "
+                "R.memory.alloc_storage earlier in the same function",
+                call,
+            )
         self.code.append(["view", dst, storage, self._tree(offset.value, offset), dtype.value,
                           dims, 0])  # fmt: skip
 
@@ -425,10 +436,10 @@ def _insert_frees(
     for reg, i in last.items():
         frees_after.setdefault(i, []).append(reg)
     for i, ins in enumerate(code):
-        if ins[0] in ("alloc", "storage") and ins[1] in pooled:
-            ins = [*ins[:-1], 1]
-        elif ins[0] == "view" and ins[1] in escaping:
-            ins = [*ins[:-1], 1]
+        if (ins[0] in ("alloc", "storage") and ins[1] in pooled) or (
+            ins[0] == "view" and ins[1] in escaping
+        ):
+            ins = [*ins[:-1], 1]  # pooled storage, or a view that needs a real shaped array
         elif ins[0] == "kill" and owner.get(ins[1], ins[1]) in pooled:
             ins = None  # the free below gives the memory back; keep the raw buffer until then
         elif ins[0] == "if":

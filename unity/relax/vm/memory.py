@@ -14,7 +14,7 @@ Example:
     >>> s = alloc_storage((32,), 0, "global", "float32")
     >>> s.op.name, alloc_tensor(s, 0, (2, 4), "float32").op.name
     ('relax.memory.alloc_storage', 'relax.memory.alloc_tensor')
-"""  # noqa: E501 - the printed IR lines are long
+"""
 
 from __future__ import annotations
 

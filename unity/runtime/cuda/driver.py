@@ -101,3 +101,17 @@ class CudaDriver:
     def synchronize(self) -> None:
         """Wait for the device."""
         self.context.synchronize()
+
+    def time_launches(self, launch: Any, number: int) -> float:
+        """Seconds `number` calls of `launch()` take on the device, between two CUDA events.
+
+        Example:
+            >>> driver().time_launches(lambda: None, 10)  # doctest: +SKIP
+        """
+        start, end = self.cuda.Event(), self.cuda.Event()
+        start.record()
+        for _ in range(number):
+            launch()
+        end.record()
+        end.synchronize()
+        return start.time_till(end) / 1e3

@@ -38,6 +38,7 @@ from __future__ import annotations
 from unity.schedule.analysis import linear
 from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of
 from unity.schedule.default.epilogue import inline_epilogue
+from unity.schedule.default.prepack import PREPACK
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, Cast, Mul, PrimExpr, Var
@@ -158,6 +159,7 @@ def _channels_in_vector(
     index = [r.buffer for r in info.block.reads].index(w_load.buffer)
     packed = sch.cache_read(c, index, "global")
     sch.transform_layout(packed, ("write", 0), lambda a, b, r, s: (a // to, b, r, s, a % to))
+    sch.annotate(packed, PREPACK, f"oihw:{to}")  # a constant weight is packed at compile time
     po, *prest = sch.get_loops(packed)
     po0, po1 = sch.split(po, [None, to])
     sch.reorder(po0, *prest, po1)

@@ -36,6 +36,7 @@ from unity.schedule.default import reduction
 from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of, work_size
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_outer
+from unity.schedule.default.prepack import PREPACK
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, Cast, IterType, Mul, PrimExpr, Var
@@ -154,9 +155,11 @@ def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int
     packed = sch.cache_read(c, index, "global")
     if b_load.indices[-1] is j:  # B[k, j]
         sch.transform_layout(packed, ("write", 0), lambda kk, jj: (jj // tj, kk, jj % tj))
+        sch.annotate(packed, PREPACK, f"kn:{tj}")
         pk, pj = sch.get_loops(packed)
     else:  # B[j, k] (dense weight)
         sch.transform_layout(packed, ("write", 0), lambda jj, kk: (jj // tj, kk, jj % tj))
+        sch.annotate(packed, PREPACK, f"nk:{tj}")
         pj, pk = sch.get_loops(packed)
     pj0, pj1 = sch.split(pj, [None, tj])
     sch.reorder(pj0, pk, pj1)

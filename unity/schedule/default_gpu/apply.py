@@ -3,7 +3,8 @@
 Like the CPU rules (`unity.schedule.default`), the choice reads structure only:
 spatial blocks writing intermediate buffers are inlined into their consumers where
 `compute_inline` allows; each remaining block becomes one kernel, by
-`rules.schedule_reduction` when it reduces, else `rules.schedule_spatial`.  A function
+`matmul.schedule_matmul_tiled` for a tile-divisible matmul, `rules.schedule_reduction`
+for other reductions, else `rules.schedule_spatial`.  A function
 already holding a thread binding, or carrying ``tir.is_scheduled``, is left as it is.
 Intermediate buffers stay in global memory (allocated by the host between kernels).
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 from unity.ir.module import IRModule
 from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
+from unity.schedule.default_gpu import matmul
+from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
@@ -62,7 +65,10 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     for info in block_infos(sch.mod["main"]) or []:
         trial = sch.copy()
         try:
-            if info.is_reduction:
+            side = _square_side(threads)
+            if matmul.applies(info, side):
+                schedule_matmul_tiled(trial, info.name, threads=side)
+            elif info.is_reduction:
                 schedule_reduction(trial, info, threads)
             else:
                 schedule_spatial(trial, info, threads)
@@ -85,6 +91,14 @@ def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo]) -> 
         except ScheduleError:
             continue
         sch.state, sch.trace = trial.state, trial.trace
+
+
+def _square_side(threads: int) -> int:
+    """The side of the largest square thread block within `threads` (16 for 256)."""
+    side = 1
+    while (side * 2) ** 2 <= threads:
+        side *= 2
+    return side
 
 
 def _has_threads(func: PrimFunc) -> bool:

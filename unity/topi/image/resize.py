@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from unity import te, tir
 from unity.te import Tensor
@@ -141,56 +141,77 @@ def resize(
     dtype = out_dtype or data.dtype
     f = "float64" if data.dtype == "float64" else "float32"
 
-    def coord_of(i: tuple[PrimExpr, ...], k: int) -> PrimExpr:
+    def coord_of(o: PrimExpr, k: int) -> PrimExpr:
         a = axes[k]
-        size_in, size_out = data.shape[a].astype(f), shape[a].astype(f)
+        size_in = data.shape[a].astype(f)
+        # ONNX: with given scales, the "resized length" in the formulas is in * scale
+        size_out = size_in * const(scales[k], f) if scales is not None else shape[a].astype(f)
         if crop:
             assert roi is not None
-            return _crop_coord(i[a].astype(f), size_in, size_out, roi[k], roi[k + len(axes)])
+            return _crop_coord(o.astype(f), size_in, size_out, roi[k], roi[k + len(axes)])
         scale = const(scales[k], f) if scales is not None else size_out / size_in
-        return _source_coord(
-            i[a].astype(f), size_in, size_out, scale, coordinate_transformation_mode
-        )
+        return _source_coord(o.astype(f), size_in, size_out, scale, coordinate_transformation_mode)
+
+    def coord_fn(k: int) -> Callable[[PrimExpr], PrimExpr]:
+        return lambda o: coord_of(o, k)
+
+    tables = [
+        _tables(data.shape[a], shape[a], k, coord_fn(k), method, rounding_method, cubic_alpha, cubic_exclude)
+        for k, a in enumerate(axes)
+    ]  # fmt: skip
+
+    def total_body(*i: PrimExpr) -> PrimExpr:
+        taps = [
+            te.reduce_axis((0, index.shape[1]), name=f"t{k}") for k, (index, _) in enumerate(tables)
+        ]
+        src = list(i)
+        weight: PrimExpr | None = None
+        for a, (index, w), t in zip(axes, tables, taps, strict=True):
+            src[a] = index[i[a], t.var]
+            weight = w[i[a], t.var] if weight is None else weight * w[i[a], t.var]
+        assert weight is not None
+        return te.sum(data[tuple(src)].astype(f) * weight, axis=taps)
+
+    total = te.compute(shape, total_body, name="T_resize_sum")
+    if not crop:
+        return te.compute(shape, lambda *i: _to(total[i], dtype, method), name="T_resize")
+    outside = [_outside_table(shape[a], data.shape[a], k, coord_fn(k)) for k, a in enumerate(axes)]
 
     def body(*i: PrimExpr) -> PrimExpr:
-        coords = [coord_of(i, k) for k in range(len(axes))]
-        per_axis = [
-            _taps(c, data.shape[a], method, rounding_method, cubic_alpha, cubic_exclude)
-            for c, a in zip(coords, axes, strict=True)
-        ]
-        total = _weighted_sum(data, i, axes, per_axis, f)
-        value = _to(total, dtype, method)
-        if not crop:
-            return value
-        outside = [
-            tir.logical_or(c < 0, c > data.shape[a].astype(f) - 1)
-            for c, a in zip(coords, axes, strict=True)
-        ]
-        any_out = outside[0]
-        for o in outside[1:]:
-            any_out = tir.logical_or(any_out, o)
-        return tir.select(any_out, const(extrapolation_value, dtype), value)
+        any_out = outside[0][i[axes[0]]]
+        for k in range(1, len(axes)):
+            any_out = tir.logical_or(any_out, outside[k][i[axes[k]]])
+        return tir.select(any_out, const(extrapolation_value, dtype), _to(total[i], dtype, method))
 
     return te.compute(shape, body, name="T_resize")
 
 
-def _weighted_sum(data: Tensor, i: tuple[PrimExpr, ...], axes: list[int], per_axis: list[Taps],
-                  f: str) -> PrimExpr:  # fmt: skip
-    """`sum(w_0 * ... * w_k * data[taps])` over every combination of the axes' taps."""
-    combos: list[tuple[list[PrimExpr], PrimExpr | None]] = [([], None)]
-    for taps in per_axis:
-        combos = [
-            (idx + [t], w if acc is None else acc * w) for idx, acc in combos for t, w in taps
-        ]
-    total: PrimExpr | None = None
-    for idx, weight in combos:
-        src = list(i)
-        for a, t in zip(axes, idx, strict=True):
-            src[a] = t
-        term = data[tuple(src)].astype(f) * weight
-        total = term if total is None else total + term
-    assert total is not None
-    return total
+def _outside_table(size_out: PrimExpr, size_in: PrimExpr, k: int,
+                   coord: Callable[[PrimExpr], PrimExpr]) -> Tensor:  # fmt: skip
+    """Per output position of one axis: whether its coordinate falls outside the input."""
+
+    def body(o: PrimExpr) -> PrimExpr:
+        c = coord(o)
+        return tir.logical_or(c < const(0, c.dtype), c > size_in.astype(c.dtype) - 1)
+
+    return te.compute((size_out,), body, name=f"T_resize_outside{k}")
+
+
+def _tables(size_in: PrimExpr, size_out: PrimExpr, k: int, coord: Callable[[PrimExpr], PrimExpr],
+            method: str, rounding: str, alpha: float, exclude: bool) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """Per output position of one axis: its input tap indices and weights, as (len, taps)."""
+    count = {"nearest_neighbor": 1, "linear": 2, "cubic": 4}[method]
+
+    def pick(o: PrimExpr, t: PrimExpr, part: int) -> PrimExpr:
+        taps = _taps(coord(o), size_in, method, rounding, alpha, exclude)
+        out = taps[-1][part]
+        for j in range(len(taps) - 2, -1, -1):
+            out = tir.select(tir.eq(t, j), taps[j][part], out)
+        return out
+
+    index = te.compute((size_out, count), lambda o, t: pick(o, t, 0), name=f"T_resize_index{k}")
+    weight = te.compute((size_out, count), lambda o, t: pick(o, t, 1), name=f"T_resize_weight{k}")
+    return index, weight
 
 
 def _crop_coord(x: PrimExpr, size_in: PrimExpr, size_out: PrimExpr, start: float,

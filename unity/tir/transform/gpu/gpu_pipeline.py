@@ -6,6 +6,22 @@ Example:
     >>> [gv.name_hint for gv in mod]   # doctest: +SKIP
     ['main', 'main_kernel0']
 
+The GPU lowered form (what `unity.codegen.cuda` and `unity.tir.gpu_emulator` read):
+
+1. Host functions keep their name and parameters; their body holds only serial loops,
+   lets, asserts, global `Allocate`s (the host allocates them) and kernel launches
+   `T.cuda.launch(name, grid_x, grid_y, grid_z, block_x, block_y, block_z, *args)`
+   whose sizes are expressions over the host's variables (symbolic shapes included).
+2. Kernels are PrimFuncs with ``calling_conv = "cuda_kernel"``: flat 1-D buffer
+   parameters (one per memory, sharing the host buffer's `data` var) then scalars.
+   The body starts with the launch nest, `THREAD_BINDING` loops over `blockIdx.z/y/x`
+   then `threadIdx.z/y/x` of the launch extents; no other thread-bound loop remains,
+   and under the nest the code is SIMT (run by every thread), not a sequential loop.
+3. `shared` / `local` buffers are `Allocate`s inside the kernel, constant-sized per
+   block / per thread; barriers are `T.cuda.syncthreads()`; cross-thread reductions are
+   warp shuffles (`T.cuda.shfl_down`) plus shared memory.
+4. Vectorized loops are `Ramp` / `Broadcast` vector code (float4 accesses in codegen).
+
 The steps, read top to bottom (the CPU pipeline is `unity.tir.transform.pipeline`):
 """
 
@@ -16,12 +32,12 @@ from unity.ir.transform import ModulePass, Sequential
 from unity.tir.function import PrimFunc
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
-from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
 from unity.tir.transform.gpu.lower_cross_thread_reduction import LowerCrossThreadReduction
 from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
 from unity.tir.transform.gpu.lower_thread_binding_gpu import LowerThreadBindingGPU
 from unity.tir.transform.gpu.split_host_device import SplitHostDevice
+from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.simplify import Simplify
 from unity.tir.transform.unroll_loop import UnrollLoop

@@ -16,8 +16,10 @@ After ``InsertSyncthreads()``::
 
 The planner walks the SIMT body of each kernel tracking which shared buffers were read
 and written since the last barrier.  A statement that reads a buffer written since then
-(read after write), or writes one read or written since then (write after read/write),
-gets a barrier in front of it.  Loops are walked until the state at the top of the body
+(read after write), or writes one read since then (write after read), gets a barrier in
+front of it.  Two writes need none: threads filling a tile cooperatively write disjoint
+elements (two threads writing one element is a race no barrier placement can fix in
+general; the GPU emulator reports it).  Loops are walked until the state at the top of the body
 (entry merged with the end of the previous iteration) stops growing, so a loop-carried
 dependence puts the barrier at the top of the body.  A barrier is only ever placed where
 every thread of the block gets to it: never inside a loop whose bounds or an `if` whose
@@ -108,7 +110,7 @@ class _Planner:
         if not reads and not writes:
             return stmt, state
         before_r, before_w = state
-        if (reads & before_w) or (writes & (before_r | before_w)):
+        if (reads & before_w) or (writes & before_r):
             return seq(syncthreads(), stmt), (reads, writes)
         return stmt, (before_r | reads, before_w | writes)
 
@@ -123,7 +125,7 @@ class _Planner:
 
     def _loop(self, loop: For, state: _State) -> tuple[Stmt, _State]:
         reads, writes = _shared_accesses(loop.body)
-        if (reads & state[1]) or (writes & (state[0] | state[1])):  # barrier once, before
+        if (reads & state[1]) or (writes & state[0]):  # barrier once, before the loop
             new, end = self._loop(loop, _EMPTY)
             return seq(syncthreads(), new), end
         entry = state

@@ -1,0 +1,247 @@
+"""The light ONNX models: compile time, latency next to onnxruntime, share of FMA peak.
+
+For each "light" real-architecture model shipped in the `onnx` package (weights made
+by `ConstantOfShape` replaced by seeded random ones, as `unity bench` does), in one
+run: unity's compile time with default schedules (split into ONNX import, the relax
+pipeline, TIR lowering and the rest: VM codegen + LLVM), the median latency of
+unity and of onnxruntime (runs alternate between the two so both see the same load),
+their ratio, each one's GFLOP/s (the multiply-adds of Conv / MatMul / Gemm, counted
+from the ONNX graph and its inferred shapes, as two flops) as a share of the FMA peak
+that `peak.py` measures in the same run, and max |unity - onnxruntime| over outputs.
+
+The machine is shared: the peak is the best of a measurement before and after the
+models, and each latency is a median of `--repeat` runs.
+
+Run: ``python bench/onnx_models.py [--models resnet50,vgg19] [--repeat 5] [--profile N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+import onnx
+from onnx import helper, shape_inference
+
+import unity
+from unity.cli.default_model import light_model_path, with_random_weights
+from unity.ir.instrument import PassInstrument
+from unity.ir.transform import PassContext
+from unity.relax.frontend.onnx import from_onnx
+from unity.runtime import cpu
+from unity.runtime.vm import VirtualMachine
+
+MODELS = {
+    "resnet50": "light_resnet50", "densenet121": "light_densenet121",
+    "inception_v1": "light_inception_v1", "inception_v2": "light_inception_v2",
+    "shufflenet": "light_shufflenet", "squeezenet": "light_squeezenet",
+    "vgg19": "light_vgg19", "zfnet512": "light_zfnet512", "alexnet": "light_bvlc_alexnet",
+}  # fmt: skip
+"""Short name -> file stem in `onnx/backend/test/data/light/`."""
+
+
+@dataclass
+class Result:
+    """What one model measured."""
+
+    name: str
+    gflop: float
+    compile_s: dict[str, float] = field(default_factory=dict)
+    unity_ms: float = float("nan")
+    ort_ms: float = float("nan")
+    max_diff: float = float("nan")
+    error: str = ""
+
+
+def count_flops(model: onnx.ModelProto) -> float:
+    """Flops of the Conv, ConvTranspose, MatMul and Gemm nodes (a multiply-add is two).
+
+    Example:
+        >>> count_flops(load_model("alexnet")) / 1e9 > 1.0  # doctest: +SKIP
+        True
+    """
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    copy.ir_version = max(copy.ir_version, 4)  # IR 3 ignores initializers not listed as inputs
+    inferred = shape_inference.infer_shapes(copy)
+    graph = inferred.graph
+    shapes: dict[str, tuple[int, ...]] = {}
+    for value in [*graph.input, *graph.value_info, *graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        shapes[value.name] = tuple(d.dim_value for d in dims)
+    for init in graph.initializer:
+        shapes[init.name] = tuple(init.dims)
+    total = 0.0
+    for node in graph.node:
+        ins = [shapes.get(name, ()) for name in node.input]
+        out = shapes.get(node.output[0], ())
+        if node.op_type in ("Conv", "ConvTranspose") and len(ins) >= 2 and out:
+            weight = ins[1]  # Conv: (M, C/group, k...); ConvTranspose: (C, M/group, k...)
+            spatial = ins[0][2:] if node.op_type == "ConvTranspose" else out[2:]
+            per_output = np.prod(weight[1:]) if node.op_type == "Conv" else np.prod(weight[2:]) * weight[0]
+            total += 2.0 * out[0] * (out[1] if node.op_type == "Conv" else 1) * np.prod(spatial) * per_output
+        elif node.op_type == "MatMul" and out and len(ins[0]) >= 1:
+            total += 2.0 * np.prod(out) * ins[0][-1]
+        elif node.op_type == "Gemm" and out:
+            trans_a = next((a.i for a in node.attribute if a.name == "transA"), 0)
+            k = ins[0][0] if trans_a else ins[0][-1]
+            total += 2.0 * np.prod(out) * k
+    return total
+
+
+def load_model(name: str, seed: int = 0) -> onnx.ModelProto:
+    """The light model `name` (a key of MODELS) with seeded random weights."""
+    return with_random_weights(onnx.load(str(light_model_path(MODELS[name]))), seed)
+
+
+def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded random data for the model's (fixed-shape) graph inputs."""
+    rng = np.random.default_rng(seed)
+    initializers = {t.name for t in model.graph.initializer}
+    feed = {}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        tensor = value.type.tensor_type
+        shape = tuple(d.dim_value for d in tensor.shape.dim)
+        dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        feed[value.name] = rng.standard_normal(shape).astype(dtype)
+    return feed
+
+
+class _StageTimes(PassInstrument):
+    """A pass instrument that sums the time of each top-level pass (relax pipeline, tir.lower)."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+        self.starts: list[float] = []
+
+    def run_before_pass(self, mod: object, info: object) -> None:
+        self.starts.append(time.perf_counter())
+
+    def run_after_pass(self, mod: object, info: object) -> None:
+        took = time.perf_counter() - self.starts.pop()
+        if not self.starts:
+            name = getattr(info, "name", type(info).__name__)
+            self.times[name] = self.times.get(name, 0.0) + took
+
+
+def compile_model(model: onnx.ModelProto, profile: int = 0) -> tuple[object, dict[str, float]]:
+    """Import and compile; returns the Executable and the seconds per stage."""
+    stages = _StageTimes()
+    profiler = cProfile.Profile() if profile else None
+    start = time.perf_counter()
+    if profiler:
+        profiler.enable()
+    mod = from_onnx(model)
+    imported = time.perf_counter()
+    with PassContext(opt_level=3, instruments=[stages]):
+        ex = unity.compile(mod, target="llvm")
+    end = time.perf_counter()
+    if profiler:
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(profile)
+    relax_s = stages.times.get("relax.default_pipeline", 0.0)
+    lower_s = stages.times.get("tir.lower", 0.0)
+    total = end - start
+    times = {"total": total, "import": imported - start, "relax": relax_s, "lower": lower_s}
+    times["codegen"] = total - sum(times[k] for k in ("import", "relax", "lower"))
+    return ex, times
+
+
+def _outputs(value: object) -> list[np.ndarray]:
+    if isinstance(value, (tuple, list)):
+        return [a for item in value for a in _outputs(item)]
+    return [value.numpy() if hasattr(value, "numpy") else np.asarray(value)]  # type: ignore[attr-defined]
+
+
+def bench_model(name: str, repeat: int, profile: int = 0) -> Result:
+    """Compile `name`, check it against onnxruntime and time both."""
+    import onnxruntime as ort
+
+    model = load_model(name)
+    result = Result(name, count_flops(model) / 1e9)
+    feed = random_inputs(model)
+    ex, result.compile_s = compile_model(model, profile)
+    vm = VirtualMachine(ex, cpu())
+    args = list(feed.values())
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ours, theirs = _outputs(vm["main"](*args)), session.run(None, feed)
+    result.max_diff = max(
+        float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
+        for a, b in zip(ours, theirs)
+    )
+    t_unity, t_ort = [], []
+    for _ in range(repeat):  # alternate: both see the same share of the machine
+        start = time.perf_counter()
+        vm["main"](*args)
+        t_unity.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        session.run(None, feed)
+        t_ort.append(time.perf_counter() - start)
+    result.unity_ms = float(np.median(t_unity)) * 1e3
+    result.ort_ms = float(np.median(t_ort)) * 1e3
+    return result
+
+
+def _row(r: Result, peak: float) -> str:
+    if r.error:
+        return f"{r.name:13s} {r.error}"
+    c = r.compile_s
+    g_unity, g_ort = r.gflop / r.unity_ms * 1e3, r.gflop / r.ort_ms * 1e3
+    return (
+        f"{r.name:13s}{c['total']:7.1f}{c['relax']:6.1f}{c['lower']:6.1f}{c['codegen']:6.1f}"
+        f"{r.unity_ms:9.1f}{r.ort_ms:9.1f}{r.unity_ms / r.ort_ms:7.2f}x{r.gflop:7.2f}"
+        f"{100 * g_unity / peak:7.1f}%{100 * g_ort / peak:7.1f}%{r.max_diff:10.2e}"
+    )
+
+
+HEADER = (
+    f"{'model':13s}{'compile':>7s}{'relax':>6s}{'lower':>6s}{'llvm':>6s}{'unity ms':>9s}"
+    f"{'ort ms':>9s}{'ratio':>8s}{'GFLOP':>7s}{'unity':>8s}{'ort':>8s}{'max|diff|':>10s}"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (median)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="cProfile each compile and print its top N functions (cumulative)")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    from peak import measure_peak_gflops
+
+    peak = measure_peak_gflops()
+    results = []
+    for name in names:
+        print(f"[{name}] compiling and timing ...", flush=True)
+        try:
+            results.append(bench_model(name, args.repeat, args.profile))
+        except Exception as err:  # noqa: BLE001 - one failing model must not end the table
+            results.append(Result(name, 0.0, error=f"FAILED: {type(err).__name__}: {err}"))
+        print(HEADER + "\n" + _row(results[-1], peak), flush=True)
+    peak = max(peak, measure_peak_gflops())
+    print(f"\nfloat32 FMA peak (best of two measurements): {peak:.1f} GFLOP/s")
+    print("compile = import + relax + lower + llvm (VM codegen, LLVM O3, JIT), seconds; "
+          "unity/ort = share of peak")
+    print(HEADER)
+    for r in results:
+        print(_row(r, peak))
+
+
+if __name__ == "__main__":
+    main()

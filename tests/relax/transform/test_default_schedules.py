@@ -1,0 +1,81 @@
+"""`DefaultSchedules`: `unity.compile` schedules every kernel and packs constant weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import unity
+from unity import relax, te, topi
+from unity.ir.module import IRModule
+from unity.ir.pass_context import PassContext
+from unity.relax import op
+from unity.relax.pipeline import get_pipeline
+from unity.relax.transform.default_schedules import DefaultSchedules
+from unity.tir.function import PrimFunc
+
+rng = np.random.default_rng(0)
+
+
+def _add_relu() -> PrimFunc:
+    a, b = te.placeholder((3, 70), name="a"), te.placeholder((3, 70), name="b")
+    return te.create_prim_func([a, b, topi.nn.relu(topi.add(a, b))])
+
+
+def _conv_ref(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    n, c, h, wd = a.shape
+    padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, w.shape[0], h, wd), np.float32)
+    for ry in range(3):
+        for rx in range(3):
+            out += np.einsum("nchw,oc->nohw", padded[:, :, ry : ry + h, rx : rx + wd], w[:, :, ry, rx])
+    return out
+
+
+def test_pass_can_be_switched_off():
+    mod = IRModule({"main": _add_relu()})
+    with PassContext(config={"schedule.default.enabled": False}):
+        assert DefaultSchedules()(mod) is mod
+    assert DefaultSchedules()(mod)["main"].attrs["tir.is_scheduled"]
+
+
+def test_compile_schedules_symbolic_batch_end_to_end():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 8, 12, 12), "float32"))
+    w = relax.Var("w", relax.TensorStructInfo((16, 8, 3, 3), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.relu(op.nn.conv2d(x, w, padding=1)))
+            out = bb.emit_output(op.nn.softmax(y, axis=-1))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())
+    for n in (1, 3):
+        a = rng.standard_normal((n, 8, 12, 12), dtype=np.float32)
+        b = rng.standard_normal((16, 8, 3, 3), dtype=np.float32)
+        ref = np.maximum(_conv_ref(a, b), 0)
+        e = np.exp(ref - ref.max(-1, keepdims=True))
+        np.testing.assert_allclose(vm["main"](a, b).numpy(), e / e.sum(-1, keepdims=True), rtol=1e-4, atol=1e-5)
+
+
+def test_constant_weights_are_packed_at_compile_time():
+    wv = rng.standard_normal((32, 16, 3, 3), dtype=np.float32)
+    dv = rng.standard_normal((32, 48), dtype=np.float32)
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 16, 10, 10), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            z = bb.emit(op.nn.relu(op.nn.conv2d(x, relax.Constant(wv), padding=1)))
+            t = bb.emit(op.permute_dims(op.reshape(z, (32, 100))))
+            out = bb.emit_output(op.matmul(t, relax.Constant(dv)))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    lowered = get_pipeline()(mod)
+    names = {gv.name_hint: f for gv, f in lowered.items()}
+    packed = [n for n in names if n.endswith("_prepacked")]
+    assert len(packed) == 2
+    assert not [n for n in names if n + "_prepacked" in names]  # the unpacked kernels are gone
+    conv = next(f for n, f in names.items() if "conv2d" in n)
+    assert tuple(int(d.value) for d in conv.params[1].shape) == (1, 16, 3, 3, 32)  # packed [O/32, C, R, S, 32]
+    vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    a = rng.standard_normal((1, 16, 10, 10), dtype=np.float32)
+    ref = np.maximum(_conv_ref(a, wv), 0).reshape(32, 100).T @ dv
+    np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-4, atol=1e-3)

@@ -1,0 +1,82 @@
+"""The GPU matmul rule: shared-memory tiles and a register tile per thread.
+
+For `C[i, j] += A[i, k] * B[k, j]` (any block with two spatial loops, one reduction
+loop and two operands), each thread block computes a `(threads * tm)^2` tile of C
+with `threads x threads` threads; each thread accumulates a `tm x tm` register tile
+(a `local` buffer) over k, reading A and B from `shared` tiles that all threads of the
+block fill cooperatively once per `bk`-wide slice of k.
+
+    for by, bx in blockIdx.y, blockIdx.x:
+        C_local[...] = 0                       # per thread, tm x tm
+        for ko:
+            A_shared, B_shared <- A, B tiles   # cooperative, threadIdx.y/x
+            for ki, (ty, tx), ii, jj:          # tm x tm FMAs per ki
+                C_local[ii, jj] += A_shared[ty * tm + ii, ki] * B_shared[ki, tx * tm + jj]
+        C[...] = C_local[...]
+
+Example:
+    >>> schedule_matmul_tiled(sch, "C")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from unity.schedule.analysis import as_int
+from unity.schedule.default.analysis import BlockInfo
+from unity.schedule.error import ScheduleError
+from unity.schedule.schedule import Schedule
+
+
+def applies(info: BlockInfo, threads: int = 16, tm: int = 4, bk: int = 8) -> bool:
+    """True for a block with loops (spatial, spatial, reduction), two operands, tile-divisible.
+
+    Example:
+        >>> applies(info)  # doctest: +SKIP
+        True
+    """
+    if info.loop_kinds != ["S", "S", "R"] or len(info.block.reads) != 2 or not info.trivial_binding():
+        return False
+    m, n, k = (as_int(loop.extent) for loop in info.loops)
+    tile = threads * tm
+    return None not in (m, n, k) and m % tile == 0 and n % tile == 0 and k % bk == 0  # type: ignore[operator]
+
+
+def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm: int = 4,
+                          bk: int = 8) -> None:
+    """Tile matmul block `block_name` (see the module docstring for the loop nest).
+
+    Raises:
+        ScheduleError: the block's loops do not split into the tiles.
+
+    Example:
+        >>> schedule_matmul_tiled(sch, "C", threads=16, tm=4, bk=8)  # doctest: +SKIP
+    """
+    c = sch.get_block(block_name)
+    loops = sch.get_loops(c)
+    if len(loops) != 3:
+        raise ScheduleError("matmul_tiled", f"block {block_name} must sit under 3 loops")
+    i, j, k = loops
+    by, ty, ii = sch.split(i, [None, threads, tm])
+    bx, tx, jj = sch.split(j, [None, threads, tm])
+    ko, ki = sch.split(k, [None, bk])
+    sch.reorder(by, bx, ko, ki, ty, tx, ii, jj)
+    for loop, axis in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ty, "threadIdx.y"), (tx, "threadIdx.x")):
+        sch.bind(loop, axis)
+    local = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(local, bx)
+    rows, cols = sch.get_loops(local)[-2:]
+    wy, wi = sch.split(rows, [threads, tm])
+    wx, wj = sch.split(cols, [threads, tm])
+    sch.reorder(wy, wx, wi, wj)
+    sch.bind(wy, "threadIdx.y")
+    sch.bind(wx, "threadIdx.x")
+    init = sch.decompose_reduction(c, ko)
+    iy, ix = sch.get_loops(init)[-4:-2]
+    sch.bind(iy, "threadIdx.y")
+    sch.bind(ix, "threadIdx.x")
+    for index in (0, 1):
+        shared = sch.cache_read(c, index, "shared")
+        sch.compute_at(shared, ko)
+        fused = sch.fuse(*sch.get_loops(shared)[-2:])
+        _, fy, fx = sch.split(fused, [None, threads, threads])
+        sch.bind(fy, "threadIdx.y")
+        sch.bind(fx, "threadIdx.x")
