@@ -51,9 +51,21 @@ def test_reduction_loops_cannot_be_parallel_vectorized_or_bound():
     with pytest.raises(ScheduleError, match="vectorize: loop k is bound to a reduction"):
         sch.vectorize(k)
     with pytest.raises(ScheduleError, match="bind: loop k is bound to a reduction"):
-        sch.bind(k, "threadIdx.x")
+        sch.bind(k, "blockIdx.x")
     assert sch.mod is before
     sch.unroll(k)  # unrolling a reduction loop is fine
+
+
+def test_bind_reduction_loop_to_thread_asks_for_cross_thread_reduction():
+    sch = Schedule(matmul(4, 4, 4))
+    i, _, k = sch.get_loops(sch.get_block("C"))
+    sch.bind(k, "threadIdx.x")
+    assert "threadIdx.x" in sch.trace.show()
+    with pytest.raises(ScheduleError, match="bind: loop k is already thread_binding to threadIdx.x"):
+        sch.bind(k, "threadIdx.y")
+    sch.bind(i, "blockIdx.x")
+    with pytest.raises(ScheduleError, match="bind: loop i is already thread_binding to blockIdx.x"):
+        sch.bind(i, "threadIdx.x")
 
 
 def test_bind_rejects_unknown_thread_axes_and_kind_changes():

@@ -14,7 +14,6 @@ import numpy as np
 
 from unity import te, topi
 from unity.schedule import Schedule
-from unity.schedule.default_gpu import bind_cross_thread
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 
 
@@ -106,7 +105,7 @@ def _row_reductions(sch: Schedule, out_block: str, producers: list[str], threads
         if _reduction_blocks_named(sch, name):
             k0, k1 = sch.split(last, [None, threads])
             sch.reorder(k1, k0)
-            bind_cross_thread(sch, k1, "threadIdx.x")
+            sch.bind(k1, "threadIdx.x")
         else:
             sch.bind(last, "threadIdx.x")  # a unit loop: thread 0 computes the row's scalar
         sch.set_scope(block, 0, "shared")

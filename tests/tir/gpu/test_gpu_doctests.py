@@ -24,7 +24,6 @@ MODULES = [
     "unity.runtime.cuda.driver",
     "unity.schedule.default_gpu.apply",
     "unity.schedule.default_gpu.rules",
-    "unity.schedule.default_gpu.cross_thread",
     "unity.schedule.default_gpu.matmul",
 ]
 

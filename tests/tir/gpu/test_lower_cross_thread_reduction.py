@@ -6,7 +6,6 @@ import pytest
 from unity import te
 from unity.ir.diagnostics import DiagnosticError
 from unity.schedule import Schedule
-from unity.schedule.default_gpu import bind_cross_thread
 from unity.tir.functor import post_order_visit
 from unity.tir.gpu_emulator import emulate
 from unity.tir.interpreter import interpret
@@ -24,7 +23,7 @@ def _row_reduce(rows, cols, threads, combiner="sum"):
     sch.bind(i, "blockIdx.x")
     k0, k1 = sch.split(kk, [None, threads])
     sch.reorder(k1, k0)
-    bind_cross_thread(sch, k1, "threadIdx.x")
+    sch.bind(k1, "threadIdx.x")
     return sch.mod
 
 

@@ -6,6 +6,5 @@ Example:
 """
 
 from unity.schedule.default_gpu.apply import apply_default_gpu_schedules, schedule_gpu_primfunc
-from unity.schedule.default_gpu.cross_thread import bind_cross_thread
 
-__all__ = ["apply_default_gpu_schedules", "bind_cross_thread", "schedule_gpu_primfunc"]
+__all__ = ["apply_default_gpu_schedules", "schedule_gpu_primfunc"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import BlockInfo
-from unity.schedule.default_gpu.cross_thread import bind_cross_thread
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 
@@ -76,4 +75,4 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, most_threads: int = 256) 
     inner = sch.fuse(*reduce) if len(reduce) > 1 else reduce[0]
     k0, k1 = sch.split(inner, [None, reduction_threads(extent, most_threads)])
     sch.reorder(k1, k0)
-    bind_cross_thread(sch, k1, "threadIdx.x")
+    sch.bind(k1, "threadIdx.x")  # a cross-thread reduction

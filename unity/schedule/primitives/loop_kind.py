@@ -36,10 +36,12 @@ def _set_kind(
 ) -> None:
     func_name, func, path = state.resolve_loop(loop, primitive)
     node: For = path[-1]
-    if node.kind is not ForKind.SERIAL and node.kind is not kind:
-        msg = f"loop {node.loop_var.name} is already {node.kind.value}"
+    if node.kind is not ForKind.SERIAL and (node.kind is not kind or node.thread_binding != tag):
+        bound = f" to {node.thread_binding}" if node.thread_binding else ""
+        msg = f"loop {node.loop_var.name} is already {node.kind.value}{bound}"
         raise ScheduleError(primitive, msg, func, node)
-    if kind is not ForKind.UNROLLED:
+    cross_thread = kind is ForKind.THREAD_BINDING and (tag or "").startswith("threadIdx")
+    if kind is not ForKind.UNROLLED and not cross_thread:
         for realize in child_realizes(node):
             if node.loop_var in reduction_loop_vars(realize):
                 msg = (
@@ -97,6 +99,10 @@ def unroll(state: ScheduleState, loop: LoopRV) -> None:
 
 def bind(state: ScheduleState, loop: LoopRV, thread_axis: str) -> None:
     """Bind `loop` to a GPU thread axis such as `"threadIdx.x"` or `"blockIdx.y"`.
+
+    As in TVM, binding a reduction loop to a `threadIdx` axis asks for a cross-thread
+    reduction (the GPU pipeline's `LowerCrossThreadReduction` lowers it); `blockIdx`
+    axes take data-parallel loops only.
 
     Example:
         >>> sch.bind(io, "blockIdx.x")  # doctest: +SKIP
