@@ -14,14 +14,16 @@ from unity.relax.transform import (
     DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FuseOps, FuseTIR,
     KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
+from unity.relax.transform.default_gpu_schedules import DefaultGPUSchedules
 from unity.relax.transform.default_schedules import DefaultSchedules
 
 
-def default_pipeline(opt_level: int = 2) -> Sequential:
+def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
     """Everything `unity.compile` runs before VM codegen.
 
     Fusion and memory planning run from `opt_level >= 1`, graph simplification from
-    `opt_level >= 2`.
+    `opt_level >= 2`.  For a ``cuda`` target the default GPU schedules replace the CPU
+    ones and run at every opt level (host code may only launch kernels).
 
     Example:
         >>> [type(p).__name__ for p in default_pipeline(0).passes]
@@ -43,7 +45,10 @@ def default_pipeline(opt_level: int = 2) -> Sequential:
             FuseOps(),  # dominator-based groups -> Primitive functions
             FuseTIR(),  # each group -> one PrimFunc
         ]
-        passes.append(DefaultSchedules())  # CPU schedule rules for every unscheduled PrimFunc
+        if not _is_cuda(target):
+            passes.append(DefaultSchedules())  # CPU schedule rules for every unscheduled PrimFunc
+    if _is_cuda(target):
+        passes.append(DefaultGPUSchedules())  # blocks/threads for every unscheduled PrimFunc
     passes += [
         ToNonDataflow(),  # dataflow blocks -> plain binding blocks
         CallTIRRewrite(),  # call_tir -> alloc_tensor + kernel call
@@ -59,8 +64,8 @@ def default_pipeline(opt_level: int = 2) -> Sequential:
 _PIPELINES = {"default": default_pipeline}
 
 
-def get_pipeline(name: str = "default", opt_level: int = 2) -> Sequential:
-    """The pipeline `name` (`"default"`) for `opt_level`.
+def get_pipeline(name: str = "default", opt_level: int = 2, target: object = None) -> Sequential:
+    """The pipeline `name` (`"default"`) for `opt_level` and `target` (None: the CPU).
 
     Example:
         >>> get_pipeline("default").name
@@ -68,4 +73,15 @@ def get_pipeline(name: str = "default", opt_level: int = 2) -> Sequential:
     """
     if name not in _PIPELINES:
         raise ValueError(f"get_pipeline: unknown pipeline {name!r}; known: {sorted(_PIPELINES)}")
-    return _PIPELINES[name](opt_level)
+    if target is None:
+        return _PIPELINES[name](opt_level)
+    return _PIPELINES[name](opt_level, target)
+
+
+def _is_cuda(target: object) -> bool:
+    """True when `target` (a string, dict or `Target`) is a cuda target."""
+    if target is None:
+        return False
+    from unity.target import Target
+
+    return Target(target).kind == "cuda"

@@ -55,8 +55,9 @@ def compile(
         raise TypeError(
             f"unity.compile: expected an IRModule or a relax Function, got {type(mod).__name__}"
         )
+    cuda = _is_cuda(target)
     if isinstance(pipeline, str):
-        pipeline = get_pipeline(pipeline, PassContext.current().opt_level)
+        pipeline = get_pipeline(pipeline, PassContext.current().opt_level, target if cuda else None)
     if tuning_db is not None:
         from unity.tune.apply import ApplyTuningDatabase, with_tuning_db
 
@@ -70,7 +71,18 @@ def compile(
     kernels = IRModule({gv: f for gv, f in mod.items() if isinstance(f, PrimFunc)})
     if not kernels.functions:
         kernels = IRModule({"__unity_vm_nop": _nop()})
+    if cuda:  # kernels the pipeline did not schedule (pipeline=None) get the GPU defaults
+        from unity.runtime.cuda.kernels import CudaKernels
+        from unity.schedule.default_gpu import apply_default_gpu_schedules
+
+        return Executable(program, constants, CudaKernels(build(apply_default_gpu_schedules(kernels), target)))
     return Executable(program, constants, build(kernels, target))
+
+
+def _is_cuda(target: object) -> bool:
+    from unity.target import Target
+
+    return Target(target).kind == "cuda"
 
 
 def _nop() -> PrimFunc:

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import (
-    Binding, BindingBlock, Call, Expr, Function, If, MatchCast, SeqExpr, Tuple, TupleGetItem, Var, VarBinding,
+    Binding, BindingBlock, Call, Expr, Function, If, MatchCast, SeqExpr, Tuple, TupleGetItem,
+    Var, VarBinding,
 )  # fmt: skip
 from unity.relax.expr_functor import ExprVisitor
 from unity.relax.struct_info import TupleStructInfo

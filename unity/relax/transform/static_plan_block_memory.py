@@ -364,7 +364,8 @@ def _rewrite(seq: SeqExpr, planned: dict[Var, _Token], names: _Names) -> SeqExpr
             if storage.var is None:
                 storage.var = Var(names.fresh(), ObjectStructInfo())
                 bindings.append(VarBinding(storage.var, _alloc_storage(storage)))
-            bindings.append(VarBinding(b.var, _alloc_in(storage.var, b.value)))  # type: ignore[attr-defined]
+            value = b.value  # type: ignore[attr-defined]  # planned tokens are VarBindings
+            bindings.append(VarBinding(b.var, _alloc_in(storage.var, value)))
         blocks.append(block.replace(bindings=tuple(bindings)))
     return seq.replace(blocks=tuple(blocks))
 

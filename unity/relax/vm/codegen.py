@@ -336,8 +336,9 @@ class _FunctionCodegen:
         size_index, shape_index = (0, 0) if call.op is memory.alloc_storage else (None, 2)
         shape = call.args[shape_index]
         if not isinstance(shape, ShapeExpr):
+            name = "alloc_storage" if size_index is not None else "alloc_tensor"
             raise DiagnosticError(
-                f"vm codegen @{self.name}: {call.op.name} needs a literal shape", call  # type: ignore[union-attr]
+                f"vm codegen @{self.name}: memory.{name} needs a literal shape", call
             )
         dims = [self._tree(d, shape) for d in shape.values]
         if size_index is not None:

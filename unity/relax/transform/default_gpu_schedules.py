@@ -1,0 +1,44 @@
+"""`DefaultGPUSchedules`: bind every unscheduled PrimFunc of a relax module to GPU threads.
+
+The ``cuda`` counterpart of `DefaultSchedules`: runs
+`unity.schedule.default_gpu.apply_default_gpu_schedules`, which leaves PrimFuncs marked
+``tir.is_scheduled`` (or already holding a thread binding) alone and gives every other
+one the spatial / reduction / tiled-matmul rule.  `unity.compile(mod, target="cuda")`
+runs it at every opt level, since host code may only launch kernels.
+
+Example:
+    >>> from unity.ir.module import IRModule
+    >>> DefaultGPUSchedules()(IRModule()).functions
+    {}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.ir.module import IRModule
+from unity.ir.pass_context import PassContext
+from unity.ir.transform import ModulePass
+
+__all__ = ["DefaultGPUSchedules"]
+
+
+@dataclass(frozen=True)
+class DefaultGPUSchedules(ModulePass):
+    """Apply the default GPU schedule rules to every PrimFunc the user did not schedule.
+
+    Attributes:
+        threads: Threads per block the rules aim for.
+
+    Example:
+        >>> DefaultGPUSchedules(threads=128).threads
+        128
+    """
+
+    threads: int = 256
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Schedule the PrimFuncs; relax functions are unchanged."""
+        from unity.schedule.default_gpu import apply_default_gpu_schedules
+
+        return apply_default_gpu_schedules(mod, self.threads)

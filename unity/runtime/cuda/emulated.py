@@ -1,0 +1,114 @@
+"""`EmulatedDriver`: a stand-in CUDA driver running kernels in the CPU GPU emulator.
+
+Device memory is host memory (numpy bytes); `launch` runs the kernel's lowered TIR in
+`unity.tir.gpu_emulator`, with every block and thread emulated (races and
+out-of-bounds accesses raise).  `load_module(source)` finds the kernels' TIR by their
+CUDA source, as `CudaKernels` registered it when it was compiled in this process
+(a model loaded from a file carries no TIR, so it cannot be emulated in a new process).
+Install it with `use_driver` so that `unity.cuda()` tensors and the VM use it.
+
+Example:
+    >>> import numpy as np
+    >>> from unity.runtime.cuda.device_api import use_driver
+    >>> import unity
+    >>> with use_driver(EmulatedDriver()):
+    ...     unity.runtime.tensor(np.arange(3, dtype="float32"), unity.cuda()).numpy().tolist()
+    [0.0, 1.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_SOURCES: dict[str, Any] = {}
+
+
+def register_source(source: str, lowered: Any) -> None:
+    """Remember the lowered TIR module whose CUDA C is `source` (for emulated launches).
+
+    Example:
+        >>> register_source("// empty", None)
+    """
+    _SOURCES[source] = lowered
+
+
+class _EmulatedModule:
+    def __init__(self, lowered: Any) -> None:
+        self.lowered = lowered
+
+    def get_function(self, name: str) -> tuple[str, Any]:
+        return name, self.lowered[name]
+
+
+class EmulatedDriver:
+    """The `CudaDriver` API over host memory and the GPU emulator.
+
+    Attributes:
+        launches: How many kernels have been launched (for tests).
+
+    Example:
+        >>> EmulatedDriver().alloc(8).nbytes
+        8
+    """
+
+    emulated = True
+
+    def __init__(self) -> None:
+        self.launches = 0
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        """Device memory: `nbytes` zeroed bytes."""
+        return np.zeros(max(int(nbytes), 1), np.uint8)[: int(nbytes)]
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        """A copy of `array` in new memory."""
+        mem = self.alloc(array.nbytes)
+        self.write(mem, 0, array)
+        return mem
+
+    def to_host(self, mem: np.ndarray, out: np.ndarray) -> None:
+        """Copy `mem` into `out`."""
+        self.read(mem, 0, out)
+
+    def write(self, mem: np.ndarray, offset: int, array: np.ndarray) -> None:
+        """Copy `array` to byte `offset` of `mem`."""
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        mem[offset: offset + raw.size] = raw
+
+    def read(self, mem: np.ndarray, offset: int, out: np.ndarray) -> None:
+        """Copy bytes from byte `offset` of `mem` into the contiguous array `out`."""
+        out.reshape(-1).view(np.uint8)[...] = mem[offset: offset + out.nbytes]
+
+    def pointer(self, mem: np.ndarray, offset: int, nbytes: int, dtype: str) -> np.ndarray:
+        """The kernel's view of `nbytes` bytes at `offset`: a flat array of `dtype`."""
+        from unity.runtime.tensor import numpy_dtype
+
+        dt = numpy_dtype(dtype)
+        count = nbytes // dt.itemsize
+        return mem[offset: offset + count * dt.itemsize].view(dt)
+
+    def load_module(self, source: str, arch: str | None = None) -> _EmulatedModule:
+        """The kernels compiled to `source` (their TIR, registered when they were built)."""
+        lowered = _SOURCES.get(source)
+        if lowered is None:
+            raise RuntimeError(
+                "EmulatedDriver: these kernels were not compiled in this process, so their TIR "
+                "is unknown (an exported model holds CUDA C and PTX only); compile the model "
+                "again to emulate it"
+            )
+        return _EmulatedModule(lowered)
+
+    def launch(self, fn: tuple[str, Any], grid: tuple[int, ...], block: tuple[int, ...],
+               args: list[Any]) -> None:
+        """Run kernel `fn` over the grid in the emulator."""
+        from unity.tir.gpu_emulator import _emulate_launch
+
+        name, kernel = fn
+        self.launches += 1
+        with np.errstate(all="ignore"):
+            _emulate_launch(name, kernel, list(grid), list(block), list(args))
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: every launch is synchronous."""
