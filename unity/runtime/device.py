@@ -28,6 +28,29 @@ class Device:
 
     def sync(self) -> None:
         """Wait for pending work (a no-op on the CPU, where every call is synchronous)."""
+        if self.device_type == "cuda":
+            from unity.runtime.cuda.device_api import active_driver
+
+            active_driver(self.device_id).synchronize()
+
+    @property
+    def exist(self) -> bool:
+        """True when the device can be used (always for the CPU; CUDA needs pycuda and a GPU).
+
+        Example:
+            >>> cpu().exist
+            True
+        """
+        if self.device_type != "cuda":
+            return True
+        from unity.runtime.cuda.device_api import active_driver
+        from unity.runtime.cuda.driver import CudaUnavailableError
+
+        try:
+            active_driver(self.device_id)
+        except CudaUnavailableError:
+            return False
+        return True
 
 
 def cpu(device_id: int = 0) -> Device:
@@ -41,12 +64,15 @@ def cpu(device_id: int = 0) -> Device:
 
 
 def cuda(device_id: int = 0) -> Device:
-    """A CUDA GPU; raises until the CUDA runtime exists (the GPU issue adds it).
+    """CUDA GPU `device_id` (nothing is checked until it is used; see `Device.exist`).
+
+    Memory and launches go through pycuda, or through a stand-in driver installed with
+    `unity.runtime.cuda.device_api.use_driver` (the CPU emulator, in tests).
 
     Example:
-        >>> cuda()  # doctest: +SKIP
+        >>> cuda()
+        cuda(0)
     """
-    raise RuntimeError(
-        f"unity.cuda({device_id}): the CUDA runtime is not available yet in this build; "
-        "use unity.cpu()"
-    )
+    if not isinstance(device_id, int) or device_id < 0:
+        raise ValueError(f"unity.cuda: device id must be a non-negative int, got {device_id!r}")
+    return Device("cuda", device_id)

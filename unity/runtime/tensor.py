@@ -72,6 +72,11 @@ def tensor(array: np.ndarray | Sequence[object], device: Device | None = None) -
         >>> tensor([1, 2], cpu()).dtype
         'int64'
     """
+    if device is not None and device.device_type == "cuda":
+        from unity.runtime.cuda.tensor import cuda_tensor
+
+        data = array.numpy() if isinstance(array, Tensor) else np.asarray(array)
+        return cuda_tensor(data, device)
     return Tensor(np.array(array, copy=True, order="C"), device)
 
 
@@ -82,6 +87,10 @@ def empty(shape: Sequence[int], dtype: str = "float32", device: Device | None = 
         >>> empty((2, 3), "float16").shape
         (2, 3)
     """
+    if device is not None and device.device_type == "cuda":
+        from unity.runtime.cuda.tensor import cuda_empty
+
+        return cuda_empty(shape, dtype, device)
     return Tensor(np.empty(tuple(shape), dtype=numpy_dtype(dtype)), device)
 
 
