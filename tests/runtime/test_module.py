@@ -178,9 +178,14 @@ def test_num_threads_setting():
         unity.runtime.set_num_threads(-1)
 
 
-def test_cuda_device_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="CUDA runtime is not available"):
-        unity.cuda()
+def test_cuda_device_without_a_gpu_is_a_clear_error_on_use():
+    from unity.runtime.cuda import CudaUnavailableError, is_available
+
+    assert unity.cuda() == unity.runtime.Device("cuda", 0)  # the device exists as a name
+    if is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(CudaUnavailableError, match="CUDA is not available"):
+        unity.runtime.tensor(np.zeros(2, "float32"), unity.cuda())
 
 
 def test_shape_expressions_and_declared_strides():

@@ -59,3 +59,10 @@ def test_cumsum_reverse_and_cumprod():
     check([x], [topi.cumsum(x, 1, reverse=True), topi.cumsum(x, 1, exclusive=True, reverse=True),
                 topi.cumprod(x, 1), topi.cumprod(x, 0, exclusive=True)], [a],
           [rev, rev - a, np.cumprod(a, 1), np.cumprod(a, 0) / a], rtol=1e-5, atol=1e-6)  # fmt: skip
+
+
+def test_reductions_over_an_empty_axis_give_the_identity():
+    x = te.placeholder((2, 0, 3), name="x")
+    a = np.zeros((2, 0, 3), "float32")
+    check([x], [topi.sum(x, 1), topi.prod(x, 1, True), topi.max(x, 1), topi.min(x, 1)], [a],
+          [a.sum(1), a.prod(1, keepdims=True), np.full((2, 3), -np.inf), np.full((2, 3), np.inf)])  # fmt: skip

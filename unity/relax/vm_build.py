@@ -36,7 +36,10 @@ def compile(
     Args:
         mod: An `IRModule` with relax functions (and PrimFuncs), or one relax `Function`
             (compiled as "main").
-        target: `"llvm"` (the host CPU) or anything `unity.build` accepts.
+        target: `"llvm"` (the host CPU) or anything `unity.build` accepts; for `"cuda"`
+            every PrimFunc not scheduled by the user gets the default GPU schedules and the
+            kernels become `unity.runtime.cuda.kernels.CudaKernels` (run with
+            ``relax.VirtualMachine(ex, unity.cuda())``).
         pipeline: A pipeline name (`"default"`), a pass, or None to lower `mod` as is.
         tuning_db: A database written by `unity.tune` (its file or `work_dir`): the
             PrimFuncs it knows get their tuned schedules instead of the default ones.
@@ -75,7 +78,8 @@ def compile(
         from unity.runtime.cuda.kernels import CudaKernels
         from unity.schedule.default_gpu import apply_default_gpu_schedules
 
-        return Executable(program, constants, CudaKernels(build(apply_default_gpu_schedules(kernels), target)))
+        lib = build(apply_default_gpu_schedules(kernels), target)
+        return Executable(program, constants, CudaKernels.from_module(lib))
     return Executable(program, constants, build(kernels, target))
 
 

@@ -200,6 +200,12 @@ def load_module(path: str) -> Module:
     Example:
         >>> lib = load_module("/tmp/kernels.so")  # doctest: +SKIP
     """
+    from unity.runtime.cuda.kernels import is_cuda_library, load_cuda_library
+
+    if os.path.isfile(str(path)) and is_cuda_library(str(path)):  # a cuda executable
+        from unity.runtime.vm_executable import attach_vm
+
+        return attach_vm(str(path), load_cuda_library(str(path)))  # type: ignore[return-value]
     try:
         lib = ctypes.CDLL(os.path.abspath(str(path)))  # a bare "model.so" means ./model.so
     except OSError as err:

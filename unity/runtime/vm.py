@@ -62,6 +62,22 @@ class VirtualMachine:
         >>> vm["main"](np.ones((3, 4), "float32"))  # doctest: +SKIP
     """
 
+    def __new__(cls, exe: Executable, device: Device | None = None) -> Any:
+        if device is not None and device.device_type == "cuda":  # the VM on a CUDA device
+            from unity.runtime.cuda.vm import CudaVM
+
+            if not isinstance(exe, Executable):
+                raise TypeError(f"VirtualMachine: expected an Executable, got {type(exe).__name__}")
+            return CudaVM(exe, device)
+        from unity.runtime.cuda.kernels import CudaKernels
+
+        if isinstance(exe, Executable) and isinstance(exe.kernels, CudaKernels):
+            raise ValueError(
+                f"VirtualMachine: this executable was compiled for cuda; run it on unity.cuda(), "
+                f"not {device if device is not None else cpu()} (or compile with target=\"llvm\")"
+            )
+        return super().__new__(cls)
+
     def __init__(self, exe: Executable, device: Device | None = None) -> None:
         if not isinstance(exe, Executable):
             raise TypeError(

@@ -10,6 +10,7 @@ Example:
 """
 
 from unity.topi import image, nn, testing
+from unity.topi.bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from unity.topi.broadcast import (
     add, divide, equal, floor_divide, floor_mod, greater, greater_equal, less, less_equal,
     logical_and, logical_or, maximum, minimum, mod, multiply, not_equal, power, subtract, where,
@@ -44,6 +45,10 @@ __all__ = [
     "argsort",
     "asin",
     "atan",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
     "broadcast_to",
     "cast",
     "ceil",
@@ -52,7 +57,8 @@ __all__ = [
     "concatenate",
     "cos",
     "cosh",
-    "cumprod", "cumsum",
+    "cumprod",
+    "cumsum",
     "depth_to_space",
     "divide",
     "equal",
@@ -105,7 +111,8 @@ __all__ = [
     "reshape",
     "round",
     "rsqrt",
-    "scatter_elements", "scatter_nd",
+    "scatter_elements",
+    "scatter_nd",
     "sigmoid",
     "sign",
     "sin",

@@ -18,7 +18,7 @@ from unity import te, tir
 from unity.ir import dtype as dt
 from unity.te import Tensor
 from unity.tir.expr import IterVar, PrimExpr, const
-from unity.topi.utils import AxisLike, cast, normalize_axes, product
+from unity.topi.utils import AxisLike, cast, const_int, normalize_axes, product
 
 Reducer = Callable[..., PrimExpr]
 
@@ -50,12 +50,24 @@ def _reduce(x: Tensor, axis: AxisLike, keepdims: bool, reducer: Reducer, name: s
     axes, shape = _plan(x, axis, keepdims)
     if not axes:
         return te.compute(x.shape, lambda *i: fn(x[i]), name=name)
+    if any(const_int(x.shape[a]) == 0 for a in axes):
+        # an empty reduction never runs its init: write the reducer's identity instead
+        return te.compute(shape, lambda *i: _identity(reducer, x.dtype), name=name)
 
     def body(*i: PrimExpr) -> PrimExpr:
         rv = [te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in axes]
         return reducer(fn(x[_source_index(x, axes, keepdims, i, rv)]), axis=rv)
 
     return te.compute(shape, body, name=name)
+
+
+def _identity(reducer: Reducer, dtype: str) -> PrimExpr:
+    """The value a reduction over nothing gives (0, 1, -inf / lowest, +inf / highest)."""
+    if reducer is te.max:
+        return tir.min_value(dtype)
+    if reducer is te.min:
+        return tir.max_value(dtype)
+    return const(1 if reducer is te.prod else 0, dtype)
 
 
 def sum(x: Tensor, axis: AxisLike = None, keepdims: bool = False) -> Tensor:

@@ -22,12 +22,14 @@ def _add_relu() -> PrimFunc:
 
 
 def _conv_ref(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-    n, c, h, wd = a.shape
+    n, _, h, wd = a.shape
     padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
     out = np.zeros((n, w.shape[0], h, wd), np.float32)
     for ry in range(3):
         for rx in range(3):
-            out += np.einsum("nchw,oc->nohw", padded[:, :, ry : ry + h, rx : rx + wd], w[:, :, ry, rx])
+            out += np.einsum(
+                "nchw,oc->nohw", padded[:, :, ry : ry + h, rx : rx + wd], w[:, :, ry, rx]
+            )
     return out
 
 
@@ -53,7 +55,9 @@ def test_compile_schedules_symbolic_batch_end_to_end():
         b = rng.standard_normal((16, 8, 3, 3), dtype=np.float32)
         ref = np.maximum(_conv_ref(a, b), 0)
         e = np.exp(ref - ref.max(-1, keepdims=True))
-        np.testing.assert_allclose(vm["main"](a, b).numpy(), e / e.sum(-1, keepdims=True), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            vm["main"](a, b).numpy(), e / e.sum(-1, keepdims=True), rtol=1e-4, atol=1e-5
+        )
 
 
 def test_constant_weights_are_packed_at_compile_time():
@@ -74,7 +78,13 @@ def test_constant_weights_are_packed_at_compile_time():
     assert len(packed) == 2
     assert not [n for n in names if n + "_prepacked" in names]  # the unpacked kernels are gone
     conv = next(f for n, f in names.items() if "conv2d" in n)
-    assert tuple(int(d.value) for d in conv.params[1].shape) == (1, 16, 3, 3, 32)  # packed [O/32, C, R, S, 32]
+    assert tuple(int(d.value) for d in conv.params[1].shape) == (
+        1,
+        16,
+        3,
+        3,
+        32,
+    )  # packed [O/32, C, R, S, 32]
     vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
     a = rng.standard_normal((1, 16, 10, 10), dtype=np.float32)
     ref = np.maximum(_conv_ref(a, wv), 0).reshape(32, 100).T @ dv

@@ -173,7 +173,14 @@ def test_nothing_to_do_returns_the_module():
 def test_calls_a_rule_declines_stay():
     x = tensor("x", (4,), "int32")
     mod = build([x], lambda v: op.bitwise_and(v, v))
-    assert LegalizeOps()(mod) is mod  # no TIR bitwise ops on integers yet
+    assert LegalizeOps(customize_legalize_map={op.bitwise_and: lambda bb, call: call})(mod) is mod
+
+
+def test_bitwise_on_integers():
+    x, y = tensor("x", (4,), "int8"), tensor("y", (4,), "int8")
+    mod = build([x, y], lambda a, b: op.bitwise_not(op.bitwise_and(a, b)))
+    a, b = np.array([-1, 5, 127, -128], "int8"), np.array([3, -6, 64, -1], "int8")
+    legalize_and_check(mod, [a, b], ~(a & b))
 
 
 def test_bitwise_on_bool_is_logical():

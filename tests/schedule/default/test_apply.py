@@ -7,8 +7,13 @@ from default_workloads import WORKLOADS
 from unity import tir
 from unity.ir.module import IRModule
 from unity.schedule import Schedule
-from unity.schedule.default import RuleContext, apply_default_schedules
-from unity.schedule.default import analysis, conv2d, matmul, reduction
+from unity.schedule.default import (
+    analysis,
+    apply_default_schedules,
+    conv2d,
+    matmul,
+    reduction,
+)
 from unity.schedule.default import injective as inj
 from unity.schedule.tree import walk
 from unity.tir.stmt import BlockRealize, For, ForKind

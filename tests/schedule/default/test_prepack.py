@@ -24,12 +24,17 @@ def test_split_kernel_on_packed_constant_matches(name: str, recipe: str) -> None
     assert list(found.values()) == [recipe]
     (index,) = found
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal([int(d.value) for d in p.shape]).astype("float32") for p in func.params]
+    args = [
+        rng.standard_normal([int(d.value) for d in p.shape]).astype("float32") for p in func.params
+    ]
     args[-1][...] = 0
     expected = [a.copy() for a in args]
     tir.interpret(func, *expected)
     split = split_prepacked(scheduled, {index})
-    assert tuple(int(d.value) for d in split.params[index].shape) == pack_array(recipe, args[index]).shape
+    assert (
+        tuple(int(d.value) for d in split.params[index].shape)
+        == pack_array(recipe, args[index]).shape
+    )
     args[index] = pack_array(recipe, args[index])
     tir.interpret(split, *args)
     np.testing.assert_allclose(args[-1], expected[-1], rtol=1e-4, atol=1e-4)

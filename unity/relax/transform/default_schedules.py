@@ -100,7 +100,9 @@ class _Prepack(ExprMutator):
         if gv not in self.packs or not isinstance(args, Tuple):
             return call
         recipes = self.packs[gv]
-        chosen = {k for k in recipes if k < len(args.fields) and isinstance(args.fields[k], Constant)}
+        chosen = {
+            k for k in recipes if k < len(args.fields) and isinstance(args.fields[k], Constant)
+        }
         if not chosen:
             return call
         fields = list(args.fields)
@@ -110,7 +112,11 @@ class _Prepack(ExprMutator):
         if key not in self.variants:
             func = split_prepacked(self.mod[gv], chosen)
             self.variants[key] = self.mod.add(f"{gv.name_hint}_prepacked", func)
-        new_args = (self.variants[key], self.refresh(Tuple(tuple(fields), span=args.span)), *call.args[2:])
+        new_args = (
+            self.variants[key],
+            self.refresh(Tuple(tuple(fields), span=args.span)),
+            *call.args[2:],
+        )
         return self.refresh(call.replace(args=new_args))
 
 

@@ -23,7 +23,16 @@ from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind
 
-__all__ = ["BlockInfo", "RuleContext", "block_infos", "const_extent", "loads_of", "root_block", "stride_in", "work_size"]
+__all__ = [
+    "BlockInfo",
+    "RuleContext",
+    "block_infos",
+    "const_extent",
+    "loads_of",
+    "root_block",
+    "stride_in",
+    "work_size",
+]
 
 
 @dataclass

@@ -125,13 +125,17 @@ def _schedule_block(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> set[str
     return {info.name}
 
 
-def _inline_spatial(sch: Schedule, func: PrimFunc, infos: list[BlockInfo], anchors: set[str]) -> None:
+def _inline_spatial(
+    sch: Schedule, func: PrimFunc, infos: list[BlockInfo], anchors: set[str]
+) -> None:
     """Inline spatial blocks that write intermediate buffers into their consumers."""
     params = set(func.buffer_params())
     for info in infos:
         if info.is_reduction or info.output is None or info.output in params:
             continue
-        readers = [b for b in infos if b is not info and info.output in {r.buffer for r in b.block.reads}]
+        readers = [
+            b for b in infos if b is not info and info.output in {r.buffer for r in b.block.reads}
+        ]
         if not readers or any(b.name in anchors for b in readers):
             continue
         trial = sch.copy()

@@ -38,8 +38,8 @@ from __future__ import annotations
 from unity.schedule.analysis import linear
 from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of
 from unity.schedule.default.epilogue import inline_epilogue
-from unity.schedule.default.prepack import PREPACK
 from unity.schedule.default.injective import parallel_one
+from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, Cast, Mul, PrimExpr, Var
 
@@ -132,7 +132,7 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         >>> schedule_conv2d(sch, info, RuleContext())  # doctest: +SKIP
     """
     x_load, w_load = match(info)
-    o_var, x_var = info.store.indices[1], info.store.indices[3]
+    o_var = info.store.indices[1]
     oc, ow = const_extent(info.loops[1]), const_extent(info.loops[3])
     if oc is None or ow is None:
         raise_unsupported("symbolic output channels or width")
@@ -181,7 +181,9 @@ def _channels_in_vector(
     return taken
 
 
-def _columns_in_vector(sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: RuleContext) -> list[str]:
+def _columns_in_vector(
+    sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: RuleContext
+) -> list[str]:
     c = sch.get_block(info.name)
     n, o, y, x, *red = sch.get_loops(c)
     acc = sch.cache_write(c, 0, "local")
@@ -204,7 +206,9 @@ def _outer_extents(info: BlockInfo, to: int) -> list[int | None]:
     return [n, None if o is None else o // to, y]
 
 
-def _parallel_tile_loops(sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext) -> None:
+def _parallel_tile_loops(
+    sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext
+) -> None:
     """Fuse unit loops into their neighbour (a unit loop above the tile keeps the tile
     buffer from being compacted), then make one loop parallel."""
     while len(loops) > 1 and extents[0] == 1:

@@ -71,7 +71,9 @@ def parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
     return fused
 
 
-def parallel_one(sch: Schedule, loops: list[LoopRV], extents: list[int | None], ctx: RuleContext) -> None:
+def parallel_one(
+    sch: Schedule, loops: list[LoopRV], extents: list[int | None], ctx: RuleContext
+) -> None:
     """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing.
 
     Takes the outermost loop with at least `4 * num_cores` iterations, else a loop of

@@ -33,7 +33,13 @@ After ``schedule_matmul`` (abridged)::
 from __future__ import annotations
 
 from unity.schedule.default import reduction
-from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of, work_size
+from unity.schedule.default.analysis import (
+    BlockInfo,
+    RuleContext,
+    const_extent,
+    loads_of,
+    work_size,
+)
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.default.prepack import PREPACK
@@ -103,7 +109,9 @@ def _pick(extent: int | None, choices: list[int]) -> int | None:
     return next((c for c in choices if c <= extent and extent % c == 0), None)
 
 
-def _tiles(info: BlockInfo, i: Var, j: Var, k: Var, ctx: RuleContext) -> tuple[int, int, int | None] | None:
+def _tiles(
+    info: BlockInfo, i: Var, j: Var, k: Var, ctx: RuleContext
+) -> tuple[int, int, int | None] | None:
     ext = {v: const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)}
     tj = _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
     ti = _pick(ext[i], [8, 6, 4, 3, 2])
@@ -121,7 +129,7 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     Example:
         >>> schedule_matmul(sch, info, RuleContext())  # doctest: +SKIP
     """
-    a_load, b_load, i, j, k = match(info)
+    _, b_load, i, j, k = match(info)
     tiles = _tiles(info, i, j, k, ctx)
     b_contig = b_load.indices[-1] is j
     if tiles is None or (not b_contig and len(b_load.indices) != 2):
@@ -184,7 +192,9 @@ def _simple(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
     loops = sch.get_loops(c)
     *outer, j_loop, k_loop = loops
     if info.loop_of(match(info)[3]) != len(loops) - 2:
-        raise ScheduleError("default matmul", "the output's last axis is not the inner spatial loop")
+        raise ScheduleError(
+            "default matmul", "the output's last axis is not the inner spatial loop"
+        )
     sch.reorder(k_loop, j_loop)
     init = sch.decompose_reduction(c, k_loop)
     sch.vectorize(j_loop)

@@ -31,7 +31,12 @@ from __future__ import annotations
 
 from unity.schedule.analysis import used_vars
 from unity.schedule.default.analysis import (
-    BlockInfo, RuleContext, const_extent, loads_of, stride_in, work_size,
+    BlockInfo,
+    RuleContext,
+    const_extent,
+    loads_of,
+    stride_in,
+    work_size,
 )  # fmt: skip
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.schedule import Schedule
@@ -113,16 +118,20 @@ def row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
     loads = [ld for ld in loads_of(info.store.value) if ld.buffer is not info.store.buffer]
     if not loads or any(k in used_vars(ld) and stride_in(ld.indices, k) != 1 for ld in loads):
         return None
-    return next((f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f), None)
+    return next(
+        (f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f), None
+    )
 
 
-def vector_rows(sch: Schedule, info: BlockInfo, ctx: RuleContext, spatial: list, k, factor: int) -> None:
+def vector_rows(
+    sch: Schedule, info: BlockInfo, ctx: RuleContext, spatial: list, k, factor: int
+) -> None:
     """Per row: `factor` partial results accumulated in one vector (`rfactor`), then summed.
 
     Example:
         >>> vector_rows(sch, info, RuleContext(), loops[:-1], loops[-1], 16)  # doctest: +SKIP
     """
-    k0, k1 = sch.split(k, [None, factor])
+    _, k1 = sch.split(k, [None, factor])
     rf = sch.rfactor(k1, factor_axis=len(info.store.indices))
     rf_loops = sch.get_loops(rf)
     *outer, rk0, rk1 = rf_loops

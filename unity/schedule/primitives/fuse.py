@@ -57,7 +57,7 @@ def fuse(state: ScheduleState, *loops: LoopRV) -> LoopRV:
             msg = f"the extent of loop {n.loop_var.name} depends on another fused loop"
             raise ScheduleError("fuse", msg, func, n)
     first = nodes[0]
-    bits = lambda dtype: int("".join(filter(str.isdigit, dtype)) or 0)  # noqa: E731
+    bits = lambda dtype: int("".join(filter(str.isdigit, dtype)) or 0)
     widest = max((n.loop_var.dtype for n in nodes), key=bits)
     fused = Var("_".join(n.loop_var.name for n in nodes) + "_fused", widest)
     vmap: dict[Var, PrimExpr] = {}

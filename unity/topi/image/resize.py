@@ -24,8 +24,12 @@ _METHODS = ("nearest_neighbor", "linear", "cubic")
 
 
 def _source_coord(x: PrimExpr, size_in: PrimExpr, size_out: PrimExpr, scale: PrimExpr,
-                  mode: str) -> PrimExpr:  # fmt: skip
-    """The input coordinate (float) that output coordinate `x` maps to."""
+                  mode: str, out_len: PrimExpr) -> PrimExpr:  # fmt: skip
+    """The input coordinate (float) that output coordinate `x` maps to.
+
+    `size_out` is ONNX's "resized length" (`in * scale`, not rounded); `out_len` the
+    integer output length.
+    """
     f = x.dtype
     half = const(0.5, f)
     if mode == "half_pixel":
@@ -39,7 +43,7 @@ def _source_coord(x: PrimExpr, size_in: PrimExpr, size_out: PrimExpr, scale: Pri
         return x / scale
     if mode == "tf_half_pixel_for_nn":
         return (x + half) / scale
-    adj = size_out / (scale * size_in)  # half_pixel_symmetric
+    adj = out_len / size_out  # half_pixel_symmetric: the integer length over in * scale
     offset = size_in * half * (const(1, f) - adj)
     return offset + (x + half) / scale - half
 
@@ -150,7 +154,10 @@ def resize(
             assert roi is not None
             return _crop_coord(o.astype(f), size_in, size_out, roi[k], roi[k + len(axes)])
         scale = const(scales[k], f) if scales is not None else size_out / size_in
-        return _source_coord(o.astype(f), size_in, size_out, scale, coordinate_transformation_mode)
+        out_len = shape[a].astype(f)
+        return _source_coord(
+            o.astype(f), size_in, size_out, scale, coordinate_transformation_mode, out_len
+        )
 
     def coord_fn(k: int) -> Callable[[PrimExpr], PrimExpr]:
         return lambda o: coord_of(o, k)

@@ -1,7 +1,6 @@
 """Legalize elementwise ops: unary math and predicates, binary ops, `where`, `clip`, `astype`.
 
-Bitwise ops are legalized on bool tensors (as logical ops); on integers TIR has no bitwise
-operators yet, so those calls stay as they are.
+Bitwise ops go to `topi.bitwise_*` (bit by bit on integers: TIR has no bit operators).
 
 Example:
     >>> from unity.relax import op
@@ -11,16 +10,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from unity import topi
 from unity.relax import op
-from unity.relax.block_builder import BlockBuilder
-from unity.relax.expr import Call, Expr
-from unity.relax.struct_info import TensorStructInfo
-from unity.relax.transform.legalize_ops.common import (
-    LegalizeFn, attrs_rule, call_te, register_legalize, te_rule,
-)  # fmt: skip
+from unity.relax.transform.legalize_ops.common import attrs_rule, register_legalize, te_rule
 
 _SAME_NAME = [
     # unary
@@ -42,24 +34,6 @@ register_legalize(op.clip, attrs_rule(topi.clip, lambda a: {"a_min": a.min, "a_m
 register_legalize(op.astype, attrs_rule(topi.cast, lambda a: {"dtype": a.dtype}))
 
 
-def bool_only(topi_fn: Callable[..., object]) -> LegalizeFn:
-    """A rule applying the logical `topi_fn` to bool tensors; other dtypes stay unlegalized.
-
-    Example:
-        >>> bool_only(topi.logical_and).__name__
-        'legalize_logical_and_on_bool'
-    """
-
-    def rule(bb: BlockBuilder, call: Call) -> Expr:
-        sinfo = call.args[0].struct_info
-        if not isinstance(sinfo, TensorStructInfo) or sinfo.dtype != "bool":
-            return call
-        return call_te(bb, call, topi_fn, *call.args)
-
-    rule.__name__ = f"legalize_{getattr(topi_fn, '__name__', 'te')}_on_bool"
-    return rule
-
-
-register_legalize(op.bitwise_and, bool_only(topi.logical_and))
-register_legalize(op.bitwise_or, bool_only(topi.logical_or))
-register_legalize(op.bitwise_not, bool_only(topi.logical_not))
+register_legalize(op.bitwise_and, te_rule(topi.bitwise_and))
+register_legalize(op.bitwise_or, te_rule(topi.bitwise_or))
+register_legalize(op.bitwise_not, te_rule(topi.bitwise_not))

@@ -1,8 +1,6 @@
 """Legalize the ops of `relax.op.onnx_extra` (what the ONNX frontend needs beyond the core):
 trigonometry, topk, gather_nd, scatter_nd, cumprod, resize, bit shifts, shape_to_tensor.
 
-Integer bitwise_xor stays unlegalized (no TIR bitwise ops yet); on bools it is `!=`.
-
 Example:
     >>> from unity.relax.op import onnx_extra as X
     >>> X.topk.get_attr("legalize").__name__
@@ -22,7 +20,6 @@ from unity.relax.struct_info import ShapeStructInfo, TensorStructInfo
 from unity.relax.transform.legalize_ops.common import (
     attrs_rule, call_te, register_legalize, te_rule,
 )  # fmt: skip
-from unity.relax.transform.legalize_ops.elementwise import bool_only
 from unity.relax.utils import sympy_to_tir
 from unity.tir.expr import PrimExpr, const
 
@@ -99,5 +96,5 @@ register_legalize(X.cumprod, attrs_rule(
 register_legalize(X.resize, legalize_resize)
 register_legalize(X.left_shift, te_rule(_shift(left=True)))  # type: ignore[arg-type]  # a TE fn
 register_legalize(X.right_shift, te_rule(_shift(left=False)))  # type: ignore[arg-type]  # a TE fn
-register_legalize(X.bitwise_xor, bool_only(topi.not_equal))
+register_legalize(X.bitwise_xor, te_rule(topi.bitwise_xor))
 register_legalize(X.shape_to_tensor, legalize_shape_to_tensor)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from unity.relax import op as R
 from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.ops.common import Converter, const_like
+from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
 from unity.relax.frontend.onnx.ops.linalg import shifted_int32
 from unity.relax.struct_info import Dim
 
@@ -238,7 +238,13 @@ def _global(kind: str) -> Converter:
 
 def _conv_integer(ctx: Context, node: NodeView) -> Value:
     x = shifted_int32(ctx, node.input(0), node.input(2))
-    w = shifted_int32(ctx, node.input(1), node.input(3))
+    w = cast(ctx, ctx.expr(node.input(1)), "int32")
+    zero = node.input(3)
+    if zero is not None:  # one zero point per output channel, or one for all
+        z = cast(ctx, ctx.expr(zero), "int32")
+        if ctx.ndim(z) == 1:
+            z = ctx.emit(R.reshape(z, [-1] + [1] * (ctx.ndim(w) - 1)))
+        w = ctx.emit(R.subtract(w, z))
     return _conv_core(ctx, NodeView(node.name, node.op_type, node.inputs[:2], node.attrs, node.opset,
                                     node.num_outputs), x, w, None)  # fmt: skip
 

@@ -149,7 +149,9 @@ def _lp_norm(ctx: Context, node: NodeView) -> Value:
         norm = ctx.emit(R.sqrt(ctx.emit(R.sum(ctx.emit(R.square(x)), [axis], keepdims=True))))
     else:
         raise ctx.fail(f"expects p 1 or 2, got {p}")
-    return ctx.emit(R.divide(x, norm))
+    zero = ctx.emit(R.equal(norm, const_like(ctx, 0, x)))
+    safe = ctx.emit(R.where(zero, const_like(ctx, 1, x), norm))  # 0 / 0 gives 0, as ONNX says
+    return ctx.emit(R.divide(x, safe))
 
 
 def _rms_norm(ctx: Context, node: NodeView) -> Value:

@@ -248,7 +248,8 @@ def _space_to_depth(ctx: Context, node: NodeView) -> Value:
     n, c, h, w = ctx.shape(x)
     b = int(node.attr("blocksize"))
     y = ctx.emit(R.reshape(x, (n, c, h / b, b, w / b, b)))
-    y = ctx.emit(R.permute_dims(y, (0, 3, 5, 1, 2, 4)))
+    perm = (0, 1, 3, 5, 2, 4) if node.attr("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)
+    y = ctx.emit(R.permute_dims(y, perm))
     return ctx.emit(R.reshape(y, (n, c * b * b, h / b, w / b)))
 
 

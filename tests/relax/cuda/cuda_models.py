@@ -1,0 +1,60 @@
+"""Models shared by the relax-on-CUDA tests: an MLP (symbolic batch), a small CNN, ResNet-50."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+
+from unity import relax
+from unity.relax import op
+
+RNG = np.random.default_rng(0)
+LIGHT_RESNET50 = os.path.join(
+    os.path.dirname(onnx.__file__), "backend", "test", "data", "light", "light_resnet50.onnx"
+)
+
+
+def mlp():
+    """x (n, 16) -> dense 32 + bias + relu -> dense 10: the batch `n` is symbolic."""
+    w1 = RNG.standard_normal((32, 16)).astype("float32")
+    b1 = RNG.standard_normal(32).astype("float32")
+    w2 = RNG.standard_normal((10, 32)).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(op.matmul(x, op.permute_dims(relax.const(w1))))
+            h = bb.emit(op.nn.relu(op.add(h, relax.const(b1))))
+            out = bb.emit_output(op.matmul(h, op.permute_dims(relax.const(w2))))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def cnn():
+    """conv2d 3x3 + relu + max-pool + flatten + softmax on a (1, 3, 8, 8) image."""
+    w = RNG.standard_normal((4, 3, 3, 3)).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 3, 8, 8), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(op.nn.conv2d(x, relax.const(w), padding=1))
+            h = bb.emit(op.nn.relu(h))
+            h = bb.emit(op.nn.max_pool2d(h, pool_size=2, strides=2))
+            out = bb.emit_output(op.nn.softmax(op.reshape(h, (1, 64)), axis=-1))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def resnet50():
+    """The light ResNet-50 shipped with onnx, imported with `from_onnx`."""
+    from unity.relax.frontend.onnx import from_onnx
+
+    return from_onnx(onnx.load(LIGHT_RESNET50))
+
+
+def resnet50_input() -> np.ndarray:
+    """The input onnx's backend runner uses for the light models: ``arange(n) / n``."""
+    n = 1 * 3 * 224 * 224
+    return (np.arange(n).reshape(1, 3, 224, 224) / n).astype("float32")

@@ -1,0 +1,157 @@
+"""The VM on a CUDA device, with the stand-in driver that runs kernels in the GPU emulator.
+
+Device memory is host memory there, but everything else is what a GPU run does: inputs
+copied to the device, constants uploaded once, planned storage allocated on the device,
+each kernel launched from its host plan with grid sizes computed from the input shapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import unity
+from unity import relax
+from unity.runtime.cuda.device_api import use_driver
+from unity.runtime.cuda.emulated import EmulatedDriver
+from unity.runtime.cuda.host_plan import evaluate
+from unity.runtime.cuda.tensor import CUDATensor
+
+from .cuda_models import cnn, mlp
+
+rng = np.random.default_rng(1)
+
+
+@pytest.fixture(scope="module")
+def mlp_pair():
+    mod = mlp()
+    return unity.compile(mod, target="cuda"), unity.compile(mod, target="llvm")
+
+
+@pytest.fixture
+def emulated():
+    with use_driver(EmulatedDriver()) as drv:
+        yield drv
+
+
+def _cpu(ex, x):
+    return relax.VirtualMachine(ex, unity.cpu())["main"](x).numpy()
+
+
+def test_mlp_matches_cpu_for_every_batch_size(mlp_pair, emulated):
+    gpu, cpu = mlp_pair
+    vm = relax.VirtualMachine(gpu, unity.cuda())
+    launches = []
+    for n in (1, 3, 37):  # the grid follows the symbolic batch
+        x = rng.standard_normal((n, 16)).astype("float32")
+        before = emulated.launches
+        out = vm["main"](x)
+        launches.append(emulated.launches - before)
+        assert isinstance(out, CUDATensor) and out.device == unity.cuda() and out.shape == (n, 10)
+        np.testing.assert_allclose(out.numpy(), _cpu(cpu, x), rtol=1e-5, atol=1e-5)
+    assert min(launches) >= 2
+
+
+def test_mlp_takes_and_chains_device_tensors(mlp_pair, emulated):
+    gpu, cpu = mlp_pair
+    vm = relax.VirtualMachine(gpu, unity.cuda())
+    x = rng.standard_normal((4, 16)).astype("float32")
+    xd = unity.runtime.tensor(x, unity.cuda())
+    out = vm["main"](xd)
+    np.testing.assert_allclose(out.numpy(), _cpu(cpu, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(xd.numpy(), x)  # the input is untouched
+
+
+def test_small_cnn_matches_cpu(emulated):
+    mod = cnn()
+    x = rng.standard_normal((1, 3, 8, 8)).astype("float32")
+    out = relax.VirtualMachine(unity.compile(mod, target="cuda"), unity.cuda())["main"](x)
+    np.testing.assert_allclose(out.numpy(), _cpu(unity.compile(mod, target="llvm"), x),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_bad_input_names_the_parameter(mlp_pair, emulated):
+    vm = relax.VirtualMachine(mlp_pair[0], unity.cuda())
+    with pytest.raises(ValueError, match="parameter 0 'x'.*dim 1 must be 16"):
+        vm["main"](np.zeros((2, 15), "float32"))
+    with pytest.raises(ValueError, match="expected dtype float32, got float64"):
+        vm["main"](np.zeros((2, 16)))
+    with pytest.raises(ValueError, match="expected 1 inputs"):
+        vm["main"]()
+
+
+def test_export_and_load_a_cuda_executable(mlp_pair, emulated, tmp_path):
+    gpu, cpu = mlp_pair
+    path = str(tmp_path / "mlp_cuda.so")
+    gpu.export_library(path)
+    loaded = unity.runtime.load_module(path)
+    assert loaded.program == gpu.program and loaded.kernels.plans == gpu.kernels.plans
+    assert loaded.kernels.source == gpu.kernels.source
+    from unity.codegen.cuda_build import nvcc_path
+
+    assert (loaded.kernels.ptx is not None) == (nvcc_path() is not None)  # PTX embedded
+    for a, b in zip(loaded.constants, gpu.constants, strict=True):
+        np.testing.assert_array_equal(a, b)
+    x = rng.standard_normal((5, 16)).astype("float32")
+    out = relax.VirtualMachine(loaded, unity.cuda())["main"](x)  # TIR found by its source
+    np.testing.assert_allclose(out.numpy(), _cpu(cpu, x), rtol=1e-5, atol=1e-5)
+
+
+def test_tensor_round_trips_and_copies(emulated):
+    a = rng.standard_normal((3, 4)).astype("float32")
+    t = unity.runtime.tensor(a, unity.cuda())
+    assert (t.shape, t.dtype, t.device) == ((3, 4), "float32", unity.cuda(0))
+    np.testing.assert_array_equal(t.numpy(), a)
+    e = unity.runtime.empty((3, 4), "float32", unity.cuda())
+    np.testing.assert_array_equal(e.copyfrom(t).numpy(), a)
+    host = t.copyto(unity.cpu())
+    assert host.device == unity.cpu() and np.array_equal(host.numpy(), a)
+    with pytest.raises(ValueError, match="does not match"):
+        e.copyfrom(np.zeros((4, 3), "float32"))
+    unity.cuda().sync()
+
+
+def test_cuda_device_without_pycuda_or_stand_in_says_what_is_missing(mlp_pair):
+    from unity.runtime.cuda import CudaUnavailableError, is_available
+
+    if is_available():
+        pytest.skip("a GPU is present")
+    assert unity.cuda(0) == unity.runtime.Device("cuda", 0) and not unity.cuda().exist
+    with pytest.raises(CudaUnavailableError, match="CUDA is not available"):
+        unity.runtime.tensor(np.zeros(2, "float32"), unity.cuda())
+    with pytest.raises(CudaUnavailableError, match="CUDA is not available"):
+        relax.VirtualMachine(mlp_pair[0], unity.cuda())
+    with pytest.raises(ValueError, match="non-negative int"):
+        unity.cuda(-1)
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [(["/", -7, 2], -3), (["%", -7, 2], -1), (["//", -7, 2], -4), (["fmod", -7, 2], 1),
+     (["sel", ["<", ["v", 0], 3], ["max", 1, 2], 9], 2), (["cast", "int32", ["f", 2.7]], 2),
+     (["and", ["not", 0], [">=", ["v", 0], 2]], True)],
+)  # fmt: skip
+def test_host_plan_expressions_follow_tir_semantics(expr, value):
+    assert evaluate(expr, {0: 2}) == value
+
+
+def test_launch_grids_are_symbolic_in_the_batch(mlp_pair):
+    plans = mlp_pair[0].kernels.plans
+    grids = [s[2] for plan in plans.values() for s in _walk(plan["body"]) if s[0] == "launch"]
+    assert any("v" in str(g) for g in grids)  # computed from n at run time
+    code = mlp_pair[0].program["functions"]["main"]["code"]
+    assert "storage" in [ins[0] for ins in code]  # memory planning places the hidden layer
+
+
+def test_emulating_kernels_of_another_process_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="not compiled in this process"):
+        EmulatedDriver().load_module("__global__ void k() {}")
+
+
+def _walk(stmt):
+    yield stmt
+    if stmt[0] == "seq":
+        for s in stmt[1]:
+            yield from _walk(s)
+    elif stmt[0] in ("for", "let", "assert", "alloc"):
+        yield from _walk(stmt[-1])
