@@ -338,7 +338,12 @@ def _reserved(name: str) -> bool:
         "omp_get_num_threads",
         "omp_get_thread_num",
     }
-    libm = {n for short in LIBM_FUNCTIONS for n in (short, short + "f")}
+    # LLVM lowers its math intrinsics (llvm.exp, llvm.pow, ...) to libm calls by these names,
+    # so a kernel named `exp` would end up calling itself.
+    intrinsic_libm = {"exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "pow", "sin",
+                      "cos", "fabs", "floor", "ceil", "rint", "trunc", "round", "fma", "fmin",
+                      "fmax", "ldexp", "frexp", "sincos"}  # fmt: skip
+    libm = {n for short in LIBM_FUNCTIONS | intrinsic_libm for n in (short, short + "f", short + "l")}
     return name in c_runtime or name in libm or name.startswith(("llvm.", "__unity"))
 
 

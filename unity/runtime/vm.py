@@ -72,7 +72,7 @@ class VirtualMachine:
         from unity.runtime.cuda.kernels import CudaKernels
 
         if isinstance(exe, Executable) and isinstance(exe.kernels, CudaKernels):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - a wrong executable
                 f"VirtualMachine: this executable was compiled for cuda; run it on unity.cuda(), "
                 f"not {device if device is not None else cpu()} (or compile with target=\"llvm\")"
             )

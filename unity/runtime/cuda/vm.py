@@ -33,7 +33,11 @@ from unity.runtime.device import Device
 from unity.runtime.module import ProfileResult
 from unity.runtime.tensor import Tensor, numpy_dtype
 from unity.runtime.vm_checks import (
-    _dim_checks, _dims_plan, compile_tree, make_checker, run_pending,
+    _dim_checks,
+    _dims_plan,
+    compile_tree,
+    make_checker,
+    run_pending,
 )  # fmt: skip
 
 
@@ -48,7 +52,7 @@ class CudaVM:
 
     def __init__(self, exe: Any, device: Device) -> None:
         if not isinstance(exe.kernels, CudaKernels):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - a wrong executable, as the CPU VM says
                 f"VirtualMachine: device {device} needs an executable compiled for cuda "
                 f"(unity.compile(mod, target=\"cuda\")); this one holds "
                 f"{type(exe.kernels).__name__} kernels (for the CPU: unity.cpu())"
@@ -281,7 +285,9 @@ def _device_checker(vm: CudaVM, spec: list[Any], where: str, slots: list[Any]) -
     def check(value: object, S: list[int], pending: list[Any]) -> object:
         if not isinstance(value, CUDATensor):
             if not isinstance(value, np.ndarray | Tensor):
-                raise ValueError(f"{where}: expected {what} {text}, got {type(value).__name__}")
+                raise ValueError(  # noqa: TRY004 - as the CPU VM input checks
+                    f"{where}: expected {what} {text}, got {type(value).__name__}"
+                )
             value = vm._upload(value)
         elif value.device != vm.device:
             raise ValueError(f"{where}: the tensor is on {value.device}, the VM on {vm.device}")
