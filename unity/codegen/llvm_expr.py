@@ -70,6 +70,13 @@ def _bf16_bits(value: float) -> float:
     return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
 
 
+def _splat(ty: ir.Type, value: int) -> ir.Constant:
+    """The integer constant `value` of type `ty` (every lane, for a vector type)."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+    return ir.Constant(ty, value)
+
+
 class ExprCodegen:
     """Emit expressions with `self.builder`; variables are looked up in `self.env`."""
 
@@ -134,22 +141,29 @@ class ExprCodegen:
         a, b = self.emit(e.a), self.emit(e.b)
         if _is_float(e):
             return self.builder.fdiv(a, b, flags=CONTRACT)
-        return self.builder.udiv(a, b) if _unsigned(e) else self.builder.sdiv(a, b)
+        if _unsigned(e):
+            return self._div_guard(a, b, self.builder.udiv(a, self._safe_divisor(a, b, False)), False)
+        quotient = self.builder.sdiv(a, self._safe_divisor(a, b, True))
+        return self._div_guard(a, b, quotient, True)
 
     def visit_mod_(self, e: E.Mod) -> ir.Value:
         a, b = self.emit(e.a), self.emit(e.b)
         if _is_float(e):
             return self.builder.frem(a, b)
-        return self.builder.urem(a, b) if _unsigned(e) else self.builder.srem(a, b)
+        if _unsigned(e):
+            return self.builder.urem(a, self._safe_divisor(a, b, False))
+        return self.builder.srem(a, self._safe_divisor(a, b, True))
 
     def visit_floor_div_(self, e: E.FloorDiv) -> ir.Value:
         a, b = self.emit(e.a), self.emit(e.b)
         if _is_float(e):
             return self.intrinsic("llvm.floor", [self.builder.fdiv(a, b)])
         if _unsigned(e):
-            return self.builder.udiv(a, b)
-        quotient = self.builder.sdiv(a, b)
-        return self.builder.sub(quotient, self.builder.zext(self._floor_fix(a, b), a.type))
+            return self._div_guard(a, b, self.builder.udiv(a, self._safe_divisor(a, b, False)), False)
+        safe = self._safe_divisor(a, b, True)
+        quotient = self.builder.sdiv(a, safe)
+        quotient = self.builder.sub(quotient, self.builder.zext(self._floor_fix(a, safe), a.type))
+        return self._div_guard(a, b, quotient, True)
 
     def visit_floor_mod_(self, e: E.FloorMod) -> ir.Value:
         a, b = self.emit(e.a), self.emit(e.b)
@@ -157,9 +171,40 @@ class ExprCodegen:
             floor = self.intrinsic("llvm.floor", [self.builder.fdiv(a, b)])
             return self.builder.fsub(a, self.builder.fmul(floor, b))
         if _unsigned(e):
-            return self.builder.urem(a, b)
-        rem = self.builder.srem(a, b)
-        return self.builder.select(self._floor_fix(a, b), self.builder.add(rem, b), rem)
+            return self.builder.urem(a, self._safe_divisor(a, b, False))
+        safe = self._safe_divisor(a, b, True)
+        rem = self.builder.srem(a, safe)
+        return self.builder.select(self._floor_fix(a, safe), self.builder.add(rem, safe), rem)
+
+    # Integer division by 0 (and signed MIN / -1) traps the CPU (SIGFPE) and kills the
+    # process.  The divisor is replaced by 1 in those lanes, and the quotient fixed up:
+    # x / 0 == x % 0 == 0 (numpy's answer), x / -1 == -x (wrapping), x % -1 == 0.
+    @staticmethod
+    def _divisor_is_safe(b: ir.Value, signed: bool) -> bool:
+        """True when `b` is a scalar constant that can never trap."""
+        if not isinstance(b, ir.Constant) or not isinstance(b.constant, int):
+            return False
+        return b.constant != 0 and not (signed and b.constant == -1)
+
+    def _safe_divisor(self, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
+        """`b`, with 1 in the lanes where dividing by it would trap (0, or -1 if signed)."""
+        if self._divisor_is_safe(b, signed):
+            return b
+        bad = self.builder.icmp_unsigned("==", b, ir.Constant(b.type, None))
+        if signed:
+            minus = self.builder.icmp_signed("==", b, _splat(b.type, -1))
+            bad = self.builder.or_(bad, minus)
+        return self.builder.select(bad, _splat(b.type, 1), b)
+
+    def _div_guard(self, a: ir.Value, b: ir.Value, quotient: ir.Value, signed: bool) -> ir.Value:
+        """The quotient computed with `_safe_divisor`, fixed up: 0 for x / 0, -x for x / -1."""
+        if self._divisor_is_safe(b, signed):
+            return quotient
+        zero = ir.Constant(b.type, None)
+        if signed:
+            minus = self.builder.icmp_signed("==", b, _splat(b.type, -1))
+            quotient = self.builder.select(minus, self.builder.sub(zero, a), quotient)
+        return self.builder.select(self.builder.icmp_unsigned("==", b, zero), zero, quotient)
 
     def _floor_fix(self, a: ir.Value, b: ir.Value) -> ir.Value:
         """True where truncating division differs from floor division (the remainder

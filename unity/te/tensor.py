@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import numbers
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,12 @@ class Tensor:
             raise IndexError(
                 f"tensor {self.name} has {self.ndim} dims, but was indexed with {len(indices)}"
             )
+        for k, index in enumerate(indices):
+            if not _is_integral(index):
+                raise TypeError(
+                    f"tensor {self.name}: index {k} must be an integer expression, "
+                    f"got {getattr(index, 'dtype', None) or type(index).__name__}"
+                )
         return self.buffer[indices]
 
     def __call__(self, *indices: ExprLike) -> BufferLoad:
@@ -150,6 +157,19 @@ class Tensor:
         return f"Tensor({self.name}, shape=({dims}), dtype={self.dtype})"
 
 
+def _is_integral(value: Any) -> bool:
+    """True for a Python/numpy integer or an integer-typed expression."""
+    if isinstance(value, numbers.Integral):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if isinstance(dtype, str):
+        try:
+            return dt.is_integer(dtype)
+        except ValueError:
+            return False
+    return getattr(dtype, "kind", None) in ("i", "u")
+
+
 def _dim_text(dim: PrimExpr) -> str:
     value = getattr(dim, "value", None)
     return str(value) if isinstance(value, int) else getattr(dim, "name", "?")
@@ -159,9 +179,16 @@ def _shape(shape: ShapeLike, where: str) -> tuple[PrimExpr, ...]:
     dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
     out = []
     for k, d in enumerate(dims):
-        e = const(d)
+        try:
+            e = const(d)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{where}: shape dim {k} must be an integer, got {type(d).__name__} {d!r}"
+            ) from None
         if not dt.is_integer(e.dtype):
             raise TypeError(f"{where}: shape dim {k} must be an integer, got dtype {e.dtype}")
+        if isinstance(getattr(e, "value", None), int) and e.value < 0:
+            raise ValueError(f"{where}: shape dim {k} is negative ({e.value})")
         out.append(e)
     return tuple(out)
 
@@ -258,7 +285,15 @@ def reduce_axis(dom: tuple[ExprLike, ExprLike] | Range, name: str = "rv") -> Ite
     if isinstance(dom, Range):
         rng = dom
     else:
+        if not isinstance(dom, (tuple, list)) or len(dom) != 2:
+            raise ValueError(f"te.reduce_axis {name!r}: dom must be (lo, hi), got {dom!r}")
         lo, hi = dom
+        for bound in (lo, hi):
+            if not _is_integral(bound):
+                raise TypeError(
+                    f"te.reduce_axis {name!r}: bounds must be integers, "
+                    f"got {getattr(bound, 'dtype', None) or type(bound).__name__}"
+                )
         extent = hi if isinstance(lo, int) and lo == 0 else hi - lo  # type: ignore[operator]
         rng = Range.from_min_extent(lo, extent)
     return AxisVar(Var(name, rng.extent.dtype), rng, IterType.REDUCE)
@@ -313,6 +348,12 @@ def compute(
     )
     result = fcompute(*(iv.var for iv in axis))
     results = tuple(result) if isinstance(result, (list, tuple)) else (result,)
+    for b in results:
+        if not isinstance(b, (PrimExpr, numbers.Number)):
+            raise TypeError(
+                f"te.compute {name!r}: fcompute must return an expression (or a tuple of "
+                f"them), got {type(b).__name__}"
+            )
     bodies = tuple(const(b) for b in results)
     reduce_axis_ = _check_bodies(bodies, name)
     buffers = tuple(

@@ -58,13 +58,13 @@ import sympy
 
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import GlobalVar, IRModule
-from unity.ir.structural import structural_equal, structural_hash
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import Call, Expr, Function, ShapeExpr, Tuple, TupleGetItem, Var
 from unity.relax.expr_functor import ExprMutator, ExprVisitor
 from unity.relax.op.call_tir import call_tir
 from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
 from unity.relax.transform.fuse_tir_inline import FusedPrimFuncBuilder
+from unity.relax.transform.prim_func_dedupe import first_equal
 from unity.tir.function import PrimFunc
 
 
@@ -84,7 +84,7 @@ class FuseTIR(ModulePass):
             return mod
         made = {gv: fuse_primitive_function(f, mod) for gv, f in fused.items()}  # type: ignore[arg-type]
         prims = {gv: prim for gv, (prim, _) in made.items()}
-        same = _deduplicate(prims)
+        same = first_equal(prims)
         rewriter = _CallRewriter({gv: extra for gv, (_, extra) in made.items()}, same)
         out = IRModule(attrs=mod.attrs)
         for gv, func in mod.items():
@@ -97,18 +97,6 @@ class FuseTIR(ModulePass):
                 out.update_func(gv, func)
         _remove_unused_prim_funcs(out, _called_by(fused.values()))
         return out
-
-
-def _deduplicate(prims: dict[GlobalVar, PrimFunc]) -> dict[GlobalVar, GlobalVar]:
-    """Each GlobalVar -> the first one whose PrimFunc is structurally equal to its own."""
-    kinds: dict[int, list[GlobalVar]] = {}
-    same: dict[GlobalVar, GlobalVar] = {}
-    for gv, prim in prims.items():
-        kind = kinds.setdefault(structural_hash(prim), [])
-        same[gv] = next((first for first in kind if structural_equal(prims[first], prim)), gv)
-        if same[gv] is gv:
-            kind.append(gv)
-    return same
 
 
 def _is_primitive(func: object) -> bool:

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.op import Op
-from unity.ir.structural import structural_equal, structural_hash
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import (
@@ -52,6 +51,7 @@ from unity.relax.op.call_tir import call_tir
 from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
 from unity.relax.transform import legalize_ops  # noqa: F401 - registers the rules
 from unity.relax.transform.legalize_ops.common import LegalizeFn
+from unity.relax.transform.prim_func_dedupe import first_equal
 from unity.relax.utils import struct_info_equal
 from unity.tir.function import PrimFunc
 
@@ -192,19 +192,10 @@ def _known(sinfo: StructInfo) -> bool:
 
 def _dedupe_prim_funcs(mod: IRModule, keep: set[GlobalVar]) -> IRModule:
     """Merge each new PrimFunc into an earlier structurally equal one; repoint the calls."""
-    seen: dict[int, list[GlobalVar]] = {}
-    alias: dict[GlobalVar, GlobalVar] = {}
     order = sorted(mod.functions, key=lambda gv: (gv not in keep, gv.name_hint))
-    for gv in order:
-        func = mod.functions[gv]
-        if not isinstance(func, PrimFunc):
-            continue
-        bucket = seen.setdefault(structural_hash(func), [])
-        twin = next((g for g in bucket if structural_equal(mod.functions[g], func)), None)
-        if twin is None or gv in keep:
-            bucket.append(gv)
-        else:
-            alias[gv] = twin
+    prims = {gv: mod.functions[gv] for gv in order if isinstance(mod.functions[gv], PrimFunc)}
+    same = first_equal(prims, lambda gv: gv not in keep)  # type: ignore[arg-type]
+    alias = {gv: first for gv, first in same.items() if first is not gv}
     if not alias:
         return mod
     for gv in alias:

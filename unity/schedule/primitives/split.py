@@ -77,6 +77,12 @@ def _resolve_factors(factors: list[Factor], loop: For, func: object) -> list[Pri
     for f in factors:
         if f is None:
             continue
+        if isinstance(f, bool) or not isinstance(f, (int, PrimExpr)) or (
+            isinstance(f, PrimExpr) and not dt.is_integer(f.dtype)
+        ):
+            kind = getattr(f, "dtype", None) or type(f).__name__
+            msg = f"factor {f!r} must be an integer, an integer expression or None, not {kind}"
+            raise ScheduleError("split", msg, func, loop)
         k = f if isinstance(f, int) else as_int(f)
         if k is not None and k <= 0:
             raise ScheduleError("split", f"factor {k} is not positive", func, loop)
