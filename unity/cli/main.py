@@ -15,9 +15,37 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from unity.cli.commands import cmd_bench, cmd_compile, cmd_run
 from unity.cli.errors import CliError
+
+
+def _target(text: str) -> str:
+    """An argparse type: `text` if it names a target unity knows (checked before any work)."""
+    from unity.target import Target
+
+    try:
+        Target(text)
+    except (ValueError, TypeError) as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def _int_in(lo: int, hi: int | None) -> Any:
+    """An argparse type: an int in `[lo, hi]` (no upper bound when `hi` is None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            bound = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,8 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--shape", action="append", metavar="NAME=D0,D1,...",
                         help="fix an input's shape, or a symbolic dim (batch=8)")
     build = argparse.ArgumentParser(add_help=False)
-    build.add_argument("--target", default="llvm", help="llvm (host CPU) or cuda")
-    build.add_argument("--opt-level", type=int, default=3, dest="opt_level")
+    build.add_argument("--target", type=_target, default="llvm", help="llvm (host CPU) or cuda")
+    build.add_argument("--opt-level", type=_int_in(0, 4), default=3, dest="opt_level")
     build.add_argument("--dump-ir", metavar="DIR", dest="dump_ir", help="write the IR to DIR")
     p = sub.add_parser("compile", parents=[common, build], help="compile an ONNX model")
     p.add_argument("-o", "--output", help="output library (default: MODEL.so)")
@@ -40,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="OUT.npz")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("bench", parents=[common, build], help="time unity against onnxruntime")
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=_int_in(1, None), default=5)
     p.set_defaults(func=cmd_bench)
     return parser
 

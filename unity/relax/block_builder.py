@@ -239,6 +239,14 @@ class BlockBuilder:
                 raise DiagnosticError(f"{type(expr).__name__} has no struct info", expr)
             return expr
         if isinstance(expr, Call):
+            for k, a in enumerate(expr.args):
+                if not isinstance(a, (Expr, GlobalVar)):
+                    raise DiagnosticError(
+                        f"{getattr(expr.op, 'name', expr.op)}: argument {k} must be a relax "
+                        f"expression, got {type(a).__name__} {a!r}; wrap constants with "
+                        "relax.const(...)",
+                        expr,
+                    )
             args = tuple(self._normalize_arg(a, emit_nested) for a in expr.args)
             if all(a is b for a, b in zip(args, expr.args, strict=True)):
                 args = expr.args

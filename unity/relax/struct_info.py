@@ -17,6 +17,7 @@ from dataclasses import field
 
 import sympy
 
+from unity.ir import dtype as dt
 from unity.ir.node import Node, node
 
 Dim = sympy.Expr
@@ -196,6 +197,10 @@ class TensorStructInfo(StructInfo):
             object.__setattr__(self, "shape", shape)
             _check_ndim(self.ndim, len(shape), "TensorStructInfo")
             object.__setattr__(self, "ndim", len(shape))
+            negative = [d for d in shape if d.is_number and d < 0]
+            if negative:
+                raise ValueError(f"TensorStructInfo: shape {shape} has a negative dim")
+        dt.check(self.dtype)
 
     @property
     def is_static(self) -> bool:

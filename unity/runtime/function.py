@@ -215,7 +215,17 @@ class _ScalarArg:
             raise ValueError(
                 f"{self.where}: expected a {self.dtype} scalar, got {type(arg).__name__}"
             )
-        return float(arg) if self.is_float else int(arg)  # type: ignore[arg-type]  # checked
+        if self.is_float:
+            return float(arg)  # type: ignore[arg-type]  # checked
+        value = int(arg)  # type: ignore[arg-type]  # checked
+        if self.dtype.startswith(("int", "uint")):
+            info = np.iinfo(self.dtype)
+            if not info.min <= value <= info.max:
+                raise ValueError(
+                    f"{self.where}: {value} is out of range for {self.dtype} "
+                    f"[{info.min}, {info.max}]"
+                )
+        return value
 
 
 class PackedFunc:

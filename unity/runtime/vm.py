@@ -63,6 +63,11 @@ class VirtualMachine:
     """
 
     def __new__(cls, exe: Executable, device: Device | None = None) -> Any:
+        if device is not None and not isinstance(device, Device):
+            raise TypeError(
+                f"VirtualMachine: device must be a Device such as unity.cpu() or unity.cuda(), "
+                f"got {type(device).__name__} {device!r}"
+            )
         if device is not None and device.device_type == "cuda":  # the VM on a CUDA device
             from unity.runtime.cuda.vm import CudaVM
 

@@ -136,7 +136,7 @@ TOLERANCES = {"float16": (1e-2, 1e-3), "bfloat16": (5e-2, 1e-2)}
 @functools.cache
 def _preload() -> None:
     """Import the compiler once in the parent, so children share it (and fork fast)."""
-    import unity.codegen  # noqa: F401
+    import unity.codegen
     import unity.relax.vm_build  # noqa: F401
 
 

@@ -11,6 +11,7 @@ from unity.relax.transform.bind_params import BindParams
 from unity.relax.transform.bind_symbolic_vars import BindSymbolicVars
 from unity.relax.transform.call_tir_rewrite import CallTIRRewrite
 from unity.relax.transform.canonicalize_bindings import CanonicalizeBindings
+from unity.relax.transform.convert_layout import ConvertLayout
 from unity.relax.transform.dead_code_elimination import DeadCodeElimination
 from unity.relax.transform.decompose_ops import DecomposeOpsForInference
 from unity.relax.transform.eliminate_common_subexpr import EliminateCommonSubexpr
@@ -34,6 +35,7 @@ __all__ = [
     "BindSymbolicVars",
     "CallTIRRewrite",
     "CanonicalizeBindings",
+    "ConvertLayout",
     "DeadCodeElimination",
     "DecomposeOpsForInference",
     "EliminateCommonSubexpr",

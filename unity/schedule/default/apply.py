@@ -2,6 +2,8 @@
 
 The choice reads structure only (iteration types, access patterns), never names:
 
+0. constant-0 indices into unit dimensions are spelled as the unit iteration variable
+   (`normalize`), so that epilogues read their producer at exactly its point;
 1. spatial blocks writing an intermediate buffer are inlined into their consumers
    (`compute_inline` checks legality), except into matmul/conv anchors, whose inner
    loop should read plain memory;
@@ -10,7 +12,10 @@ The choice reads structure only (iteration types, access patterns), never names:
    `conv2d` (a windowed product over a padded input), `reduction`, `injective`;
    matmul and conv also take their elementwise epilogue (bias, activation) into their
    tile loop;
-3. a rule that raises `ScheduleError` is undone and the block gets `fallback`.
+3. a rule that raises `ScheduleError` is undone and the next rule that claims the
+   block is tried, down to `fallback` (or no schedule at all).  Any other exception
+   leaves the whole function unscheduled, with a warning: a rule's bug may cost speed,
+   never correctness.
 
 A function carrying the attribute ``tir.is_scheduled`` is left as it is; every
 function the rules visit gets the attribute, so running the pass twice is a no-op.

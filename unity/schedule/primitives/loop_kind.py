@@ -18,11 +18,13 @@ After ``sch.parallel(i); sch.vectorize(j)``::
 
 from __future__ import annotations
 
-from unity.schedule.analysis import child_realizes, reduction_loop_vars, used_vars
+from unity.ir.structural import structural_equal
+from unity.schedule.analysis import as_int, child_realizes, linear, reduction_loop_vars, used_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
-from unity.tir.expr import IterType, Var
+from unity.tir.buffer import BufferRegion
+from unity.tir.expr import IterType, Range, Var
 from unity.tir.stmt import BlockRealize, For, ForKind
 
 THREAD_TAGS = tuple(
@@ -45,8 +47,16 @@ def _set_kind(
         for realize in child_realizes(node):
             if node.loop_var in reduction_loop_vars(realize):
                 msg = (
-                    f"loop {node.loop_var.name} is bound to a reduction iteration variable "
-                    f"of block {realize.block.name_hint}; only data-parallel loops can be {kind.value}"
+                    f"loop {node.loop_var.name} is bound to {_iter_kind(realize, node.loop_var)} "
+                    f"iteration variable of block {realize.block.name_hint}; only data-parallel "
+                    f"loops can be {kind.value}"
+                )
+                raise ScheduleError(primitive, msg, func, node)
+            carried = _carried_dependence(realize, node.loop_var)
+            if carried is not None:
+                msg = (
+                    f"loop {node.loop_var.name} carries a dependence: block "
+                    f"{realize.block.name_hint} {carried}, so its iterations depend on each other"
                 )
                 raise ScheduleError(primitive, msg, func, node)
             if _is_reduction(realize) and not _feeds_spatial(realize, node.loop_var):
@@ -57,6 +67,53 @@ def _set_kind(
                 raise ScheduleError(primitive, msg, func, node)
     new = node.replace(kind=kind, thread_binding=tag)
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {node: new})))
+
+
+def _iter_kind(realize: BlockRealize, var: Var) -> str:
+    """"a reduction" or "an opaque": the kind of the non-spatial iter var `var` feeds."""
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.iter_type is not IterType.SPATIAL and var in used_vars(value):
+            return "an opaque" if iv.iter_type is IterType.OPAQUE else "a reduction"
+    return "a reduction"
+
+
+def _carried_dependence(realize: BlockRealize, var: Var) -> str | None:
+    """How iterations of loop `var` conflict through one buffer the block both reads and
+    writes (e.g. reads `B[vi]`, writes `B[vi + 1]`), or None.  Iterations are independent
+    when some dimension is indexed by the same expression in both, linear in `var`."""
+    moving = {iv.var for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+              if var in used_vars(v)}  # fmt: skip
+    for write in realize.block.writes:
+        for read in realize.block.reads:
+            if read.buffer.data is not write.buffer.data:
+                continue
+            if not (used_vars(write) | used_vars(read)) & moving:
+                continue
+            if not any(_separates(w, r, moving) for w, r in zip(write.region, read.region)):
+                return (
+                    f"reads {read.buffer.name}{_text(read)} and writes "
+                    f"{write.buffer.name}{_text(write)}"
+                )
+    return None
+
+
+def _separates(w: Range, r: Range, moving: set[Var]) -> bool:
+    """True when the same index, moving with the loop, picks this dimension in both."""
+    if not (structural_equal(w, r, map_free_vars=False) and as_int(w.extent) == 1):
+        return False
+    lin = linear(w.min)
+    return lin is not None and any(lin[0].get(v) for v in moving)
+
+
+def _text(region: BufferRegion) -> str:
+    from unity.ir.printer import script
+
+    def dim(rng: Range) -> str:
+        if as_int(rng.extent) == 1:
+            return script(rng.min)
+        return f"{script(rng.min)}:{script(rng.min + rng.extent)}"
+
+    return "[" + ", ".join(dim(rng) for rng in region.region) + "]"
 
 
 def _is_reduction(realize: BlockRealize) -> bool:

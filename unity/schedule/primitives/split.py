@@ -18,8 +18,10 @@ After ``sch.split(i, factors=[None, 4])`` (4 does not divide 10: a guard appears
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
+from unity.ir import dtype as dt
 from unity.schedule.analysis import _add, as_int, child_realizes, simplify
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
@@ -77,13 +79,13 @@ def _resolve_factors(factors: list[Factor], loop: For, func: object) -> list[Pri
     for f in factors:
         if f is None:
             continue
-        if isinstance(f, bool) or not isinstance(f, (int, PrimExpr)) or (
+        if isinstance(f, bool) or not isinstance(f, (numbers.Integral, PrimExpr)) or (
             isinstance(f, PrimExpr) and not dt.is_integer(f.dtype)
         ):
             kind = getattr(f, "dtype", None) or type(f).__name__
             msg = f"factor {f!r} must be an integer, an integer expression or None, not {kind}"
             raise ScheduleError("split", msg, func, loop)
-        k = f if isinstance(f, int) else as_int(f)
+        k = int(f) if isinstance(f, numbers.Integral) else as_int(f)
         if k is not None and k <= 0:
             raise ScheduleError("split", f"factor {k} is not positive", func, loop)
         known = _mul(known, const(f, loop.extent.dtype))

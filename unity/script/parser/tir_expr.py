@@ -162,7 +162,16 @@ class TIRExprEvaluator(Evaluator):
         if any(isinstance(v, slice) for v in values):
             return BufferRegion(base, tuple(self._range(items[k], v) for k, v in enumerate(values)))
         try:
-            return E.BufferLoad(base, tuple(tir.const(v) for v in values))
+            indices = tuple(tir.const(v) for v in values)
+        except TypeError as err:
+            raise self.error(node, f"bad index of buffer {base.name}: {err}") from None
+        for k, index in enumerate(indices):
+            if not dt.is_integer(dt.element(index.dtype)):
+                raise self.error(
+                    items[k], f"index {k} of buffer {base.name} must be an integer, got {index.dtype}"
+                )
+        try:
+            return E.BufferLoad(base, indices)
         except TypeError as err:
             raise self.error(node, f"bad index of buffer {base.name}: {err}") from None
 

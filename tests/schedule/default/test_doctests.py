@@ -1,0 +1,28 @@
+"""The runnable `Example:` sections of `unity.schedule.default` and of `DefaultSchedules`."""
+
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+
+MODULES = [
+    "unity.schedule.default.analysis",
+    "unity.schedule.default.apply",
+    "unity.schedule.default.conv2d",
+    "unity.schedule.default.epilogue",
+    "unity.schedule.default.fallback",
+    "unity.schedule.default.injective",
+    "unity.schedule.default.matmul",
+    "unity.schedule.default.normalize",
+    "unity.schedule.default.prepack",
+    "unity.schedule.default.reduction",
+    "unity.relax.transform.default_schedules",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
