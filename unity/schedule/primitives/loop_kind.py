@@ -19,7 +19,9 @@ After ``sch.parallel(i); sch.vectorize(j)``::
 from __future__ import annotations
 
 from unity.ir.structural import structural_equal
-from unity.schedule.analysis import as_int, child_realizes, linear, reduction_loop_vars, used_vars
+from unity.schedule.analysis import (
+    as_int, child_realizes, linear, reduction_loop_vars, simplify, used_vars,
+)  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
@@ -111,7 +113,7 @@ def _text(region: BufferRegion) -> str:
     def dim(rng: Range) -> str:
         if as_int(rng.extent) == 1:
             return script(rng.min)
-        return f"{script(rng.min)}:{script(rng.min + rng.extent)}"
+        return f"{script(rng.min)}:{script(simplify(rng.min + rng.extent))}"
 
     return "[" + ", ".join(dim(rng) for rng in region.region) + "]"
 
