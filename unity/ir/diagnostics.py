@@ -20,6 +20,11 @@ class DiagnosticError(Exception):
     the module, e.g. `@main.body.block.body`) and the printed IR (the module when known,
     else the node itself) with the node underlined. Each part is left out when unknown
     (no pass, node not found in the module, or no printer for it).
+
+    Example:
+        >>> err = DiagnosticError("loop extent must be positive")
+        >>> err.with_context(pass_name="Simplify").pass_name, err.message
+        ('Simplify', 'loop extent must be positive')
     """
 
     def __init__(self, message: str, node: object | None = None) -> None:
@@ -32,7 +37,13 @@ class DiagnosticError(Exception):
     def with_context(
         self, pass_name: str | None = None, module: object | None = None
     ) -> DiagnosticError:
-        """Attach the pass and module the error happened in (first writer wins)."""
+        """Attach the pass and module the error happened in (first writer wins).
+
+        Example:
+            >>> err = DiagnosticError("bad").with_context(pass_name="A")
+            >>> err.with_context(pass_name="B").pass_name  # the first writer wins
+            'A'
+        """
         self.pass_name = self.pass_name or pass_name
         self.module = self.module if self.module is not None else module
         return self

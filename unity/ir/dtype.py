@@ -44,23 +44,43 @@ def check(dtype: str) -> str:
 
 
 def element(dtype: str) -> str:
-    """Scalar element type of a (possibly vector) dtype: `element("int32x4") == "int32"`."""
+    """Scalar element type of a (possibly vector) dtype: `element("int32x4") == "int32"`.
+
+    Example:
+        >>> element("int32x4")
+        'int32'
+    """
     return _split(dtype)[0]
 
 
 def lanes(dtype: str) -> int:
-    """Number of vector lanes (1 for scalars): `lanes("float32x8") == 8`."""
+    """Number of vector lanes (1 for scalars): `lanes("float32x8") == 8`.
+
+    Example:
+        >>> lanes("float32x8"), lanes("float32")
+        (8, 1)
+    """
     return _split(dtype)[1]
 
 
 def with_lanes(dtype: str, n: int) -> str:
-    """The dtype with `n` lanes: `with_lanes("float32", 4) == "float32x4"`."""
+    """The dtype with `n` lanes: `with_lanes("float32", 4) == "float32x4"`.
+
+    Example:
+        >>> with_lanes("float32", 4), with_lanes("float32x4", 1)
+        ('float32x4', 'float32')
+    """
     elem = element(dtype)
     return elem if n == 1 else f"{elem}x{n}"
 
 
 def bits(dtype: str) -> int:
-    """Bits of one element: `bits("float16") == 16`, `bits("bool") == 1`."""
+    """Bits of one element: `bits("float16") == 16`, `bits("bool") == 1`.
+
+    Example:
+        >>> bits("float16"), bits("bool"), bits("int8x4")
+        (16, 1, 8)
+    """
     elem = element(dtype)
     if elem == "bool":
         return 1
@@ -72,27 +92,52 @@ def bits(dtype: str) -> int:
 
 
 def is_float(dtype: str) -> bool:
-    """True for float16/bfloat16/float32/float64 (and their vectors)."""
+    """True for float16/bfloat16/float32/float64 (and their vectors).
+
+    Example:
+        >>> is_float("bfloat16"), is_float("float32x4"), is_float("int32")
+        (True, True, False)
+    """
     return element(dtype).startswith(("float", "bfloat"))
 
 
 def is_int(dtype: str) -> bool:
-    """True for signed integers (not bool): `is_int("int64")`."""
+    """True for signed integers (not bool): `is_int("int64")`.
+
+    Example:
+        >>> is_int("int64"), is_int("uint8"), is_int("bool")
+        (True, False, False)
+    """
     return element(dtype).startswith("int")
 
 
 def is_uint(dtype: str) -> bool:
-    """True for unsigned integers: `is_uint("uint8")`."""
+    """True for unsigned integers: `is_uint("uint8")`.
+
+    Example:
+        >>> is_uint("uint8"), is_uint("int8")
+        (True, False)
+    """
     return element(dtype).startswith("uint")
 
 
 def is_integer(dtype: str) -> bool:
-    """True for signed or unsigned integers (not bool)."""
+    """True for signed or unsigned integers (not bool).
+
+    Example:
+        >>> is_integer("uint16"), is_integer("int8"), is_integer("bool")
+        (True, True, False)
+    """
     return is_int(dtype) or is_uint(dtype)
 
 
 def is_bool(dtype: str) -> bool:
-    """True for bool (and bool vectors)."""
+    """True for bool (and bool vectors).
+
+    Example:
+        >>> is_bool("bool"), is_bool("boolx4"), is_bool("int8")
+        (True, True, False)
+    """
     return element(dtype) == "bool"
 
 

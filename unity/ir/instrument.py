@@ -39,20 +39,47 @@ class PassInstrument:
     """
 
     def enter_pass_ctx(self) -> None:
-        """Called when a `PassContext` holding this instrument is entered."""
+        """Called when a `PassContext` holding this instrument is entered.
+
+        Example:
+            >>> PassInstrument().enter_pass_ctx()  # the default does nothing
+        """
 
     def exit_pass_ctx(self) -> None:
-        """Called when that context is left."""
+        """Called when that context is left.
+
+        Example:
+            >>> PassInstrument().exit_pass_ctx()  # the default does nothing
+        """
 
     def should_run(self, mod: IRModule, info: PassInfo) -> bool:
-        """Return False to skip the pass described by `info`."""
+        """Return False to skip the pass described by `info`.
+
+        Example:
+            >>> from unity.ir.module import IRModule
+            >>> from unity.ir.transform import PassInfo
+            >>> PassInstrument().should_run(IRModule(), PassInfo(0, "Simplify"))
+            True
+        """
         return True
 
     def run_before_pass(self, mod: IRModule, info: PassInfo) -> None:
-        """Called before a pass that will run."""
+        """Called before a pass that will run.
+
+        Example:
+            >>> from unity.ir.module import IRModule
+            >>> from unity.ir.transform import PassInfo
+            >>> PassInstrument().run_before_pass(IRModule(), PassInfo(0, "Simplify"))
+        """
 
     def run_after_pass(self, mod: IRModule, info: PassInfo) -> None:
-        """Called after a pass ran, with its result."""
+        """Called after a pass ran, with its result.
+
+        Example:
+            >>> from unity.ir.module import IRModule
+            >>> from unity.ir.transform import PassInfo
+            >>> PassInstrument().run_after_pass(IRModule(), PassInfo(0, "Simplify"))
+        """
 
 
 def pass_instrument(cls: type) -> type:

@@ -109,7 +109,13 @@ def _safe(name: str) -> str:
 
 
 class IllFormedError(DiagnosticError):
-    """The module became ill-formed; `pass_name` is the pass that made it so."""
+    """The module became ill-formed; `pass_name` is the pass that made it so.
+
+    Example:
+        >>> err = IllFormedError("buffer A is used but never defined")
+        >>> isinstance(err, DiagnosticError), err.message
+        (True, 'buffer A is used but never defined')
+    """
 
 
 def _relax_check(mod: IRModule) -> None:

@@ -39,7 +39,14 @@ class GlobalVar(Node):
 
 @node
 class BaseFunc(Node):
-    """Base of `tir.PrimFunc` and `relax.Function`; `attrs` is a read-only mapping."""
+    """Base of `tir.PrimFunc` and `relax.Function`; `attrs` is a read-only mapping.
+
+    Example:
+        >>> from unity import tir
+        >>> f = tir.PrimFunc([], tir.Evaluate(tir.const(0))).with_attr("global_symbol", "main")
+        >>> isinstance(f, BaseFunc), dict(f.attrs)
+        (True, {'global_symbol': 'main'})
+    """
 
     attrs: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
 
@@ -52,7 +59,14 @@ class BaseFunc(Node):
         return self.replace(attrs={**self.attrs, key: value})
 
     def without_attr(self: _F, key: str) -> _F:
-        """Copy with attribute `key` removed (self if it was not there)."""
+        """Copy with attribute `key` removed (self if it was not there).
+
+        Example:
+            >>> from unity import tir
+            >>> f = tir.PrimFunc([], tir.Evaluate(tir.const(0))).with_attr("noinline", True)
+            >>> dict(f.without_attr("noinline").attrs), f.without_attr("other") is f
+            ({}, True)
+        """
         if key not in self.attrs:
             return self
         return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})
@@ -85,7 +99,14 @@ class IRModule(Printable):
 
     # -- lookup ---------------------------------------------------------------------------
     def get_global_var(self, name: str) -> GlobalVar:
-        """The `GlobalVar` named `name`; KeyError lists the names the module has."""
+        """The `GlobalVar` named `name`; KeyError lists the names the module has.
+
+        Example:
+            >>> from unity import tir
+            >>> mod = IRModule({"main": tir.PrimFunc([], tir.Evaluate(tir.const(0)))})
+            >>> mod.get_global_var("main").name_hint
+            'main'
+        """
         try:
             return self._by_name[name]
         except KeyError:
@@ -93,7 +114,14 @@ class IRModule(Printable):
             raise KeyError(f"IRModule has no function {name!r} (it has: {have})") from None
 
     def get_global_vars(self) -> list[GlobalVar]:
-        """All global vars, in insertion order."""
+        """All global vars, in insertion order.
+
+        Example:
+            >>> from unity import tir
+            >>> f = tir.PrimFunc([], tir.Evaluate(tir.const(0)))
+            >>> [gv.name_hint for gv in IRModule({"a": f, "b": f}).get_global_vars()]
+            ['a', 'b']
+        """
         return list(self.functions)
 
     def __getitem__(self, key: str | GlobalVar) -> BaseFunc:
@@ -110,7 +138,14 @@ class IRModule(Printable):
         return len(self.functions)
 
     def items(self) -> list[tuple[GlobalVar, BaseFunc]]:
-        """(GlobalVar, function) pairs in insertion order."""
+        """(GlobalVar, function) pairs in insertion order.
+
+        Example:
+            >>> from unity import tir
+            >>> mod = IRModule({"main": tir.PrimFunc([], tir.Evaluate(tir.const(0)))})
+            >>> [(gv.name_hint, type(f).__name__) for gv, f in mod.items()]
+            [('main', 'PrimFunc')]
+        """
         return list(self.functions.items())
 
     # -- mutation -------------------------------------------------------------------------
@@ -120,7 +155,15 @@ class IRModule(Printable):
         self.update_func(key, func)
 
     def update_func(self, gv: GlobalVar, func: BaseFunc) -> None:
-        """Set the function of `gv` in place (adding `gv` if new)."""
+        """Set the function of `gv` in place (adding `gv` if new).
+
+        Example:
+            >>> from unity import tir
+            >>> mod = IRModule()
+            >>> mod.update_func(GlobalVar("main"), tir.PrimFunc([], tir.Evaluate(tir.const(0))))
+            >>> "main" in mod
+            True
+        """
         existing = self._by_name.get(gv.name_hint)
         if existing is not None and existing is not gv:
             raise ValueError(f"IRModule already has a different GlobalVar named {gv.name_hint!r}")
@@ -143,21 +186,43 @@ class IRModule(Printable):
         return gv
 
     def remove(self, key: str | GlobalVar) -> None:
-        """Remove a function from the module in place."""
+        """Remove a function from the module in place.
+
+        Example:
+            >>> from unity import tir
+            >>> mod = IRModule({"main": tir.PrimFunc([], tir.Evaluate(tir.const(0)))})
+            >>> mod.remove("main")
+            >>> len(mod)
+            0
+        """
         gv = self.get_global_var(key) if isinstance(key, str) else key
         del self.functions[gv]
         del self._by_name[gv.name_hint]
 
     # -- values ---------------------------------------------------------------------------
     def copy(self) -> IRModule:
-        """A shallow copy (functions are immutable and shared)."""
+        """A shallow copy (functions are immutable and shared).
+
+        Example:
+            >>> from unity import tir
+            >>> mod = IRModule({"main": tir.PrimFunc([], tir.Evaluate(tir.const(0)))})
+            >>> new = mod.copy()
+            >>> new is mod, new["main"] is mod["main"]
+            (False, True)
+        """
         new = IRModule(attrs=self.attrs)
         for gv, func in self.functions.items():
             new.update_func(gv, func)
         return new
 
     def with_attr(self, key: str, value: Any) -> IRModule:
-        """A copy with module attribute `key` set."""
+        """A copy with module attribute `key` set.
+
+        Example:
+            >>> mod = IRModule()
+            >>> mod.with_attr("target", "llvm").attrs, mod.attrs
+            ({'target': 'llvm'}, {})
+        """
         new = self.copy()
         new.attrs[key] = value
         return new

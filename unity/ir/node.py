@@ -91,7 +91,12 @@ def node(cls: type[_T]) -> type[_T]:
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A region of source text: 1-based lines, 0-based columns."""
+    """A region of source text: 1-based lines, 0-based columns.
+
+    Example:
+        >>> Span("model.py", 3, 4, 3, 9).line
+        3
+    """
 
     source_name: str
     line: int
@@ -101,7 +106,13 @@ class Span:
 
 
 class Printable:
-    """Mixin for objects that print as script: `script()`, `show()`, and `repr()`."""
+    """Mixin for objects that print as script: `script()`, `show()`, and `repr()`.
+
+    Example:
+        >>> from unity import tir
+        >>> isinstance(tir.Var("n"), Printable), repr(tir.Var("n"))
+        (True, 'n')
+    """
 
     __slots__ = ()
 
@@ -118,7 +129,13 @@ class Printable:
         return script(self, **kwargs)
 
     def show(self, **kwargs: Any) -> None:
-        """Print the script form to stdout."""
+        """Print the script form to stdout.
+
+        Example:
+            >>> from unity import tir
+            >>> tir.Var("n").show()
+            n
+        """
         print(self.script(**kwargs))
 
     def __repr__(self) -> str:
@@ -142,7 +159,14 @@ class Node(Printable):
     span: Span | None = ignored()
 
     def replace(self: _T, **changes: Any) -> _T:
-        """Copy with `changes`, or return `self` if every value is already in place."""
+        """Copy with `changes`, or return `self` if every value is already in place.
+
+        Example:
+            >>> from unity import tir
+            >>> v = tir.IntImm("int32", 1)
+            >>> v.replace(value=1) is v, v.replace(value=2).value
+            (True, 2)
+        """
         if all(getattr(self, k) is v for k, v in changes.items()):
             return self
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]  # _T is a dataclass

@@ -28,6 +28,11 @@ class Op(Node):
 
     Attributes are keyed by strings local to the defining layer (e.g. `"infer"`,
     `"legalize"`, `"fold"` for relax ops; `"numpy"`, `"llvm"` for tir intrinsics).
+
+    Example:
+        >>> op = Op("example.square", numpy=lambda x: x * x)
+        >>> op.name, Op.get("example.square") is op
+        ('example.square', True)
     """
 
     name: str
@@ -52,7 +57,13 @@ class Op(Node):
         self.attrs[key] = value  # type: ignore[index]  # attrs is a private dict
 
     def get_attr(self, key: str, default: Any = None) -> Any:
-        """Return attribute `key`, or `default` when the op does not have it."""
+        """Return attribute `key`, or `default` when the op does not have it.
+
+        Example:
+            >>> op = Op("example.cube", numpy=lambda x: x ** 3)
+            >>> op.get_attr("numpy")(2), op.get_attr("llvm", "none")
+            (8, 'none')
+        """
         return self.attrs.get(key, default)
 
     @staticmethod

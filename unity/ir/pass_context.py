@@ -30,7 +30,12 @@ _MISSING: Any = object()
 
 
 class UnknownNameError(KeyError):
-    """A `KeyError` (unknown config key or pass name) whose text is the plain message."""
+    """A `KeyError` (unknown config key or pass name) whose text is the plain message.
+
+    Example:
+        >>> str(UnknownNameError("unknown pass 'Foo'"))
+        "unknown pass 'Foo'"
+    """
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -204,7 +209,15 @@ class PassContext:
         return info.opt_level <= self.opt_level
 
     def override_instruments(self, instruments: Sequence[Any]) -> None:
-        """Replace the instruments (old ones get `exit_pass_ctx`, new `enter_pass_ctx`)."""
+        """Replace the instruments (old ones get `exit_pass_ctx`, new `enter_pass_ctx`).
+
+        Example:
+            >>> from unity.ir.instrument import PassInstrument
+            >>> ctx = PassContext()
+            >>> ctx.override_instruments([PassInstrument()])
+            >>> len(ctx.instruments)
+            1
+        """
         for inst in self.instruments:
             inst.exit_pass_ctx()
         self.instruments = tuple(instruments)
@@ -212,7 +225,14 @@ class PassContext:
             inst.enter_pass_ctx()
 
     def instrument_before_pass(self, mod: IRModule, info: PassInfo) -> bool:
-        """Ask instruments `should_run` (not for required passes); if so, `run_before_pass`."""
+        """Ask instruments `should_run` (not for required passes); if so, `run_before_pass`.
+
+        Example:
+            >>> from unity.ir.module import IRModule
+            >>> from unity.ir.transform import PassInfo
+            >>> PassContext().instrument_before_pass(IRModule(), PassInfo(0, "Simplify"))
+            True
+        """
         if not self.instruments:
             return True
         should_run = True
@@ -225,6 +245,12 @@ class PassContext:
         return should_run
 
     def instrument_after_pass(self, mod: IRModule, info: PassInfo) -> None:
-        """Call `run_after_pass` on every instrument."""
+        """Call `run_after_pass` on every instrument.
+
+        Example:
+            >>> from unity.ir.module import IRModule
+            >>> from unity.ir.transform import PassInfo
+            >>> PassContext().instrument_after_pass(IRModule(), PassInfo(0, "Simplify"))
+        """
         for inst in self.instruments:
             inst.run_after_pass(mod, info)

@@ -81,7 +81,12 @@ class Text:
         return Text(other + self.text, [(a + len(other), b + len(other)) for a, b in self.marks])
 
     def marked(self, on: bool = True) -> Text:
-        """This text with its whole span marked when `on`."""
+        """This text with its whole span marked when `on`.
+
+        Example:
+            >>> Text("x").marked().marks, Text("x").marked(False).marks
+            ([(0, 1)], [])
+        """
         return Text(self.text, self.marks + [(0, len(self.text))]) if on else self
 
     @staticmethod
@@ -100,7 +105,12 @@ class Text:
 
 @dataclass(slots=True)
 class Line:
-    """One output line: indentation level and its `Text`."""
+    """One output line: indentation level and its `Text`.
+
+    Example:
+        >>> render([Line(1, Text("return x"))])
+        '    return x'
+    """
 
     indent: int
     text: Text
@@ -150,7 +160,13 @@ class NameTable:
         self._used: set[str] = set(RESERVED)
 
     def name(self, obj: object, hint: str) -> str:
-        """The name of `obj`, choosing one from `hint` the first time."""
+        """The name of `obj`, choosing one from `hint` the first time.
+
+        Example:
+            >>> names = NameTable()
+            >>> names.name(object(), "for"), names.name(object(), "0x")
+            ('for_1', 'v_0x')
+        """
         found = self._by_id.get(id(obj))
         if found is not None:
             return found
@@ -167,7 +183,13 @@ class NameTable:
         return unique
 
     def has(self, obj: object) -> bool:
-        """Whether `obj` already has a name."""
+        """Whether `obj` already has a name.
+
+        Example:
+            >>> names, a = NameTable(), object()
+            >>> names.has(a), names.name(a, "a"), names.has(a)
+            (False, 'a', True)
+        """
         return id(obj) in self._by_id
 
 

@@ -70,6 +70,10 @@ class Pass:
 
     Subclasses set the class attributes `opt_level` and `required` and implement
     `_transform(mod, ctx)`; the name is the class name unless `info` is overridden.
+
+    Example:
+        >>> PrintIR("x").info.name, isinstance(PrintIR("x"), Pass)
+        ('PrintIR', True)
     """
 
     opt_level: ClassVar[int] = 0
@@ -145,7 +149,16 @@ class ModulePass(Pass, register=False):
     """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        """Return the transformed module (`mod` itself when nothing changes)."""
+        """Return the transformed module (`mod` itself when nothing changes).
+
+        Example:
+            >>> @dataclass(frozen=True)
+            ... class Tag(ModulePass):
+            ...     def transform_module(self, mod, ctx):
+            ...         return mod.with_attr("tagged", True)
+            >>> Tag().transform_module(IRModule(), PassContext.current()).attrs
+            {'tagged': True}
+        """
         raise TypeError(f"{type(self).__name__} must override transform_module")
 
     def _transform(self, mod: IRModule, ctx: PassContext) -> IRModule:
@@ -166,7 +179,18 @@ class FunctionPass(Pass, register=False):
     """Only functions of this class are transformed (e.g. `tir.PrimFunc`)."""
 
     def transform_function(self, func: BaseFunc, mod: IRModule, ctx: PassContext) -> BaseFunc:
-        """Return the transformed function (`func` itself when nothing changes)."""
+        """Return the transformed function (`func` itself when nothing changes).
+
+        Example:
+            >>> from unity import tir
+            >>> @dataclass(frozen=True)
+            ... class Named(FunctionPass):
+            ...     def transform_function(self, func, mod, ctx):
+            ...         return func.with_attr("seen", True)
+            >>> mod = IRModule({"main": tir.PrimFunc([], tir.Evaluate(tir.const(0)))})
+            >>> dict(Named()(mod)["main"].attrs)
+            {'seen': True}
+        """
         raise TypeError(f"{type(self).__name__} must override transform_function")
 
     def _transform(self, mod: IRModule, ctx: PassContext) -> IRModule:

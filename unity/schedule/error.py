@@ -17,6 +17,11 @@ class ScheduleError(DiagnosticError):
 
     `str(err)` names the primitive and the condition, then prints the function with the
     offending block or loop underlined (plain message when no printer is registered).
+
+    Example:
+        >>> err = ScheduleError("split", "factors [3, 3] do not cover extent 8")
+        >>> str(err).splitlines()[0]
+        'ScheduleError in split: factors [3, 3] do not cover extent 8'
     """
 
     def __init__(

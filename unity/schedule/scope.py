@@ -14,7 +14,19 @@ from unity.tir.stmt import Block, BlockRealize, SeqStmt, Stmt
 
 
 def scope_index(path: list[Stmt]) -> int:
-    """Index in `path` of the innermost `Block` above `path[-1]` (-1: none, the func body)."""
+    """Index in `path` of the innermost `Block` above `path[-1]` (-1: none, the func body).
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.tree import find_path
+        >>> A = te.placeholder((8,), name="A")
+        >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+        >>> func = with_root_block(te.create_prim_func([A, B]))
+        >>> path = find_path(func.body, lambda s: isinstance(s, BlockRealize)
+        ...                  and s.block.name_hint == "B")
+        >>> [type(s).__name__ for s in path], scope_index(path)
+        (['BlockRealize', 'Block', 'For', 'BlockRealize'], 1)
+    """
     for k in range(len(path) - 2, -1, -1):
         if isinstance(path[k], Block):
             return k
@@ -22,13 +34,37 @@ def scope_index(path: list[Stmt]) -> int:
 
 
 def scope_body(func: PrimFunc, path: list[Stmt]) -> Stmt:
-    """The statement that holds the scope's children (a block body or the func body)."""
+    """The statement that holds the scope's children (a block body or the func body).
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.tree import find_path
+        >>> A = te.placeholder((8,), name="A")
+        >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+        >>> func = with_root_block(te.create_prim_func([A, B]))
+        >>> path = find_path(func.body, lambda s: isinstance(s, BlockRealize)
+        ...                  and s.block.name_hint == "B")
+        >>> scope_body(func, path) is func.body.block.body
+        True
+    """
     k = scope_index(path)
     return path[k].body if k >= 0 else func.body
 
 
 def top_level(path: list[Stmt]) -> Stmt:
-    """The child of the scope body (or the body itself) that contains `path[-1]`."""
+    """The child of the scope body (or the body itself) that contains `path[-1]`.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.tree import find_path
+        >>> A = te.placeholder((8,), name="A")
+        >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+        >>> func = with_root_block(te.create_prim_func([A, B]))
+        >>> path = find_path(func.body, lambda s: isinstance(s, BlockRealize)
+        ...                  and s.block.name_hint == "B")
+        >>> top_level(path) is path[2]  # the loop nest holding block B
+        True
+    """
     k = scope_index(path)
     rest = path[k + 1 :] if k >= 0 else path
     if isinstance(rest[0], SeqStmt) and len(rest) > 1:
@@ -37,7 +73,19 @@ def top_level(path: list[Stmt]) -> Stmt:
 
 
 def scope_realizes(func: PrimFunc, path: list[Stmt]) -> list[BlockRealize]:
-    """Every block of the scope of `path[-1]`, in program order."""
+    """Every block of the scope of `path[-1]`, in program order.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.tree import find_path
+        >>> A = te.placeholder((8,), name="A")
+        >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+        >>> func = with_root_block(te.create_prim_func([A, B]))
+        >>> path = find_path(func.body, lambda s: isinstance(s, BlockRealize)
+        ...                  and s.block.name_hint == "B")
+        >>> [r.block.name_hint for r in scope_realizes(func, path)]
+        ['B']
+    """
     return child_realizes(scope_body(func, path)) if scope_index(path) >= 0 else _root_list(func)
 
 
@@ -65,6 +113,14 @@ def alloc_in_root(func: PrimFunc, buffers: list[Buffer], remove: Buffer | None =
     """Add `buffers` to (and drop `remove` from) the allocations of the block allocating them.
 
     New buffers go to the root block; `remove` is dropped wherever it is allocated.
+
+    Example:
+        >>> from unity import te, tir
+        >>> A = te.placeholder((8,), name="A")
+        >>> func = te.create_prim_func([A, te.compute((8,), lambda i: A[i] + 1.0, name="B")])
+        >>> C = tir.decl_buffer((8,), "float32", "C")
+        >>> [b.name for b in alloc_in_root(func, [C]).body.block.alloc_buffers]
+        ['C']
     """
     func = with_root_block(func)
     realize: BlockRealize = func.body  # type: ignore[assignment]
@@ -88,17 +144,39 @@ def _drop_alloc(stmt: Stmt, buf: Buffer) -> Stmt:
 
 
 def is_param(func: PrimFunc, buf: Buffer) -> bool:
-    """Whether `buf` is (or shares memory with) a parameter buffer of `func`."""
+    """Whether `buf` is (or shares memory with) a parameter buffer of `func`.
+
+    Example:
+        >>> from unity import te, tir
+        >>> A = te.placeholder((8,), name="A")
+        >>> func = te.create_prim_func([A, te.compute((8,), lambda i: A[i] + 1.0, name="B")])
+        >>> is_param(func, func.params[0]), is_param(func, tir.decl_buffer((8,), "float32", "C"))
+        (True, False)
+    """
     return any(p is buf or p.data is buf.data for p in func.buffer_params())
 
 
 def fresh_like(var: Var, name: str | None = None) -> Var:
-    """A new variable with the dtype of `var`."""
+    """A new variable with the dtype of `var`.
+
+    Example:
+        >>> i = Var("i", "int64")
+        >>> j = fresh_like(i, "j")
+        >>> j.name, j.dtype, j is i
+        ('j', 'int64', False)
+    """
     return Var(name or var.name, var.dtype)
 
 
 def conjuncts(pred: PrimExpr) -> list[PrimExpr]:
-    """Split `a && b && ...` into its parts (dropping a literal true)."""
+    """Split `a && b && ...` into its parts (dropping a literal true).
+
+    Example:
+        >>> from unity.tir.expr import logical_and
+        >>> i = Var("i")
+        >>> len(conjuncts(logical_and(i < 4, logical_and(i > 0, const(True)))))
+        2
+    """
     from unity.tir.expr import And, IntImm
 
     if isinstance(pred, And):
@@ -109,7 +187,13 @@ def conjuncts(pred: PrimExpr) -> list[PrimExpr]:
 
 
 def conjoin(parts: list[PrimExpr]) -> PrimExpr:
-    """`parts[0] && parts[1] && ...` (true when empty)."""
+    """`parts[0] && parts[1] && ...` (true when empty).
+
+    Example:
+        >>> i = Var("i")
+        >>> conjoin([]).value, type(conjoin([i < 4, i > 0])).__name__
+        (1, 'And')
+    """
     from unity.tir.expr import logical_and
 
     if not parts:

@@ -20,7 +20,16 @@ from unity.tir.function import PrimFunc
 
 @dataclass(frozen=True)
 class TensorIntrin:
-    """A tensor intrinsic: `desc` (what it computes) and `impl` (how)."""
+    """A tensor intrinsic: `desc` (what it computes) and `impl` (how).
+
+    Example:
+        >>> from unity import tir
+        >>> A = tir.decl_buffer((4,), "float32", "A")
+        >>> desc = tir.PrimFunc([A], tir.Evaluate(tir.const(0)))
+        >>> intrin = TensorIntrin.register("example_noop_4", desc, desc)
+        >>> TensorIntrin.get("example_noop_4") is intrin
+        True
+    """
 
     name: str
     desc: PrimFunc

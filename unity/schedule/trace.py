@@ -19,7 +19,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Instruction:
-    """One primitive call: its name, keyword arguments and the handles it returned."""
+    """One primitive call: its name, keyword arguments and the handles it returned.
+
+    Example:
+        >>> inst = Instruction("get_block", {"name": "C", "func_name": "main"})
+        >>> inst.kind, inst.args["name"], inst.outputs
+        ('get_block', 'C', None)
+    """
 
     kind: str
     args: dict[str, Any]
@@ -28,16 +34,38 @@ class Instruction:
 
 @dataclass
 class Trace:
-    """The list of instructions a schedule has applied, in order."""
+    """The list of instructions a schedule has applied, in order.
+
+    Example:
+        >>> trace = Trace()
+        >>> trace.append(Instruction("get_block", {"name": "C"}))
+        >>> [inst.kind for inst in trace.insts]
+        ['get_block']
+    """
 
     insts: list[Instruction] = field(default_factory=list)
 
     def append(self, inst: Instruction) -> None:
-        """Record one instruction."""
+        """Record one instruction.
+
+        Example:
+            >>> trace = Trace()
+            >>> trace.append(Instruction("parallel", {}))
+            >>> len(trace.insts)
+            1
+        """
         self.insts.append(inst)
 
     def copy(self) -> Trace:
-        """A copy that can grow independently."""
+        """A copy that can grow independently.
+
+        Example:
+            >>> trace = Trace([Instruction("parallel", {})])
+            >>> other = trace.copy()
+            >>> other.append(Instruction("vectorize", {}))
+            >>> len(trace.insts), len(other.insts)
+            (1, 2)
+        """
         return Trace(list(self.insts))
 
     def show(self) -> str:

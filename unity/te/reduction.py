@@ -30,6 +30,13 @@ class CommReducer(Node):
     """A commutative reducer: `result` combines `lhs` (the accumulator) with `rhs`.
 
     `identity` is the value the accumulator starts from.
+
+    Example:
+        >>> from unity import te
+        >>> A, k = te.placeholder((8,), name="A"), te.reduce_axis((0, 8), name="k")
+        >>> reducer = te.sum(A[k], axis=k).combiner
+        >>> isinstance(reducer, CommReducer), reducer.name, reducer.identity[0].value
+        (True, 'sum', 0.0)
     """
 
     lhs: tuple[Var, ...]
@@ -44,6 +51,13 @@ class Reduce(PrimExpr):
     """`combiner` folded over `source` for every point of the reduce `axis` where `condition`.
 
     `init`, when given, replaces the combiner's identity as the starting value.
+
+    Example:
+        >>> from unity import te
+        >>> A, k = te.placeholder((4, 8), name="A"), te.reduce_axis((0, 8), name="k")
+        >>> r = te.sum(A[0, k], axis=k)
+        >>> type(r).__name__, r.dtype, r.axis[0].var.name
+        ('Reduce', 'float32', 'k')
     """
 
     combiner: CommReducer

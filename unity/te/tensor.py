@@ -34,7 +34,14 @@ ShapeLike = Union[Sequence[ExprLike], ExprLike]
 
 @dataclass(frozen=True, eq=False)
 class Operation:
-    """Base of the operations that produce tensors; `name` is also the block name."""
+    """Base of the operations that produce tensors; `name` is also the block name.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4,), name="A")
+        >>> isinstance(A.op, Operation), A.op.name
+        (True, 'A')
+    """
 
     name: str
 
@@ -46,7 +53,14 @@ class Operation:
 
 @dataclass(frozen=True, eq=False)
 class PlaceholderOp(Operation):
-    """An input tensor: `shape` and `dtype`, no computation."""
+    """An input tensor: `shape` and `dtype`, no computation.
+
+    Example:
+        >>> from unity import te
+        >>> op = te.placeholder((4, 8), "float16", name="A").op
+        >>> type(op).__name__, op.dtype, [d.value for d in op.shape]
+        ('PlaceholderOp', 'float16', [4, 8])
+    """
 
     shape: tuple[PrimExpr, ...] = ()
     dtype: str = "float32"
@@ -58,6 +72,14 @@ class ComputeOp(Operation):
 
     `body` holds one expression per output; a reduction body is a `te.Reduce` whose
     `axis` are the reduce `IterVar`s (also listed in `reduce_axis`).
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4, 8), name="A")
+        >>> k = te.reduce_axis((0, 8), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> type(B.op).__name__, B.op.reduce_axis[0].var.name, B.op.input_tensors[0] is A
+        ('ComputeOp', 'k', True)
     """
 
     tag: str = ""
@@ -235,7 +257,14 @@ def size_var(name: str = "size", dtype: str = "int32") -> SizeVar:
 
 @node
 class AxisVar(IterVar):
-    """An `IterVar` usable in index arithmetic (`h * 2 + rh`), as TVM's iteration vars are."""
+    """An `IterVar` usable in index arithmetic (`h * 2 + rh`), as TVM's iteration vars are.
+
+    Example:
+        >>> from unity import te
+        >>> k = te.reduce_axis((0, 3), name="k")
+        >>> type(k).__name__, type(k * 2 + 1).__name__
+        ('AxisVar', 'Add')
+    """
 
     def __add__(self, other: ExprLike) -> PrimExpr:
         return self.var + other

@@ -26,6 +26,12 @@ class Buffer(Node):
 
     `strides == ()` means compact row-major; `elem_offset` is in elements.
     Structural equality matches buffers like variables (by where they are defined).
+
+    Example:
+        >>> n = Var("n", "int32")
+        >>> A = Buffer(Var("A", "handle"), (n, const(4)), "float16", "A")
+        >>> A.ndim, A.dtype, A.scope, A[0, 1].dtype
+        (2, 'float16', 'global', 'float16')
     """
 
     data: Var
@@ -60,11 +66,22 @@ class Buffer(Node):
         return BufferLoad(self, as_exprs(indices))
 
     def vload(self, indices: tuple[ExprLike, ...]) -> BufferLoad:
-        """Load `self[indices]` (TVM's spelling)."""
+        """Load `self[indices]` (TVM's spelling).
+
+        Example:
+            >>> A = decl_buffer((4, 4), "float32", "A")
+            >>> A.vload((1, 2)).indices[1].value
+            2
+        """
         return self[indices]
 
     def full_region(self) -> BufferRegion:
-        """The region covering the whole buffer."""
+        """The region covering the whole buffer.
+
+        Example:
+            >>> [r.extent.value for r in decl_buffer((4, 8)).full_region().region]
+            [4, 8]
+        """
         return BufferRegion.full(self)
 
 
@@ -91,7 +108,13 @@ def decl_buffer(
 
 @node
 class BufferRegion(Node):
-    """`buffer[region]`: one `Range` per dimension."""
+    """`buffer[region]`: one `Range` per dimension.
+
+    Example:
+        >>> A = decl_buffer((16,), "float32", "A")
+        >>> BufferRegion(A, (Range.from_min_extent(4, 8),)).region[0].extent.value
+        8
+    """
 
     buffer: Buffer
     region: tuple[Range, ...]
@@ -108,5 +131,12 @@ class BufferRegion(Node):
 
     @staticmethod
     def from_point(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> BufferRegion:
-        """The single element `buffer[indices]`."""
+        """The single element `buffer[indices]`.
+
+        Example:
+            >>> A = decl_buffer((4, 4), "float32", "A")
+            >>> r = BufferRegion.from_point(A, (Var("i"), const(2)))
+            >>> [x.extent.value for x in r.region], r.region[1].min.value
+            ([1, 1], 2)
+        """
         return BufferRegion(buffer, tuple(Range(i, const(1, i.dtype)) for i in indices))

@@ -32,7 +32,12 @@ ExprLike = Union["PrimExpr", int, float, bool]
 
 @node
 class PrimExpr(Node):
-    """Base of all TIR expressions; every expression has a `dtype` string."""
+    """Base of all TIR expressions; every expression has a `dtype` string.
+
+    Example:
+        >>> isinstance(Var("i") + 1, PrimExpr), (Var("i") + 1).dtype
+        (True, 'int32')
+    """
 
     if TYPE_CHECKING:  # a field or a property in each subclass (not a dataclass field here)
 
@@ -145,7 +150,13 @@ class Var(PrimExpr):
 
 @node
 class SizeVar(Var):
-    """A variable known to be non-negative (a shape dimension)."""
+    """A variable known to be non-negative (a shape dimension).
+
+    Example:
+        >>> n = SizeVar("n", "int64")
+        >>> isinstance(n, Var), n.dtype
+        (True, 'int64')
+    """
 
 
 @node
@@ -163,7 +174,12 @@ class IntImm(PrimExpr):
 
 @node
 class FloatImm(PrimExpr):
-    """A floating-point constant of a given dtype."""
+    """A floating-point constant of a given dtype.
+
+    Example:
+        >>> FloatImm("float32", 0.5).value
+        0.5
+    """
 
     dtype: str
     value: float
@@ -171,7 +187,12 @@ class FloatImm(PrimExpr):
 
 @node
 class StringImm(PrimExpr):
-    """A string constant (arguments of asserts and extern calls)."""
+    """A string constant (arguments of asserts and extern calls).
+
+    Example:
+        >>> StringImm("out of bounds").dtype
+        'handle'
+    """
 
     value: str
 
@@ -182,7 +203,12 @@ class StringImm(PrimExpr):
 
 @node
 class Cast(PrimExpr):
-    """Convert `value` to `dtype` (C semantics: float -> int truncates)."""
+    """Convert `value` to `dtype` (C semantics: float -> int truncates).
+
+    Example:
+        >>> Cast("float32", Var("i")).dtype
+        'float32'
+    """
 
     dtype: str
     value: PrimExpr
@@ -191,7 +217,13 @@ class Cast(PrimExpr):
 # -- binary operators ---------------------------------------------------------------------
 @node
 class BinaryOp(PrimExpr):
-    """Base of two-operand nodes; the dtype is the operands' (they agree)."""
+    """Base of two-operand nodes; the dtype is the operands' (they agree).
+
+    Example:
+        >>> e = Var("i") * 4
+        >>> isinstance(e, BinaryOp), e.b.value
+        (True, 4)
+    """
 
     a: PrimExpr
     b: PrimExpr
@@ -203,52 +235,102 @@ class BinaryOp(PrimExpr):
 
 @node
 class Add(BinaryOp):
-    """`a + b`."""
+    """`a + b`.
+
+    Example:
+        >>> type(Var("i") + 1).__name__
+        'Add'
+    """
 
 
 @node
 class Sub(BinaryOp):
-    """`a - b`."""
+    """`a - b`.
+
+    Example:
+        >>> type(Var("i") - 1).__name__
+        'Sub'
+    """
 
 
 @node
 class Mul(BinaryOp):
-    """`a * b`."""
+    """`a * b`.
+
+    Example:
+        >>> type(Var("i") * 2).__name__
+        'Mul'
+    """
 
 
 @node
 class Div(BinaryOp):
-    """`a / b`: true division for floats, truncating division for integers."""
+    """`a / b`: true division for floats, truncating division for integers.
+
+    Example:
+        >>> type(Var("x", "float32") / 2.0).__name__
+        'Div'
+    """
 
 
 @node
 class Mod(BinaryOp):
-    """Truncating modulo (C's `%`): the sign follows `a`."""
+    """Truncating modulo (C's `%`): the sign follows `a`.
+
+    Example:
+        >>> Mod(Var("i"), IntImm("int32", 3)).dtype
+        'int32'
+    """
 
 
 @node
 class FloorDiv(BinaryOp):
-    """`a // b`: floor division."""
+    """`a // b`: floor division.
+
+    Example:
+        >>> type(Var("i") // 4).__name__
+        'FloorDiv'
+    """
 
 
 @node
 class FloorMod(BinaryOp):
-    """`a % b`: floor modulo (the sign follows `b`)."""
+    """`a % b`: floor modulo (the sign follows `b`).
+
+    Example:
+        >>> type(Var("i") % 4).__name__
+        'FloorMod'
+    """
 
 
 @node
 class Min(BinaryOp):
-    """`min(a, b)`."""
+    """`min(a, b)`.
+
+    Example:
+        >>> type(min_value_of(Var("i"), 8)).__name__
+        'Min'
+    """
 
 
 @node
 class Max(BinaryOp):
-    """`max(a, b)`."""
+    """`max(a, b)`.
+
+    Example:
+        >>> type(max_value_of(Var("i"), 0)).__name__
+        'Max'
+    """
 
 
 @node
 class CmpOp(BinaryOp):
-    """Base of comparisons: the dtype is bool with the operands' lanes."""
+    """Base of comparisons: the dtype is bool with the operands' lanes.
+
+    Example:
+        >>> (Var("i") < 4).dtype
+        'bool'
+    """
 
     @property
     def dtype(self) -> str:
@@ -257,47 +339,94 @@ class CmpOp(BinaryOp):
 
 @node
 class EQ(CmpOp):
-    """`a == b` (build with `tir.eq`)."""
+    """`a == b` (build with `tir.eq`).
+
+    Example:
+        >>> type(EQ(Var("i"), IntImm("int32", 0))).__name__, EQ(Var("i"), IntImm("int32", 0)).dtype
+        ('EQ', 'bool')
+    """
 
 
 @node
 class NE(CmpOp):
-    """`a != b` (build with `tir.ne`)."""
+    """`a != b` (build with `tir.ne`).
+
+    Example:
+        >>> NE(Var("i"), IntImm("int32", 0)).dtype
+        'bool'
+    """
 
 
 @node
 class LT(CmpOp):
-    """`a < b`."""
+    """`a < b`.
+
+    Example:
+        >>> type(Var("i") < 4).__name__
+        'LT'
+    """
 
 
 @node
 class LE(CmpOp):
-    """`a <= b`."""
+    """`a <= b`.
+
+    Example:
+        >>> type(Var("i") <= 4).__name__
+        'LE'
+    """
 
 
 @node
 class GT(CmpOp):
-    """`a > b`."""
+    """`a > b`.
+
+    Example:
+        >>> type(Var("i") > 4).__name__
+        'GT'
+    """
 
 
 @node
 class GE(CmpOp):
-    """`a >= b`."""
+    """`a >= b`.
+
+    Example:
+        >>> type(Var("i") >= 4).__name__
+        'GE'
+    """
 
 
 @node
 class And(BinaryOp):
-    """Logical and of two bools."""
+    """Logical and of two bools.
+
+    Example:
+        >>> i = Var("i")
+        >>> type((i > 0) & (i < 4)).__name__
+        'And'
+    """
 
 
 @node
 class Or(BinaryOp):
-    """Logical or of two bools."""
+    """Logical or of two bools.
+
+    Example:
+        >>> i = Var("i")
+        >>> type((i < 0) | (i > 4)).__name__
+        'Or'
+    """
 
 
 @node
 class Not(PrimExpr):
-    """Logical not of a bool."""
+    """Logical not of a bool.
+
+    Example:
+        >>> type(~(Var("i") < 4)).__name__
+        'Not'
+    """
 
     a: PrimExpr
 
@@ -309,7 +438,13 @@ class Not(PrimExpr):
 # -- other expressions --------------------------------------------------------------------
 @node
 class Select(PrimExpr):
-    """`condition ? true_value : false_value` (both sides may be evaluated)."""
+    """`condition ? true_value : false_value` (both sides may be evaluated).
+
+    Example:
+        >>> i = Var("i")
+        >>> Select(i < 0, IntImm("int32", 0), i).dtype
+        'int32'
+    """
 
     condition: PrimExpr
     true_value: PrimExpr
@@ -322,7 +457,12 @@ class Select(PrimExpr):
 
 @node
 class Ramp(PrimExpr):
-    """The vector `[base, base + stride, ..., base + (lanes - 1) * stride]`."""
+    """The vector `[base, base + stride, ..., base + (lanes - 1) * stride]`.
+
+    Example:
+        >>> Ramp(Var("i"), IntImm("int32", 1), 8).dtype
+        'int32x8'
+    """
 
     base: PrimExpr
     stride: PrimExpr
@@ -335,7 +475,12 @@ class Ramp(PrimExpr):
 
 @node
 class Broadcast(PrimExpr):
-    """The vector of `lanes` copies of the scalar `value`."""
+    """The vector of `lanes` copies of the scalar `value`.
+
+    Example:
+        >>> Broadcast(FloatImm("float32", 0.0), 4).dtype
+        'float32x4'
+    """
 
     value: PrimExpr
     lanes: int
@@ -347,7 +492,13 @@ class Broadcast(PrimExpr):
 
 @node
 class Let(PrimExpr):
-    """`let var = value in body`."""
+    """`let var = value in body`.
+
+    Example:
+        >>> x = Var("x")
+        >>> Let(x, IntImm("int32", 2), x * x).dtype
+        'int32'
+    """
 
     var: Var = binds()
     value: PrimExpr
@@ -364,7 +515,7 @@ class Call(PrimExpr):
 
     Example:
         >>> from unity.tir import op
-        >>> Call("float32", op.exp, (FloatImm("float32", 1.0),)).op.name
+        >>> Call("float32", op.exp_op, (FloatImm("float32", 1.0),)).op.name
         'tir.exp'
     """
 
@@ -375,7 +526,14 @@ class Call(PrimExpr):
 
 @node
 class BufferLoad(PrimExpr):
-    """`buffer[indices]`; a `Ramp` index loads a vector."""
+    """`buffer[indices]`; a `Ramp` index loads a vector.
+
+    Example:
+        >>> from unity.tir.buffer import decl_buffer
+        >>> A = decl_buffer((16,), "float32", "A")
+        >>> A[Var("i")].dtype, BufferLoad(A, (Ramp(IntImm("int32", 0), IntImm("int32", 1), 4),)).dtype
+        ('float32', 'float32x4')
+    """
 
     buffer: Buffer
     indices: tuple[PrimExpr, ...]
@@ -403,13 +561,24 @@ class Range(Node):
 
     @staticmethod
     def from_min_extent(min_value: ExprLike, extent: ExprLike) -> Range:
-        """Build from Python ints or expressions (ints become int32, or the other's dtype)."""
+        """Build from Python ints or expressions (ints become int32, or the other's dtype).
+
+        Example:
+            >>> r = Range.from_min_extent(Var("n", "int64"), 4)
+            >>> r.min.dtype, r.extent.dtype
+            ('int64', 'int64')
+        """
         lo, ext = _promote(min_value, extent)
         return Range(lo, ext)
 
 
 class IterType(Enum):
-    """Role of a block iteration variable."""
+    """Role of a block iteration variable.
+
+    Example:
+        >>> IterType.REDUCE.value
+        'reduce'
+    """
 
     SPATIAL = "spatial"
     REDUCE = "reduce"
@@ -418,7 +587,13 @@ class IterType(Enum):
 
 @node
 class IterVar(Node):
-    """A block iteration variable: its `var`, domain `dom`, and `iter_type`."""
+    """A block iteration variable: its `var`, domain `dom`, and `iter_type`.
+
+    Example:
+        >>> iv = IterVar(Var("k"), Range.from_min_extent(0, 16), IterType.REDUCE)
+        >>> iv.iter_type is IterType.REDUCE, iv.dom.extent.value
+        (True, 16)
+    """
 
     var: Var = binds()
     dom: Range
@@ -522,7 +697,12 @@ def min_value_of(a: ExprLike, b: ExprLike) -> PrimExpr:
 
 
 def max_value_of(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """`Max(a, b)` with dtype promotion (exported as `tir.max`)."""
+    """`Max(a, b)` with dtype promotion (exported as `tir.max`).
+
+    Example:
+        >>> max_value_of(Var("i", "int64"), 0).dtype
+        'int64'
+    """
     return _binary(Max, a, b)
 
 
@@ -559,5 +739,10 @@ def cast(dtype: str, value: ExprLike) -> PrimExpr:
 
 
 def as_exprs(values: Sequence[ExprLike]) -> tuple[PrimExpr, ...]:
-    """Turn a sequence of numbers/expressions into a tuple of expressions."""
+    """Turn a sequence of numbers/expressions into a tuple of expressions.
+
+    Example:
+        >>> [e.dtype for e in as_exprs([1, 2.0, Var("n", "int64")])]
+        ['int32', 'float32', 'int64']
+    """
     return tuple(const(v) for v in values)

@@ -24,19 +24,35 @@ from unity.tir.stmt import Stmt
 
 @node
 class PrimFunc(BaseFunc):
-    """A TIR function: `params` (buffers and scalar vars) and a `body` statement."""
+    """A TIR function: `params` (buffers and scalar vars) and a `body` statement.
+
+    Example:
+        >>> from unity import tir
+        >>> A, n = tir.decl_buffer((8,), "float32", "A"), tir.Var("n")
+        >>> f = PrimFunc((A, n), tir.Evaluate(tir.const(0)))
+        >>> [type(p).__name__ for p in f.params]
+        ['Buffer', 'Var']
+    """
 
     params: tuple[Buffer | Var, ...] = binds()
     body: Stmt
 
     def buffer_params(self) -> tuple[Buffer, ...]:
-        """The parameters that are buffers, in order."""
+        """The parameters that are buffers, in order.
+
+        Example:
+            >>> from unity import tir
+            >>> A, n = tir.decl_buffer((8,), "float32", "A"), tir.Var("n")
+            >>> [b.name for b in PrimFunc((n, A), tir.Evaluate(tir.const(0))).buffer_params()]
+            ['A']
+        """
         return tuple(p for p in self.params if isinstance(p, Buffer))
 
     def shape_vars(self) -> tuple[Var, ...]:
         """Symbolic variables used in parameter buffer shapes, in first-use order.
 
         Example:
+            >>> from unity import tir
             >>> n = tir.SizeVar("n")
             >>> A = tir.decl_buffer((n, 2), "float32", "A")
             >>> [v.name for v in tir.PrimFunc((A,), tir.Evaluate(tir.const(0))).shape_vars()]

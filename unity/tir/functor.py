@@ -54,10 +54,29 @@ def child_fields(cls: type) -> tuple[str, ...]:
 
 
 class ExprVisitor:
-    """Walk an expression tree; override `visit_<node>_` hooks."""
+    """Walk an expression tree; override `visit_<node>_` hooks.
+
+    Example:
+        >>> from unity import tir
+        >>> class CountVars(ExprVisitor):
+        ...     def __init__(self):
+        ...         self.names = []
+        ...     def visit_var_(self, v):
+        ...         self.names.append(v.name)
+        >>> c = CountVars()
+        >>> c.visit_expr(tir.Var("i") * 4 + tir.Var("j"))
+        >>> c.names
+        ['i', 'j']
+    """
 
     def visit_expr(self, expr: PrimExpr) -> Any:
-        """Dispatch on the type of `expr`."""
+        """Dispatch on the type of `expr`.
+
+        Example:
+            >>> from unity import tir
+            >>> ExprVisitor().visit_expr(tir.Var("i") + 1) is None
+            True
+        """
         return dispatch_table(type(self), type(expr))(self, expr)
 
     def visit_prim_expr_(self, expr: PrimExpr) -> Any:
@@ -66,7 +85,16 @@ class ExprVisitor:
             self._visit_child(getattr(expr, name))
 
     def visit_buffer(self, buffer: Buffer) -> Any:
-        """Called for every buffer a node refers to (default: nothing)."""
+        """Called for every buffer a node refers to (default: nothing).
+
+        Example:
+            >>> from unity import tir
+            >>> class Buffers(ExprVisitor):
+            ...     def visit_buffer(self, buffer):
+            ...         print(buffer.name)
+            >>> Buffers().visit_expr(tir.decl_buffer((4,), "float32", "A")[0] + 1.0)
+            A
+        """
 
     def _visit_child(self, value: object) -> None:
         if isinstance(value, PrimExpr):
@@ -85,13 +113,29 @@ class ExprVisitor:
 
 
 class ExprMutator:
-    """Rebuild an expression tree bottom-up; unchanged subtrees are returned as is."""
+    """Rebuild an expression tree bottom-up; unchanged subtrees are returned as is.
+
+    Example:
+        >>> from unity import tir
+        >>> class Double(ExprMutator):
+        ...     def visit_int_imm_(self, imm):
+        ...         return tir.IntImm(imm.dtype, imm.value * 2)
+        >>> Double().visit_expr(tir.Var("i") + 3).b.value
+        6
+    """
 
     def __init__(self) -> None:
         self._memo: dict[Node, Any] = {}
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        """Dispatch on the type of `expr` (memoized by identity)."""
+        """Dispatch on the type of `expr` (memoized by identity).
+
+        Example:
+            >>> from unity import tir
+            >>> e = tir.Var("i") + 1
+            >>> ExprMutator().visit_expr(e) is e  # nothing changed: the same node comes back
+            True
+        """
         done = self._memo.get(expr)
         if done is None:
             done = dispatch_table(type(self), type(expr))(self, expr)
@@ -103,7 +147,17 @@ class ExprMutator:
         return self._mutate_fields(expr)
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
-        """Called for every buffer a node refers to (default: unchanged)."""
+        """Called for every buffer a node refers to (default: unchanged).
+
+        Example:
+            >>> from unity import tir
+            >>> A, B = tir.decl_buffer((4,), "float32", "A"), tir.decl_buffer((4,), "float32", "B")
+            >>> class AtoB(ExprMutator):
+            ...     def visit_buffer(self, buffer):
+            ...         return B if buffer is A else buffer
+            >>> AtoB().visit_expr(A[0]).buffer.name
+            'B'
+        """
         return buffer
 
     def _mutate_fields(self, node: Any) -> Any:
@@ -132,10 +186,29 @@ class ExprMutator:
 
 
 class StmtExprVisitor(ExprVisitor):
-    """Walk statements and the expressions inside them."""
+    """Walk statements and the expressions inside them.
+
+    Example:
+        >>> from unity import tir
+        >>> class Loops(StmtExprVisitor):
+        ...     def visit_for_(self, loop):
+        ...         print(loop.loop_var.name)
+        ...         self.visit_stmt(loop.body)
+        >>> i, j = tir.Var("i"), tir.Var("j")
+        >>> inner = tir.For(j, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.Evaluate(j))
+        >>> Loops().visit_stmt(tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, inner))
+        i
+        j
+    """
 
     def visit_stmt(self, stmt: Stmt) -> Any:
-        """Dispatch on the type of `stmt`."""
+        """Dispatch on the type of `stmt`.
+
+        Example:
+            >>> from unity import tir
+            >>> StmtExprVisitor().visit_stmt(tir.Evaluate(tir.const(0))) is None
+            True
+        """
         return dispatch_table(type(self), type(stmt))(self, stmt)
 
     def visit_stmt_(self, stmt: Stmt) -> Any:
@@ -150,10 +223,28 @@ class StmtExprVisitor(ExprVisitor):
 
 
 class StmtExprMutator(ExprMutator):
-    """Rebuild statements and the expressions inside them."""
+    """Rebuild statements and the expressions inside them.
+
+    Example:
+        >>> from unity import tir
+        >>> class Parallel(StmtExprMutator):
+        ...     def visit_for_(self, loop):
+        ...         return loop.replace(kind=tir.ForKind.PARALLEL)
+        >>> i = tir.Var("i")
+        >>> loop = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.Evaluate(i))
+        >>> Parallel().visit_stmt(loop).kind.value
+        'parallel'
+    """
 
     def visit_stmt(self, stmt: Stmt) -> Stmt:
-        """Dispatch on the type of `stmt` (memoized by identity)."""
+        """Dispatch on the type of `stmt` (memoized by identity).
+
+        Example:
+            >>> from unity import tir
+            >>> s = tir.Evaluate(tir.Var("i") + 1)
+            >>> StmtExprMutator().visit_stmt(s) is s
+            True
+        """
         done = self._memo.get(stmt)
         if done is None:
             done = dispatch_table(type(self), type(stmt))(self, stmt)

@@ -41,7 +41,12 @@ from unity.tir.transform.gpu.lower_thread_binding_gpu import launch_nest
 
 
 class EmulatorError(InterpretError):
-    """A fault found while emulating a GPU kernel (race, out-of-bounds, divergent barrier)."""
+    """A fault found while emulating a GPU kernel (race, out-of-bounds, divergent barrier).
+
+    Example:
+        >>> isinstance(EmulatorError("race on A[0]"), InterpretError)
+        True
+    """
 
 
 def emulate(mod: IRModule, *args: Any, func_name: str = "main") -> None:
@@ -91,7 +96,18 @@ class HostRunner:
         self.alloc = alloc or (lambda size, dtype: np.zeros(size, dt.numpy_name(dtype)))
 
     def run(self, stmt: S.Stmt) -> None:
-        """Run one host statement."""
+        """Run one host statement.
+
+        Example:
+            >>> from unity import tir
+            >>> n = E.Var("n")
+            >>> runner = HostRunner(IRModule(), {n: 3}, lambda *a: None)
+            >>> runner.run(S.AssertStmt(n < 4, "n too large", S.Evaluate(E.const(0))))
+            >>> runner.run(S.AssertStmt(n < 2, "n too large", S.Evaluate(E.const(0))))
+            Traceback (most recent call last):
+                ...
+            unity.tir.gpu_emulator.EmulatorError: n too large
+        """
         if isinstance(stmt, S.SeqStmt):
             for s in stmt.seq:
                 self.run(s)
@@ -120,13 +136,30 @@ class HostRunner:
             )
 
     def value(self, expr: E.PrimExpr) -> Any:
-        """Evaluate a host expression (a variable's value, or an integer expression)."""
+        """Evaluate a host expression (a variable's value, or an integer expression).
+
+        Example:
+            >>> n = E.Var("n")
+            >>> HostRunner(IRModule(), {n: 5}, lambda *a: None).value(n * 2 + 1)
+            11
+        """
         if isinstance(expr, E.Var):
             return self.env[expr]
         return _evaluate(expr, self.env)
 
     def launch(self, call: E.Call) -> None:
-        """Evaluate a launch's sizes and arguments and run the kernel."""
+        """Evaluate a launch's sizes and arguments and run the kernel.
+
+        Example:
+            >>> from unity.tir.buffer import decl_buffer
+            >>> A = decl_buffer((4,), "float32", "A")
+            >>> kernel = PrimFunc((A,), S.Evaluate(E.const(0)))
+            >>> call = E.Call("int32", launch_op, (E.StringImm("k"),) + E.as_exprs((2, 1, 1, 32, 1, 1)))
+            >>> seen = []
+            >>> HostRunner(IRModule({"k": kernel}), {}, lambda *a: seen.append(a[2:4])).launch(call)
+            >>> seen
+            [([2, 1, 1], [32, 1, 1])]
+        """
         name = call.args[0].value  # type: ignore[attr-defined]  # a StringImm
         kernel = self.mod[name]
         assert isinstance(kernel, PrimFunc)

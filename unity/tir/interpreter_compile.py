@@ -35,12 +35,24 @@ from unity.tir.function import PrimFunc
 
 
 class InterpretError(RuntimeError):
-    """An error raised while interpreting a PrimFunc (failed assert, bad IR or argument)."""
+    """An error raised while interpreting a PrimFunc (failed assert, bad IR or argument).
+
+    Example:
+        >>> isinstance(InterpretError("assert failed: n < 4"), RuntimeError)
+        True
+    """
 
 
 @dataclass
 class Compiled:
-    """The generated source, its entry point and the order of its arguments."""
+    """The generated source, its entry point and the order of its arguments.
+
+    Example:
+        >>> from unity import tir
+        >>> compiled = compile_source(tir.PrimFunc((), tir.Evaluate(tir.const(0))))
+        >>> isinstance(compiled, Compiled), isinstance(compiled.source, str), compiled.arg_vars
+        (True, True, [])
+    """
 
     source: str
     kernel: Callable[..., None]

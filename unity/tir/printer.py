@@ -115,7 +115,15 @@ class _BufferScopes(StmtExprVisitor):
 
 
 class TIRPrinter(ExprPrinter):
-    """Prints statements into `self.lines`; see the module docstring for the syntax."""
+    """Prints statements into `self.lines`; see the module docstring for the syntax.
+
+    Example:
+        >>> from unity import tir
+        >>> p = TIRPrinter()
+        >>> p.stmt(tir.Evaluate(tir.const(0)), 0)
+        >>> p.render()
+        'T.evaluate(0)'
+    """
 
     def __init__(self, underline: Collection[object] = ()) -> None:
         super().__init__(NameTable(), underline)
@@ -124,17 +132,40 @@ class TIRPrinter(ExprPrinter):
         self.aliases: dict[int | None, list[Buffer]] = {}
 
     def emit(self, indent: int, text: Text | str, node: object = None) -> None:
-        """Add one line, marked when `node` is underlined."""
+        """Add one line, marked when `node` is underlined.
+
+        Example:
+            >>> p = TIRPrinter()
+            >>> p.emit(1, "pass")
+            >>> p.render()
+            '    pass'
+        """
         text = Text(text) if isinstance(text, str) else text
         self.lines.append(Line(indent, text.marked(node is not None and id(node) in self.marked)))
 
     def render(self) -> str:
-        """The printed lines with underlines."""
+        """The printed lines with underlines.
+
+        Example:
+            >>> p = TIRPrinter()
+            >>> p.emit(0, "a = 1")
+            >>> p.emit(0, "b = 2")
+            >>> print(p.render())
+            a = 1
+            b = 2
+        """
         return render(self.lines)
 
     # -- buffers ----------------------------------------------------------------------
     def buffer_args(self, buf: Buffer, data: bool = False) -> Text:
-        """`(shape), "dtype"` plus keyword arguments for non-default fields."""
+        """`(shape), "dtype"` plus keyword arguments for non-default fields.
+
+        Example:
+            >>> from unity import tir
+            >>> B = tir.decl_buffer((4,), "float32", "B", scope="shared")
+            >>> TIRPrinter().buffer_args(B).text
+            '(4,), "float32", scope="shared"'
+        """
         shape = [self._dim(d) for d in buf.shape]
         text = (
             "("
@@ -165,20 +196,45 @@ class TIRPrinter(ExprPrinter):
         return self.expr(d)
 
     def declare(self, indent: int, buf: Buffer, fn: str, data: bool = False) -> None:
-        """Print `name = T.fn(args)` and make `name.data` refer to `buf.data`."""
+        """Print `name = T.fn(args)` and make `name.data` refer to `buf.data`.
+
+        Example:
+            >>> from unity import tir
+            >>> p = TIRPrinter()
+            >>> p.declare(0, tir.decl_buffer((2, 3), "int8", "C"), "T.alloc_buffer")
+            >>> p.render()
+            'C = T.alloc_buffer((2, 3), "int8")'
+        """
         args = self.buffer_args(buf, data)
         self.buffer_data.setdefault(id(buf.data), buf)
         self.emit(indent, self.buffer_name(buf) + f" = {fn}(" + args + ")", buf)
 
     def declare_aliases(self, indent: int, owner: object) -> None:
-        """Declare the aliasing buffers whose memory `owner` defines."""
+        """Declare the aliasing buffers whose memory `owner` defines.
+
+        Example:
+            >>> p = TIRPrinter()
+            >>> p.declare_aliases(0, None)  # no aliases recorded: prints nothing
+            >>> p.render()
+            ''
+        """
         for buf in self.aliases.pop(None if owner is None else id(owner), []):
             has_owner = id(buf.data) in self.buffer_data or self.names.has(buf.data)
             self.declare(indent, buf, "T.Buffer", data=has_owner)
 
     # -- statements -------------------------------------------------------------------
     def stmt(self, s: S.Stmt, indent: int, last: bool = True) -> None:
-        """Print `s`; `last` says whether it ends its statement list."""
+        """Print `s`; `last` says whether it ends its statement list.
+
+        Example:
+            >>> from unity import tir
+            >>> i = tir.Var("i")
+            >>> p = TIRPrinter()
+            >>> p.stmt(tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.Evaluate(i)), 0)
+            >>> print(p.render())
+            for i in T.serial(4):
+                T.evaluate(i)
+        """
         method = getattr(self, f"_stmt_{type(s).__name__}", None)
         if method is None:
             raise TypeError(f"the TIR printer does not know {type(s).__name__}")
@@ -338,7 +394,17 @@ class TIRPrinter(ExprPrinter):
 
     # -- functions --------------------------------------------------------------------
     def func(self, f: PrimFunc, name: str) -> None:
-        """Print `f` as `@T.prim_func def name(...):`."""
+        """Print `f` as `@T.prim_func def name(...):`.
+
+        Example:
+            >>> from unity import tir
+            >>> p = TIRPrinter()
+            >>> p.func(tir.PrimFunc([], tir.Evaluate(tir.const(0))), "main")
+            >>> print(p.render())
+            @T.prim_func
+            def main():
+                T.evaluate(0)
+        """
         scopes = _BufferScopes(f.params)
         scopes.bound_vars.update(id(v) for v in f.shape_vars())
         scopes.visit_stmt(f.body)

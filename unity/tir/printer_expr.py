@@ -57,7 +57,12 @@ def quote(text: str) -> str:
 
 
 def float_literal(value: float) -> str:
-    """Python text for a float (`"inf"` and `"nan"` as strings, parsed by `T.float32`)."""
+    """Python text for a float (`"inf"` and `"nan"` as strings, parsed by `T.float32`).
+
+    Example:
+        >>> float_literal(0.5), float_literal(float("inf"))
+        ('0.5', '"inf"')
+    """
     if math.isnan(value) or math.isinf(value):
         return quote(repr(value))
     return repr(value)
@@ -69,6 +74,11 @@ class ExprPrinter:
     `buffer_data` maps each known buffer's `data` Var (by id) to the buffer, so the
     pointer prints as `A.data`.  `param_mode` prints variables as `"n"` /
     `T.int64("n")` (used inside parameter annotations, where names are not in scope).
+
+    Example:
+        >>> i = E.Var("i")
+        >>> ExprPrinter().expr((i + 1) * 2).text
+        '(i + 1) * 2'
     """
 
     def __init__(self, names: NameTable | None = None, underline: Collection[object] = ()) -> None:
@@ -78,19 +88,41 @@ class ExprPrinter:
         self.param_mode = False
 
     def var_name(self, var: E.Var) -> str:
-        """The unique name of `var`."""
+        """The unique name of `var`.
+
+        Example:
+            >>> p, a, b = ExprPrinter(), E.Var("i"), E.Var("i")
+            >>> p.var_name(a), p.var_name(b), p.var_name(a)
+            ('i', 'i_1', 'i')
+        """
         return self.names.name(var, var.name)
 
     def buffer_name(self, buffer: Buffer) -> str:
-        """The unique name of `buffer`."""
+        """The unique name of `buffer`.
+
+        Example:
+            >>> from unity.tir.buffer import decl_buffer
+            >>> ExprPrinter().buffer_name(decl_buffer((4,), "float32", "A"))
+            'A'
+        """
         return self.names.name(buffer, buffer.name)
 
     def expr(self, e: E.PrimExpr) -> Text:
-        """Print `e` without outer parentheses."""
+        """Print `e` without outer parentheses.
+
+        Example:
+            >>> ExprPrinter().expr(E.Var("i") // 4).text
+            'i // 4'
+        """
         return self._expr(e)[0]
 
     def value(self, v: object) -> Text:
-        """Print an attribute or annotation value (numbers, strings, tuples, dicts, exprs)."""
+        """Print an attribute or annotation value (numbers, strings, tuples, dicts, exprs).
+
+        Example:
+            >>> ExprPrinter().value({"unroll": (1, "x", E.Var("n"))}).text
+            '{"unroll": (1, "x", n)}'
+        """
         if isinstance(v, E.PrimExpr):
             return self.expr(v)
         if isinstance(v, str):
@@ -110,7 +142,15 @@ class ExprPrinter:
         raise TypeError(f"cannot print a {type(v).__name__} as a script value")
 
     def region(self, region: BufferRegion) -> Text:
-        """Print `A[vi, 0:4]`: a point where the extent is 1, else `lo:lo + extent`."""
+        """Print `A[vi, 0:4]`: a point where the extent is 1, else `lo:lo + extent`.
+
+        Example:
+            >>> from unity.tir.buffer import decl_buffer
+            >>> A, i = decl_buffer((8, 8), "float32", "A"), E.Var("i")
+            >>> region = BufferRegion(A, (E.Range.from_min_extent(i, 1), E.Range.from_min_extent(0, 4)))
+            >>> ExprPrinter().region(region).text
+            'A[i, 0:4]'
+        """
         dims = []
         for r in region.region:
             if (
@@ -125,7 +165,13 @@ class ExprPrinter:
         return text.marked(id(region) in self.marked)
 
     def stop(self, start: E.PrimExpr, extent: E.PrimExpr) -> Text:
-        """Print `start + extent` so that the parser recovers `extent` (constants folded)."""
+        """Print `start + extent` so that the parser recovers `extent` (constants folded).
+
+        Example:
+            >>> i = E.Var("i")
+            >>> ExprPrinter().stop(i, E.const(4)).text, ExprPrinter().stop(E.const(2), E.const(4)).text
+            ('i + 4', '6')
+        """
         if _is_zero(start, extent.dtype):
             return self.expr(extent)
         if (

@@ -67,7 +67,20 @@ def blockize(state: ScheduleState, loop: LoopRV) -> BlockRV:
 
 
 def blockize_loop(state: ScheduleState, func, lpath: list, realize: BlockRealize, p: str):
-    """`(outer_realize, outer_block)` for the loop `lpath[-1]` holding block `realize`."""
+    """`(outer_realize, outer_block)` for the loop `lpath[-1]` holding block `realize`.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.schedule import Schedule
+        >>> A = te.placeholder((8, 4), name="A")
+        >>> B = te.compute((8, 4), lambda i, j: A[i, j], name="B")
+        >>> sch = Schedule(te.create_prim_func([A, B]))
+        >>> i, j = sch.get_loops(sch.get_block("B"))
+        >>> name, func, lpath = sch.state.resolve_loop(j, "blockize")
+        >>> realize = child_realizes(lpath[-1])[0]
+        >>> blockize_loop(sch.state, func, lpath, realize, "blockize")[1].name_hint
+        'B_o'
+    """
     target: For = lpath[-1]
     outer_loops = [s for s in lpath[scope_index(lpath) + 1 : -1] if isinstance(s, For)]
     used = set().union(*(used_vars(v) for v in realize.iter_values))

@@ -72,7 +72,19 @@ def get_child_blocks(state: ScheduleState, block_or_loop: BlockRV | LoopRV) -> l
 
 
 def sibling_realizes(state: ScheduleState, block: BlockRV, primitive: str):
-    """`(func_name, func, path, siblings)`: the blocks sharing the scope of `block`."""
+    """`(func_name, func, path, siblings)`: the blocks sharing the scope of `block`.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.schedule import Schedule
+        >>> A = te.placeholder((8,), name="A")
+        >>> B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+        >>> C = te.compute((8,), lambda i: B[i] * 2.0, name="C")
+        >>> sch = Schedule(te.create_prim_func([A, C]))
+        >>> *_, siblings = sibling_realizes(sch.state, sch.get_block("C"), "get_producers")
+        >>> [r.block.name_hint for r in siblings]
+        ['B', 'C']
+    """
     func_name, func, path = state.resolve_block(block, primitive)
     scope = scope_block(path)
     siblings = child_realizes(scope.body if scope is not None else func.body)
@@ -114,5 +126,13 @@ def get_consumers(state: ScheduleState, block: BlockRV) -> list[BlockRV]:
 
 
 def loop_path(func_body, loop: For) -> list:
-    """The chain from the function body down to `loop`."""
+    """The chain from the function body down to `loop`.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((8, 8), name="A")
+        >>> func = te.create_prim_func([A, te.compute((8, 8), lambda i, j: A[i, j], name="B")])
+        >>> [s.loop_var.name for s in loop_path(func.body, func.body.body)]
+        ['i', 'j']
+    """
     return find_path(func_body, lambda s: s is loop) or []

@@ -154,7 +154,16 @@ def _guard(body, cond: PrimExpr):
 
 
 def child_realizes_incl(stmt) -> list[BlockRealize]:
-    """Block realizes at or under `stmt` that are not nested in another block."""
+    """Block realizes at or under `stmt` that are not nested in another block.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((8,), name="A")
+        >>> func = te.create_prim_func([A, te.compute((8,), lambda i: A[i] + 1.0, name="B")])
+        >>> realize = child_realizes_incl(func.body)[0]
+        >>> realize.block.name_hint, child_realizes_incl(realize) == [realize]
+        ('B', True)
+    """
     if isinstance(stmt, BlockRealize):
         return [stmt]
     return child_realizes(stmt)

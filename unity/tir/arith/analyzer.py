@@ -30,7 +30,15 @@ _MEMO_LIMIT = 200_000  # entries before the memo tables are dropped (long-lived 
 
 
 class Analyzer:
-    """Simplify and reason about integer index expressions under known ranges and facts."""
+    """Simplify and reason about integer index expressions under known ranges and facts.
+
+    Example:
+        >>> i = E.Var("i")
+        >>> ana = Analyzer()
+        >>> ana.bind(i, E.Range.from_min_extent(0, 16))
+        >>> ana.simplify((i * 4 + 3) // 4) is i, ana.can_prove(i < 16)
+        (True, True)
+    """
 
     def __init__(self) -> None:
         if sys.getrecursionlimit() < _RECURSION_LIMIT:

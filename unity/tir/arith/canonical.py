@@ -35,7 +35,14 @@ _FALSE = IntImm("bool", 0)
 
 
 def split_multiples(lin: Linear, c: int) -> tuple[Linear, Linear]:
-    """Write `lin = c*q + r` with `q` taking the terms whose coefficient `c` divides."""
+    """Write `lin = c*q + r` with `q` taking the terms whose coefficient `c` divides.
+
+    Example:
+        >>> i, j = E.Var("i"), E.Var("j")
+        >>> q, r = split_multiples(to_linear(i * 8 + j * 3 + 4), 4)
+        >>> [c for _, c in q.terms.values()], q.const, [c for _, c in r.terms.values()], r.const
+        ([2], 1, [3], 0)
+    """
     q_terms: dict[Hashable, tuple[PrimExpr, int]] = {}
     r_terms: dict[Hashable, tuple[PrimExpr, int]] = {}
     for key, (atom, coeff) in lin.terms.items():

@@ -47,15 +47,30 @@ class ConstIntBound:
     max_value: int
 
     def is_const(self) -> bool:
-        """True when the bound pins down one value."""
+        """True when the bound pins down one value.
+
+        Example:
+            >>> ConstIntBound(4, 4).is_const(), ConstIntBound(0, 4).is_const()
+            (True, False)
+        """
         return self.min_value == self.max_value
 
     def is_unbounded_below(self) -> bool:
-        """True when there is no lower bound."""
+        """True when there is no lower bound.
+
+        Example:
+            >>> ConstIntBound(NEG_INF, 0).is_unbounded_below(), ConstIntBound(0, 4).is_unbounded_below()
+            (True, False)
+        """
         return self.min_value <= NEG_INF
 
     def is_unbounded_above(self) -> bool:
-        """True when there is no upper bound."""
+        """True when there is no upper bound.
+
+        Example:
+            >>> ConstIntBound(0, POS_INF).is_unbounded_above(), ConstIntBound(0, 4).is_unbounded_above()
+            (True, False)
+        """
         return self.max_value >= POS_INF
 
 
@@ -114,7 +129,12 @@ def _tdiv(x: int, y: int) -> int:
 
 
 def scale_interval(b: Interval, c: int) -> Interval:
-    """`c * [lo, hi]` with infinities kept."""
+    """`c * [lo, hi]` with infinities kept.
+
+    Example:
+        >>> scale_interval((1, 3), -2), scale_interval((0, POS_INF), 2) == (0, POS_INF)
+        ((-6, -2), True)
+    """
     lo, hi = _mul(b[0], c), _mul(b[1], c)
     return (lo, hi) if c >= 0 else (hi, lo)
 
@@ -135,6 +155,13 @@ class BoundAnalyzer:
         known: bound of an atom (a `Var` or the `expr_key` of `x // c`, ...).
         upper: shape key of a linear sum's non-constant part -> a known upper bound.
         lower: the same for lower bounds.
+
+    Example:
+        >>> ana = BoundAnalyzer()
+        >>> i = E.Var("i")
+        >>> ana.known[i] = (0, 15)
+        >>> ana.bound(i * 2 + 1)
+        (1, 31)
     """
 
     def __init__(self) -> None:
@@ -170,14 +197,28 @@ class BoundAnalyzer:
         return result
 
     def bound_atom(self, expr: E.PrimExpr, key: Hashable) -> Interval:
-        """Bound of one atom: its rule, narrowed by what is known about it."""
+        """Bound of one atom: its rule, narrowed by what is known about it.
+
+        Example:
+            >>> ana, i = BoundAnalyzer(), E.Var("i")
+            >>> ana.known[i] = (0, 15)
+            >>> ana.bound_atom(i, i), ana.bound_atom(E.Var("b", "uint8"), "b")
+            ((0, 15), (0, 255))
+        """
         rule = _RULES.get(type(expr), _dtype_rule)
         result = rule(self, expr)
         known = self.known.get(key)
         return result if known is None else _intersect(result, known)
 
     def bound_linear(self, lin: Linear) -> Interval:
-        """Bound of `sum(coeff * atom) + const`, narrowed by facts about the sum."""
+        """Bound of `sum(coeff * atom) + const`, narrowed by facts about the sum.
+
+        Example:
+            >>> ana, i, j = BoundAnalyzer(), E.Var("i"), E.Var("j")
+            >>> ana.known[i], ana.known[j] = (0, 3), (0, 7)
+            >>> ana.bound_linear(to_linear(i * 8 - j + 1))
+            (-6, 25)
+        """
         lo = hi = lin.const
         for key, (atom, coeff) in lin.terms.items():
             memo = self.memo.get(atom)

@@ -46,17 +46,34 @@ class IntervalSet:
 
     @staticmethod
     def point(value: E.PrimExpr) -> IntervalSet:
-        """The set holding only `value`."""
+        """The set holding only `value`.
+
+        Example:
+            >>> s = IntervalSet.point(E.Var("i"))
+            >>> s.is_single_point(), s.min_value.name
+            (True, 'i')
+        """
         return IntervalSet(value, value)
 
     @staticmethod
     def everything() -> IntervalSet:
-        """The unbounded set."""
+        """The unbounded set.
+
+        Example:
+            >>> IntervalSet.everything()
+            IntervalSet(min_value=None, max_value=None)
+        """
         return IntervalSet(None, None)
 
     @staticmethod
     def from_range(rng: E.Range) -> IntervalSet:
-        """`[min, min + extent - 1]` (ends folded when constant)."""
+        """`[min, min + extent - 1]` (ends folded when constant).
+
+        Example:
+            >>> s = IntervalSet.from_range(E.Range.from_min_extent(E.Var("n"), 4))
+            >>> type(s.max_value).__name__  # n + 4 - 1, left for the analyzer to fold
+            'Sub'
+        """
         if type(rng.min) is E.IntImm and type(rng.extent) is E.IntImm:
             return IntervalSet(
                 rng.min, make_int(rng.min.dtype, rng.min.value + rng.extent.value - 1)
@@ -64,7 +81,12 @@ class IntervalSet:
         return IntervalSet(rng.min, rng.min + rng.extent - 1)
 
     def is_single_point(self) -> bool:
-        """True when both ends are the same node (or equal immediates)."""
+        """True when both ends are the same node (or equal immediates).
+
+        Example:
+            >>> IntervalSet(E.const(3), E.const(3)).is_single_point(), IntervalSet.everything().is_single_point()
+            (True, False)
+        """
         a, b = self.min_value, self.max_value
         if a is None or b is None:
             return False
@@ -75,6 +97,11 @@ class IntervalSet:
 
         Raises:
             ValueError: when an end is unbounded.
+
+        Example:
+            >>> from unity.tir.arith.analyzer import Analyzer
+            >>> IntervalSet(E.const(2), E.const(9)).to_range(Analyzer()).extent.value
+            8
         """
         if self.min_value is None or self.max_value is None:
             raise ValueError("cannot turn an unbounded interval set into a Range")
@@ -82,14 +109,29 @@ class IntervalSet:
         return E.Range(self.min_value, extent)
 
     def union(self, other: IntervalSet, analyzer: Analyzer) -> IntervalSet:
-        """The smallest interval holding both sets."""
+        """The smallest interval holding both sets.
+
+        Example:
+            >>> from unity.tir.arith.analyzer import Analyzer
+            >>> s = IntervalSet(E.const(0), E.const(3)).union(IntervalSet(E.const(8), E.const(9)), Analyzer())
+            >>> s.min_value.value, s.max_value.value
+            (0, 9)
+        """
         return IntervalSet(
             _combine(E.Min, self.min_value, other.min_value, analyzer),
             _combine(E.Max, self.max_value, other.max_value, analyzer),
         )
 
     def intersect(self, other: IntervalSet, analyzer: Analyzer) -> IntervalSet:
-        """The interval both sets share (may be empty: min > max)."""
+        """The interval both sets share (may be empty: min > max).
+
+        Example:
+            >>> from unity.tir.arith.analyzer import Analyzer
+            >>> a, b = IntervalSet(E.const(0), E.const(7)), IntervalSet(E.const(4), E.const(12))
+            >>> s = a.intersect(b, Analyzer())
+            >>> s.min_value.value, s.max_value.value
+            (4, 7)
+        """
         lo = _pick(E.Max, self.min_value, other.min_value, analyzer)
         hi = _pick(E.Min, self.max_value, other.max_value, analyzer)
         return IntervalSet(lo, hi)

@@ -33,7 +33,12 @@ from unity.tir.arith.linear import Linear, make_int
 
 @dataclass(frozen=True, slots=True)
 class IterSplit:
-    """`((source // lower_factor) % extent) * scale`."""
+    """`((source // lower_factor) % extent) * scale`.
+
+    Example:
+        >>> IterSplit(E.Var("i"), 4, 8, 2).to_expr().script()
+        'i // 4 % 8 * 2'
+    """
 
     source: E.Var
     lower_factor: int
@@ -41,7 +46,13 @@ class IterSplit:
     scale: int
 
     def to_expr(self) -> E.PrimExpr:
-        """The split as an expression (without the trivial `// 1` and `% full`)."""
+        """The split as an expression (without the trivial `// 1` and `% full`).
+
+        Example:
+            >>> i = E.Var("i")
+            >>> IterSplit(i, 1, 16, 1).to_expr().script(), IterSplit(i, 4, 4, 1).to_expr().script()
+            ('i % 16', 'i // 4 % 4')
+        """
         e: E.PrimExpr = self.source
         if self.lower_factor != 1:
             e = e // self.lower_factor
@@ -50,7 +61,14 @@ class IterSplit:
 
 @dataclass(frozen=True, slots=True)
 class IterSum:
-    """One index: `sum(splits) + base`, splits ordered by decreasing scale."""
+    """One index: `sum(splits) + base`, splits ordered by decreasing scale.
+
+    Example:
+        >>> i = E.Var("i")
+        >>> s = IterSum((IterSplit(i, 4, 4, 4), IterSplit(i, 1, 4, 1)), E.const(0))
+        >>> s.extent, s.is_fused()
+        (16, True)
+    """
 
     splits: tuple[IterSplit, ...]
     base: E.PrimExpr
@@ -64,14 +82,27 @@ class IterSum:
         return total
 
     def is_fused(self) -> bool:
-        """True when the splits form one mixed-radix iterator (dense, no gaps)."""
+        """True when the splits form one mixed-radix iterator (dense, no gaps).
+
+        Example:
+            >>> i, j = E.Var("i"), E.Var("j")
+            >>> IterSum((IterSplit(i, 1, 4, 8), IterSplit(j, 1, 4, 1)), E.const(0)).is_fused()  # a gap
+            False
+        """
         ordered = sorted(self.splits, key=lambda s: s.scale)
         return all(b.scale == a.scale * a.extent for a, b in pairwise(ordered))
 
 
 @dataclass(frozen=True, slots=True)
 class IterMapResult:
-    """The decomposed indices, and why the map is not affine (empty when it is)."""
+    """The decomposed indices, and why the map is not affine (empty when it is).
+
+    Example:
+        >>> i = E.Var("i")
+        >>> result = detect_iter_map([i // 4, i % 4], {i: E.Range.from_min_extent(0, 16)})
+        >>> result.is_affine, len(result.indices)
+        (True, 2)
+    """
 
     indices: tuple[IterSum, ...]
     errors: tuple[str, ...]

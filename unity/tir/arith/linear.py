@@ -27,7 +27,15 @@ Term = tuple[PrimExpr, int]
 
 
 class Linear:
-    """`sum(coeff * atom for atom, coeff in terms.values()) + const` in one integer dtype."""
+    """`sum(coeff * atom for atom, coeff in terms.values()) + const` in one integer dtype.
+
+    Example:
+        >>> from unity.tir.expr import Var
+        >>> i = Var("i")
+        >>> lin = Linear("int32", {"i": (i, 3)}, 5)
+        >>> lin.to_expr().script()
+        'i * 3 + 5'
+    """
 
     __slots__ = ("const", "dtype", "terms")
 
@@ -38,15 +46,37 @@ class Linear:
 
     @staticmethod
     def atom(expr: PrimExpr, key: Hashable) -> Linear:
-        """The form `1 * expr`."""
+        """The form `1 * expr`.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> i = Var("i")
+            >>> Linear.atom(i, "i").terms["i"][1], Linear.atom(i, "i").const
+            (1, 0)
+        """
         return Linear(expr.dtype, {key: (expr, 1)})
 
     def is_const(self) -> bool:
-        """True when there are no terms."""
+        """True when there are no terms.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> Linear("int32", const=4).is_const(), Linear.atom(Var("i"), "i").is_const()
+            (True, False)
+        """
         return not self.terms
 
     def plus(self, other: Linear, sign: int = 1) -> Linear:
-        """Return `self + sign * other`, dropping terms whose coefficient cancels."""
+        """Return `self + sign * other`, dropping terms whose coefficient cancels.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> i = Var("i")
+            >>> a = Linear("int32", {"i": (i, 2)}, 1)
+            >>> d = a.plus(a, sign=-1)
+            >>> d.terms, d.const
+            ({}, 0)
+        """
         terms = dict(self.terms)
         for key, (atom, coeff) in other.terms.items():
             old = terms.get(key)
@@ -58,14 +88,31 @@ class Linear:
         return Linear(self.dtype, terms, self.const + sign * other.const)
 
     def scaled(self, factor: int) -> Linear:
-        """Return `factor * self`."""
+        """Return `factor * self`.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> i = Var("i")
+            >>> s = Linear("int32", {"i": (i, 2)}, 1).scaled(3)
+            >>> s.terms["i"][1], s.const
+            (6, 3)
+        """
         if factor == 0:
             return Linear(self.dtype)
         terms = {k: (a, c * factor) for k, (a, c) in self.terms.items()}
         return Linear(self.dtype, terms, self.const * factor)
 
     def shape_key(self) -> Hashable:
-        """Key of the non-constant part (order-independent), for facts about it."""
+        """Key of the non-constant part (order-independent), for facts about it.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> i, j = Var("i"), Var("j")
+            >>> a = Linear("int32", {"i": (i, 2), "j": (j, 1)}, 0)
+            >>> b = Linear("int32", {"j": (j, 1), "i": (i, 2)}, 7)
+            >>> a.shape_key() == b.shape_key()
+            True
+        """
         return frozenset((k, c) for k, (_, c) in self.terms.items())
 
     def to_expr(self) -> PrimExpr:
@@ -143,13 +190,23 @@ def _int_layout(dtype: str) -> tuple[int, int, int]:
 
 @cache
 def is_index_dtype(dtype: str) -> bool:
-    """True for scalar signed/unsigned integer dtypes (the ones linear forms cover)."""
+    """True for scalar signed/unsigned integer dtypes (the ones linear forms cover).
+
+    Example:
+        >>> is_index_dtype("int64"), is_index_dtype("uint8"), is_index_dtype("int32x4")
+        (True, True, False)
+    """
     return dt.is_integer(dtype) and dt.lanes(dtype) == 1
 
 
 @cache
 def is_signed_index_dtype(dtype: str) -> bool:
-    """True for scalar signed integers: their sums do not wrap (overflow is ignored)."""
+    """True for scalar signed integers: their sums do not wrap (overflow is ignored).
+
+    Example:
+        >>> is_signed_index_dtype("int64"), is_signed_index_dtype("uint8")
+        (True, False)
+    """
     return dt.is_int(dtype) and dt.lanes(dtype) == 1
 
 

@@ -28,12 +28,24 @@ Bindings = dict[str, E.PrimExpr]
 
 
 class Pattern:
-    """Base of patterns; Python operators build `PNode`s."""
+    """Base of patterns; Python operators build `PNode`s.
+
+    Example:
+        >>> isinstance(P.var("x") + 1, Pattern)
+        True
+    """
 
     __slots__ = ()
 
     def match(self, expr: E.PrimExpr, env: Bindings, keys: dict[Node, Hashable]) -> bool:
-        """Try to match `expr`, extending `env`; False on mismatch."""
+        """Try to match `expr`, extending `env`; False on mismatch.
+
+        Example:
+            >>> i = E.Var("i")
+            >>> env = {}
+            >>> (P.var("x") * 2).match(i * 2, env, {}), env["x"] is i
+            (True, True)
+        """
         raise TypeError(f"{type(self).__name__} must override match")
 
     def __add__(self, o: object) -> Pattern:
@@ -83,7 +95,13 @@ class Pattern:
 
 
 class PVar(Pattern):
-    """Matches any expression; a repeated name must match an equal expression."""
+    """Matches any expression; a repeated name must match an equal expression.
+
+    Example:
+        >>> x, i, j = P.var("x"), E.Var("i"), E.Var("j")
+        >>> (x - x).match(i - i, {}, {}), (x - x).match(i - j, {}, {})
+        (True, False)
+    """
 
     __slots__ = ("name",)
 
@@ -99,7 +117,13 @@ class PVar(Pattern):
 
 
 class PConst(PVar):
-    """Matches an integer or float immediate (not a bool)."""
+    """Matches an integer or float immediate (not a bool).
+
+    Example:
+        >>> c = P.const("c")
+        >>> c.match(E.const(4), {}, {}), c.match(E.Var("i"), {}, {}), c.match(E.const(True), {}, {})
+        (True, False, False)
+    """
 
     __slots__ = ()
 
@@ -110,7 +134,12 @@ class PConst(PVar):
 
 
 class PLit(Pattern):
-    """Matches an immediate with this value (`True`/`False` match bool immediates)."""
+    """Matches an immediate with this value (`True`/`False` match bool immediates).
+
+    Example:
+        >>> PLit(0).match(E.const(0), {}, {}), PLit(0).match(E.const(1), {}, {})
+        (True, False)
+    """
 
     __slots__ = ("value",)
 
@@ -129,6 +158,11 @@ class PNode(Pattern):
     """Matches a node of exactly class `cls` whose children match `children`.
 
     `attrs` binds plain fields (e.g. a vector's `lanes`) to names: `(("lanes", "l"),)`.
+
+    Example:
+        >>> pat = PNode(E.Add, (P.var("a"), PLit(1)))
+        >>> pat.match(E.Var("i") + 1, {}, {}), pat.match(E.Var("i") - 1, {}, {})
+        (True, False)
     """
 
     __slots__ = ("attrs", "children", "cls", "fields")
@@ -155,7 +189,12 @@ class PNode(Pattern):
 
 
 def lift(value: object) -> Pattern:
-    """Turn a Python number into a `PLit`; patterns pass through."""
+    """Turn a Python number into a `PLit`; patterns pass through.
+
+    Example:
+        >>> type(lift(3)).__name__, lift(P.var("x")).name
+        ('PLit', 'x')
+    """
     if isinstance(value, Pattern):
         return value
     if isinstance(value, (bool, int, float)):
@@ -164,49 +203,106 @@ def lift(value: object) -> Pattern:
 
 
 class P:
-    """Pattern constructors: `P.var`, `P.const`, `P.min`, `P.max`, `P.select`, `P.eq`..."""
+    """Pattern constructors: `P.var`, `P.const`, `P.min`, `P.max`, `P.select`, `P.eq`...
+
+    Example:
+        >>> x = P.var("x")
+        >>> rules = RuleSet([Rule(P.max(x, x), lambda x: x)])
+        >>> i = E.Var("i")
+        >>> rules.apply(E.max_value_of(i, i)) is i
+        True
+    """
 
     var = PVar
     const = PConst
 
     @staticmethod
     def min(a: object, b: object) -> Pattern:
-        """`min(a, b)`."""
+        """`min(a, b)`.
+
+        Example:
+            >>> P.min(P.var("x"), 0).match(E.min_value_of(E.Var("i"), 0), {}, {})
+            True
+        """
         return PNode(E.Min, (lift(a), lift(b)))
 
     @staticmethod
     def max(a: object, b: object) -> Pattern:
-        """`max(a, b)`."""
+        """`max(a, b)`.
+
+        Example:
+            >>> P.max(P.var("x"), 0).match(E.max_value_of(E.Var("i"), 0), {}, {})
+            True
+        """
         return PNode(E.Max, (lift(a), lift(b)))
 
     @staticmethod
     def eq(a: object, b: object) -> Pattern:
-        """`a == b`."""
+        """`a == b`.
+
+        Example:
+            >>> P.eq(P.var("x"), 0).match(E.eq(E.Var("i"), 0), {}, {})
+            True
+        """
         return PNode(E.EQ, (lift(a), lift(b)))
 
     @staticmethod
     def ne(a: object, b: object) -> Pattern:
-        """`a != b`."""
+        """`a != b`.
+
+        Example:
+            >>> P.ne(P.var("x"), 0).match(E.ne(E.Var("i"), 0), {}, {})
+            True
+        """
         return PNode(E.NE, (lift(a), lift(b)))
 
     @staticmethod
     def select(c: object, t: object, f: object) -> Pattern:
-        """`select(c, t, f)`."""
+        """`select(c, t, f)`.
+
+        Example:
+            >>> i = E.Var("i")
+            >>> P.select(P.var("c"), P.var("t"), 0).match(E.select(i < 4, i, 0), {}, {})
+            True
+        """
         return PNode(E.Select, (lift(c), lift(t), lift(f)))
 
     @staticmethod
     def ramp(base: object, stride: object, lanes: str) -> Pattern:
-        """`ramp(base, stride, lanes)`; the lane count binds to the name `lanes`."""
+        """`ramp(base, stride, lanes)`; the lane count binds to the name `lanes`.
+
+        Example:
+            >>> env = {}
+            >>> P.ramp(P.var("b"), 1, "lanes").match(E.Ramp(E.Var("i"), E.const(1), 8), env, {})
+            True
+            >>> env["lanes"]
+            8
+        """
         return PNode(E.Ramp, (lift(base), lift(stride)), (("lanes", lanes),))
 
     @staticmethod
     def broadcast(value: object, lanes: str) -> Pattern:
-        """`broadcast(value, lanes)`; the lane count binds to the name `lanes`."""
+        """`broadcast(value, lanes)`; the lane count binds to the name `lanes`.
+
+        Example:
+            >>> env = {}
+            >>> P.broadcast(P.const("c"), "n").match(E.Broadcast(E.const(2.0), 4), env, {})
+            True
+            >>> env["n"], env["c"].value
+            (4, 2.0)
+        """
         return PNode(E.Broadcast, (lift(value),), (("lanes", lanes),))
 
 
 class Rule:
-    """`pattern -> fn(**bindings)`; `fn` returns the replacement or `None` to decline."""
+    """`pattern -> fn(**bindings)`; `fn` returns the replacement or `None` to decline.
+
+    Example:
+        >>> x = P.var("x")
+        >>> rule = Rule(x * 1, lambda x: x)
+        >>> rule.pattern.cls.__name__
+        'Mul'
+    """
 
     __slots__ = ("fn", "pattern")
 
@@ -218,7 +314,14 @@ class Rule:
 
 
 class RuleSet:
-    """Rules indexed by the class of their root node, tried in order."""
+    """Rules indexed by the class of their root node, tried in order.
+
+    Example:
+        >>> x = P.var("x")
+        >>> rules = RuleSet([Rule(x * 1, lambda x: x), Rule(x + 0, lambda x: x)])
+        >>> sorted(cls.__name__ for cls in rules.by_class)
+        ['Add', 'Mul']
+    """
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.by_class: dict[type, list[Rule]] = {}
@@ -228,7 +331,14 @@ class RuleSet:
     def apply(
         self, expr: E.PrimExpr, keys: dict[Node, Hashable] | None = None
     ) -> E.PrimExpr | None:
-        """Return the first rule's replacement for the root of `expr`, or None."""
+        """Return the first rule's replacement for the root of `expr`, or None.
+
+        Example:
+            >>> x, i = P.var("x"), E.Var("i")
+            >>> rules = RuleSet([Rule(x * 1, lambda x: x)])
+            >>> rules.apply(i * 1) is i, rules.apply(i * 2)
+            (True, None)
+        """
         rules = self.by_class.get(type(expr))
         if rules is None:
             return None

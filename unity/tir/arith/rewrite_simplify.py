@@ -116,7 +116,14 @@ _NOT_PINNED = (E.IntImm, E.Add, E.Sub, E.Mul)  # sums of unpinned atoms are not 
 
 # -- the simplifier -----------------------------------------------------------------------
 class Simplifier:
-    """Simplify expressions against the bounds and facts of a `BoundAnalyzer` (memoized)."""
+    """Simplify expressions against the bounds and facts of a `BoundAnalyzer` (memoized).
+
+    Example:
+        >>> simp = Simplifier(BoundAnalyzer())
+        >>> i = E.Var("i")
+        >>> simp.simplify(i * 2 - i) is i
+        True
+    """
 
     def __init__(self, bounds: BoundAnalyzer) -> None:
         self.bounds = bounds
@@ -127,12 +134,26 @@ class Simplifier:
         self.lin: dict[Node, Linear] = bounds.lin
 
     def clear(self) -> None:
-        """Forget memoized results (call when bounds or facts change)."""
+        """Forget memoized results (call when bounds or facts change).
+
+        Example:
+            >>> simp = Simplifier(BoundAnalyzer())
+            >>> _ = simp.simplify(E.Var("i") + 0)
+            >>> simp.clear()
+            >>> len(simp.memo)
+            0
+        """
         self.memo.clear()
         self.bounds.memo.clear()
 
     def simplify(self, expr: E.PrimExpr) -> E.PrimExpr:
-        """Return the simplified form of `expr`."""
+        """Return the simplified form of `expr`.
+
+        Example:
+            >>> i = E.Var("i")
+            >>> Simplifier(BoundAnalyzer()).simplify(E.min_value_of(i, i) + 0) is i
+            True
+        """
         done = self.memo.get(expr)
         if done is not None:
             return done
@@ -149,7 +170,14 @@ class Simplifier:
         return out
 
     def linear(self, expr: E.PrimExpr) -> Linear:
-        """The linear form of an already simplified integer expression."""
+        """The linear form of an already simplified integer expression.
+
+        Example:
+            >>> i = E.Var("i")
+            >>> lin = Simplifier(BoundAnalyzer()).linear(i * 4 + 2)
+            >>> [c for _, c in lin.terms.values()], lin.const
+            ([4], 2)
+        """
         lin = self.lin.get(expr)
         if lin is None:
             lin = to_linear(expr, self.keys)
@@ -157,7 +185,13 @@ class Simplifier:
         return lin
 
     def emit(self, lin: Linear) -> E.PrimExpr:
-        """Rebuild an expression from a linear form, remembering the form."""
+        """Rebuild an expression from a linear form, remembering the form.
+
+        Example:
+            >>> i = E.Var("i")
+            >>> Simplifier(BoundAnalyzer()).emit(Linear("int32", {"i": (i, 2)}, -1)).script()
+            'i * 2 - 1'
+        """
         out = lin.to_expr()
         self.lin[out] = lin
         return out
