@@ -260,80 +260,159 @@ def reads(*regions: Any) -> Directive:
 
 
 def writes(*regions: Any) -> Directive:
-    """The regions a block writes: `T.writes(C[vi, vj])`."""
+    """The regions a block writes: `T.writes(C[vi, vj])`.
+
+    Example:
+        >>> writes().kind
+        'writes'
+    """
     return Directive("writes", regions)
 
 
 def where(predicate: Any) -> Directive:
-    """The block runs only where `predicate` holds: `T.where(i * 4 + j < 10)`."""
+    """The block runs only where `predicate` holds: `T.where(i * 4 + j < 10)`.
+
+    Example:
+        >>> where(tir.Var("i") < 10).kind
+        'where'
+    """
     return Directive("where", predicate)
 
 
 def block_attr(attrs: dict[str, Any]) -> Directive:
-    """Block annotations: `T.block_attr({"meta_schedule.unroll": 16})`."""
+    """Block annotations: `T.block_attr({"meta_schedule.unroll": 16})`.
+
+    Example:
+        >>> block_attr({"meta_schedule.unroll": 16}).payload
+        {'meta_schedule.unroll': 16}
+    """
     return Directive("block_attr", attrs)
 
 
 def func_attr(attrs: dict[str, Any]) -> Directive:
-    """Function attributes: `T.func_attr({"tir.noalias": True})`."""
+    """Function attributes: `T.func_attr({"tir.noalias": True})`.
+
+    Example:
+        >>> func_attr({"tir.noalias": True}).kind
+        'func_attr'
+    """
     return Directive("func_attr", attrs)
 
 
 def init() -> InitSpec:
-    """`with T.init():` holds a reduction block's initialization."""
+    """`with T.init():` holds a reduction block's initialization.
+
+    Example:
+        >>> type(init()).__name__
+        'InitSpec'
+    """
     return InitSpec()
 
 
 def LetStmt(value: Any, dtype: str | None = None) -> LetSpec:
-    """`with T.LetStmt(value) as x:` binds `x` over the body."""
+    """`with T.LetStmt(value) as x:` binds `x` over the body.
+
+    Example:
+        >>> LetStmt(4, "int64")
+        LetSpec(value=4, dtype='int64')
+    """
     return LetSpec(value, dtype)
 
 
 def Assert(condition: Any, message: str) -> AssertSpec:
-    """`with T.Assert(cond, "msg"):` checks `cond` before the body."""
+    """`with T.Assert(cond, "msg"):` checks `cond` before the body.
+
+    Example:
+        >>> Assert(tir.Var("n") > 0, "n must be positive").message
+        'n must be positive'
+    """
     return AssertSpec(condition, message)
 
 
 # -- expressions --------------------------------------------------------------------------
 def evaluate(value: Any) -> tir.Evaluate:
-    """A statement that evaluates `value`: `T.evaluate(T.exp(x))`."""
+    """A statement that evaluates `value`: `T.evaluate(T.exp(x))`.
+
+    Example:
+        >>> print(evaluate(0).script())
+        T.evaluate(0)
+    """
     return tir.Evaluate(tir.const(value))
 
 
 def Cast(dtype: str, value: Any) -> E.PrimExpr:
-    """`T.Cast("float32", i)`: always a `Cast` node (even to the same dtype)."""
+    """`T.Cast("float32", i)`: always a `Cast` node (even to the same dtype).
+
+    Example:
+        >>> c = Cast("int32", tir.Var("i"))
+        >>> type(c).__name__, c.dtype
+        ('Cast', 'int32')
+    """
     return E.Cast(dt.check(dtype), tir.const(value))
 
 
 def Ramp(base: Any, stride: Any, lanes: int) -> E.Ramp:
-    """The vector `base, base + stride, ...` of `lanes` lanes."""
+    """The vector `base, base + stride, ...` of `lanes` lanes.
+
+    Example:
+        >>> Ramp(0, 1, 4).dtype
+        'int32x4'
+    """
     b, s = E._promote(base, stride)
     return E.Ramp(b, s, lanes)
 
 
 def Broadcast(value: Any, lanes: int) -> E.Broadcast:
-    """`lanes` copies of `value`."""
+    """`lanes` copies of `value`.
+
+    Example:
+        >>> Broadcast(1.0, 8).dtype
+        'float32x8'
+    """
     return E.Broadcast(tir.const(value), lanes)
 
 
 def Let(var: Any, value: Any, body: Any) -> E.Let:
-    """`T.Let(x, value, body)`: the parser binds the name `x` (a fresh variable) in `body`."""
+    """`T.Let(x, value, body)`: the parser binds the name `x` (a fresh variable) in `body`.
+
+    Example:
+        >>> x = tir.Var("x")
+        >>> Let(x, 1, x + 1).dtype
+        'int32'
+    """
     return E.Let(var, tir.const(value), tir.const(body))
 
 
 def SizeVar(name: str, dtype: str = "int32") -> E.SizeVar:
-    """A non-negative symbolic variable (shape annotations: `T.SizeVar("n", "int32")`)."""
+    """A non-negative symbolic variable (shape annotations: `T.SizeVar("n", "int32")`).
+
+    Example:
+        >>> n = SizeVar("n", "int64")
+        >>> type(n).__name__, n.dtype
+        ('SizeVar', 'int64')
+    """
     return E.SizeVar(name, dtype)
 
 
 def Range(start: Any, stop: Any) -> E.Range:
-    """The half-open range `[start, stop)`."""
+    """The half-open range `[start, stop)`.
+
+    Example:
+        >>> r = Range(2, tir.Var("n"))
+        >>> r.min.value, r.extent.script()
+        (2, 'n - 2')
+    """
     lo, hi = E._promote(start, stop)
     return E.Range(lo, hi - lo)
 
 
 def call_intrin(dtype: str, op_name: str, *args: Any) -> E.Call:
-    """A call of any registered op: `T.call_intrin("float32", "tir.exp", x)`."""
+    """A call of any registered op: `T.call_intrin("float32", "tir.exp", x)`.
+
+    Example:
+        >>> call_intrin("float32", "tir.exp", 1.0).op.name
+        'tir.exp'
+    """
     exprs = tuple(E.StringImm(a) if isinstance(a, str) else tir.const(a) for a in args)
     return E.Call(dt.check(dtype), Op.get(op_name), exprs)
 

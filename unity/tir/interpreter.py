@@ -85,6 +85,10 @@ def interpret(func: PrimFunc | IRModule, *args: Any, func_name: str = "main") ->
             compiled.kernel(*(env[v] for v in compiled.arg_vars))
         except IndexError as err:
             raise InterpretError(f"interpret: out-of-bounds access ({err})") from None
+        except NameError as err:  # a variable no statement or parameter defines
+            raise InterpretError(
+                f"interpret: variable {err.name} is used but not defined"
+            ) from None
     for original, copy in copies:
         original[...] = copy.reshape(original.shape)
 

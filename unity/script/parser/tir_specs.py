@@ -17,7 +17,14 @@ from typing import Any
 
 @dataclass
 class BufferSpec:
-    """`T.Buffer(...)`, `T.alloc_buffer(...)`, `T.match_buffer(...)`, `T.allocate_buffer(...)`."""
+    """`T.Buffer(...)`, `T.alloc_buffer(...)`, `T.match_buffer(...)`, `T.allocate_buffer(...)`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> spec = T.alloc_buffer((4, 4), "float16", scope="shared")
+        >>> spec.kind, spec.dtype, spec.scope
+        ('alloc', 'float16', 'shared')
+    """
 
     kind: str
     shape: Any
@@ -32,7 +39,13 @@ class BufferSpec:
 
 @dataclass
 class LoopSpec:
-    """`T.serial(...)` and friends: `args` are `(extent,)` or `(start, stop)`."""
+    """`T.serial(...)` and friends: `args` are `(extent,)` or `(start, stop)`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.serial(8)
+        LoopSpec(kind='serial', args=(8,), thread=None, annotations=None)
+    """
 
     kind: str
     args: tuple[Any, ...]
@@ -42,21 +55,40 @@ class LoopSpec:
 
 @dataclass
 class GridSpec:
-    """`T.grid(e0, e1, ...)`: nested serial loops."""
+    """`T.grid(e0, e1, ...)`: nested serial loops.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.grid(4, 8)
+        GridSpec(extents=(4, 8))
+    """
 
     extents: tuple[Any, ...]
 
 
 @dataclass
 class BlockSpec:
-    """`with T.block("name"):`."""
+    """`with T.block("name"):`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.block("C")
+        BlockSpec(name='C')
+    """
 
     name: str
 
 
 @dataclass
 class AxisSpec:
-    """`T.axis.spatial(dom, value)`: `dom` is an extent or a `(start, stop)` pair."""
+    """`T.axis.spatial(dom, value)`: `dom` is an extent or a `(start, stop)` pair.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> spec = T.axis.reduce(16, "k")
+        >>> spec.kind, spec.dom
+        ('reduce', 16)
+    """
 
     kind: str
     dom: Any
@@ -66,7 +98,13 @@ class AxisSpec:
 
 @dataclass
 class RemapSpec:
-    """`T.axis.remap("SSR", [i, j, k])`."""
+    """`T.axis.remap("SSR", [i, j, k])`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.axis.remap("SSR", ["i", "j", "k"]).kinds
+        'SSR'
+    """
 
     kinds: str
     values: Any
@@ -74,7 +112,13 @@ class RemapSpec:
 
 @dataclass
 class Directive:
-    """`T.reads`, `T.writes`, `T.where`, `T.block_attr`, `T.func_attr`: block/function metadata."""
+    """`T.reads`, `T.writes`, `T.where`, `T.block_attr`, `T.func_attr`: block/function metadata.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.func_attr({"tir.noalias": True})
+        Directive(kind='func_attr', payload={'tir.noalias': True})
+    """
 
     kind: str
     payload: Any
@@ -82,12 +126,24 @@ class Directive:
 
 @dataclass
 class InitSpec:
-    """`with T.init():`."""
+    """`with T.init():`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.init()
+        InitSpec()
+    """
 
 
 @dataclass
 class LetSpec:
-    """`with T.LetStmt(value) as x:`."""
+    """`with T.LetStmt(value) as x:`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.LetStmt(3)
+        LetSpec(value=3, dtype=None)
+    """
 
     value: Any
     dtype: str | None = None
@@ -95,7 +151,13 @@ class LetSpec:
 
 @dataclass
 class AssertSpec:
-    """`with T.Assert(cond, "message"):`."""
+    """`with T.Assert(cond, "message"):`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.Assert("cond", "message")
+        AssertSpec(condition='cond', message='message')
+    """
 
     condition: Any
     message: str
@@ -103,6 +165,12 @@ class AssertSpec:
 
 @dataclass
 class VarSpec:
-    """`n = T.int32()`: declares a fresh variable named by the assignment."""
+    """`n = T.int32()`: declares a fresh variable named by the assignment.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> T.int64()
+        VarSpec(dtype='int64')
+    """
 
     dtype: str
