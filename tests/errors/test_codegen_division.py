@@ -65,3 +65,21 @@ def test_division_by_a_constant_is_unchanged():
     c = np.zeros(6, "int32")
     lib["main"](a, c)
     np.testing.assert_array_equal(c, a // 3 + a % -4)
+
+
+def test_relax_integer_division_by_zero_survives():
+    from unity import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n",), "int32"))
+    y = relax.Var("y", relax.TensorStructInfo(("n",), "int32"))
+    with bb.function("main", [x, y]):
+        q = bb.emit(relax.op.floor_divide(x, y))
+        r = bb.emit(relax.op.floor_mod(x, y))
+        bb.emit_func_output(relax.Tuple([q, r]))
+    vm = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())
+    a = np.array([7, -7, 5, -(2**31)], "int32")
+    b = np.array([0, 2, 0, -1], "int32")
+    q, r = (t.numpy() for t in vm["main"](a, b))
+    np.testing.assert_array_equal(q, [0, -4, 0, -(2**31)])
+    np.testing.assert_array_equal(r, [0, 1, 0, 0])

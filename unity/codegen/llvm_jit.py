@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import ctypes.util
 import functools
 import os
 import subprocess
@@ -28,6 +29,11 @@ def _init() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     llvm.load_library_permanently(gomp_library())  # GOMP_parallel for JIT code
+    # LLVM lowers some conversions to compiler-rt/libgcc helpers (float64 -> float16 is
+    # `__truncdfhf2`); a shared library linked by `cc` gets them from libgcc, the JIT from here.
+    libgcc = ctypes.util.find_library("gcc_s")
+    if libgcc:
+        llvm.load_library_permanently(libgcc)
 
 
 @functools.lru_cache(maxsize=16)

@@ -48,7 +48,14 @@ def register_namespace(alias: str, namespace: object) -> None:
 
 @dataclass
 class ParseContext:
-    """What a function handler needs: the source, names in scope, module globals."""
+    """What a function handler needs: the source, names in scope, module globals.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> ctx = ParseContext(Source("", "<s>"), {"T": T})
+        >>> ctx.env["T"] is T, ctx.global_vars
+        (True, {})
+    """
 
     source: Source
     env: Mapping[str, Any]
@@ -57,7 +64,13 @@ class ParseContext:
     """Per-parse state a family parser keeps across the functions of one module."""
 
     def error(self, node: ast.AST | None, message: str) -> ParseError:
-        """A `ParseError` at `node`."""
+        """A `ParseError` at `node`.
+
+        Example:
+            >>> node = ast.parse("x = 1").body[0]
+            >>> ParseContext(Source("x = 1", "m.py"), {}).error(node, "bad").message
+            'bad'
+        """
         return self.source.error(node, message)
 
 
@@ -71,6 +84,11 @@ class ScriptDecorator:
     Inside a class body the function is returned as is (marked), so that
     `I.ir_module` parses the whole class together.  Options are given by calling
     the decorator: `@T.prim_func(private=True)`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> isinstance(T.prim_func, ScriptDecorator), isinstance(T.prim_func(private=True), ScriptDecorator)
+        (True, True)
     """
 
     def __init__(
@@ -140,7 +158,15 @@ def _methods(cls: Any) -> list[FunctionType]:
 
 
 def parse_object(obj: Any, decorator: ScriptDecorator, frame: FrameType | None) -> Any:
-    """Parse the source of a Python function or class with `decorator`'s handler."""
+    """Parse the source of a Python function or class with `decorator`'s handler.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> def main(n: T.int32):
+        ...     T.evaluate(n)
+        >>> parse_object(main, T.prim_func, None).params[0].name
+        'n'
+    """
     try:
         source = Source.of(obj)
     except OSError:
@@ -189,7 +215,14 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def find_decorator(ctx: ParseContext, node: ast.FunctionDef | ast.ClassDef) -> ScriptDecorator:
-    """The `ScriptDecorator` written on `node` (evaluating `T.prim_func(private=True)` too)."""
+    """The `ScriptDecorator` written on `node` (evaluating `T.prim_func(private=True)` too).
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> node = ast.parse("@T.prim_func\\ndef f():\\n    pass\\n").body[0]
+        >>> find_decorator(ParseContext(Source("", "<s>"), {"T": T}), node) is T.prim_func
+        True
+    """
     for expr in node.decorator_list:
         value = _eval_decorator(ctx, expr)
         if isinstance(value, ScriptDecorator):

@@ -24,6 +24,12 @@ class ParseError(DiagnosticError):
 
     `str(err)` is `file:line:col: error: message`, then the source line and a caret
     under the offending text.
+
+    Example:
+        >>> print(ParseError("bad dtype", "f.py", 3, 5, "x = T.int33(1)", width=7))
+        f.py:3:5: error: bad dtype
+            x = T.int33(1)
+                ^^^^^^^
     """
 
     def __init__(
@@ -76,7 +82,16 @@ class Source:
         return Source("".join(lines), filename, max(start - 1, 0))
 
     def error(self, node: ast.AST | None, message: str) -> ParseError:
-        """A `ParseError` at `node` (an `ast` node of `self.text`)."""
+        """A `ParseError` at `node` (an `ast` node of `self.text`).
+
+        Example:
+            >>> import ast
+            >>> src = Source("x = foo(1)\\n", "m.py")
+            >>> print(src.error(ast.parse(src.text).body[0].value, "unknown name 'foo'"))
+            m.py:1:5: error: unknown name 'foo'
+                x = foo(1)
+                    ^^^^^^
+        """
         line = getattr(node, "lineno", 1)
         col = getattr(node, "col_offset", 0)
         end_line = getattr(node, "end_lineno", line)

@@ -56,7 +56,13 @@ _COMPARE = {
 
 
 class Evaluator:
-    """Evaluate `ast` expressions; `self.scopes` holds the names the script defines."""
+    """Evaluate `ast` expressions; `self.scopes` holds the names the script defines.
+
+    Example:
+        >>> ev = Evaluator(Source("", "<s>"), {"n": 4})
+        >>> ev.eval(ast.parse("(n * 2, [n, 1])", mode="eval").body)
+        (8, [4, 1])
+    """
 
     def __init__(self, source: Source, env: Mapping[str, Any]) -> None:
         self.source = source
@@ -64,12 +70,28 @@ class Evaluator:
         self.scopes: list[dict[str, Any]] = [{}]
 
     def error(self, node: ast.AST | None, message: str) -> ParseError:
-        """A `ParseError` at `node`."""
+        """A `ParseError` at `node`.
+
+        Example:
+            >>> node = ast.parse("x", mode="eval").body
+            >>> Evaluator(Source("x", "m.py"), {}).error(node, "unknown name 'x'").message
+            "unknown name 'x'"
+        """
         return self.source.error(node, message)
 
     @contextmanager
     def scope(self) -> Iterator[dict[str, Any]]:
-        """A nested scope for the names a loop, block or let defines."""
+        """A nested scope for the names a loop, block or let defines.
+
+        Example:
+            >>> ev = Evaluator(Source("", "<s>"), {})
+            >>> with ev.scope():
+            ...     ev.define("i", 3)
+            ...     len(ev.scopes)
+            2
+            >>> len(ev.scopes)
+            1
+        """
         self.scopes.append({})
         try:
             yield self.scopes[-1]
@@ -77,11 +99,30 @@ class Evaluator:
             self.scopes.pop()
 
     def define(self, name: str, value: Any) -> None:
-        """Bind `name` in the innermost scope."""
+        """Bind `name` in the innermost scope.
+
+        Example:
+            >>> ev = Evaluator(Source("", "<s>"), {})
+            >>> ev.define("i", 3)
+            >>> ev.eval(ast.parse("i + 1", mode="eval").body)
+            4
+        """
         self.scopes[-1][name] = value
 
     def lookup(self, name: str, node: ast.AST) -> Any:
-        """The value of `name`, or a `ParseError` naming it."""
+        """The value of `name`, or a `ParseError` naming it.
+
+        Example:
+            >>> node = ast.parse("n", mode="eval").body
+            >>> Evaluator(Source("n", "<s>"), {"n": 4}).lookup("n", node)
+            4
+            >>> Evaluator(Source("n", "<s>"), {}).lookup("n", node)
+            Traceback (most recent call last):
+                ...
+            unity.script.parser.errors.ParseError: <s>:1:1: error: unknown name 'n'
+                n
+                ^
+        """
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
@@ -91,7 +132,12 @@ class Evaluator:
 
     # -- dispatch ---------------------------------------------------------------------
     def eval(self, node: ast.expr) -> Any:
-        """Evaluate one expression node."""
+        """Evaluate one expression node.
+
+        Example:
+            >>> Evaluator(Source("", "<s>"), {}).eval(ast.parse("{'a': 1 + 2}", mode="eval").body)
+            {'a': 3}
+        """
         method = getattr(self, f"eval_{type(node).__name__}", None)
         if method is None:
             raise self.error(node, f"unsupported syntax in a script: {type(node).__name__}")
@@ -130,7 +176,13 @@ class Evaluator:
         return self.call(node, fn, args, kwargs)
 
     def call(self, node: ast.AST, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        """Call `fn`; errors become `ParseError`s at `node`."""
+        """Call `fn`; errors become `ParseError`s at `node`.
+
+        Example:
+            >>> node = ast.parse("f(1)", mode="eval").body
+            >>> Evaluator(Source("", "<s>"), {}).call(node, max, [1, 5], {})
+            5
+        """
         if not callable(fn):
             raise self.error(node, f"{ast.unparse(getattr(node, 'func', node))} is not callable")
         try:
@@ -149,7 +201,14 @@ class Evaluator:
         return self.binary(node, _SYMBOLS[type(node.op)], fn, a, b)
 
     def binary(self, node: ast.AST, symbol: str, fn: Any, a: Any, b: Any) -> Any:
-        """Apply a binary operator (hook for dtype checks)."""
+        """Apply a binary operator (hook for dtype checks).
+
+        Example:
+            >>> import operator
+            >>> node = ast.parse("a + b", mode="eval").body
+            >>> Evaluator(Source("", "<s>"), {}).binary(node, "+", operator.add, 2, 3)
+            5
+        """
         try:
             return fn(a, b)
         except (TypeError, ValueError) as err:
@@ -165,7 +224,12 @@ class Evaluator:
         )
 
     def logical_not(self, node: ast.AST, value: Any) -> Any:
-        """`not value` (hook)."""
+        """`not value` (hook).
+
+        Example:
+            >>> Evaluator(Source("", "<s>"), {}).eval(ast.parse("not 0", mode="eval").body)
+            True
+        """
         return not value
 
     def eval_Compare(self, node: ast.Compare) -> Any:
@@ -179,7 +243,12 @@ class Evaluator:
         )
 
     def compare(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
-        """Apply a comparison (hook)."""
+        """Apply a comparison (hook).
+
+        Example:
+            >>> Evaluator(Source("", "<s>"), {}).eval(ast.parse("2 < 3", mode="eval").body)
+            True
+        """
         return _COMPARE[op](a, b)
 
     def eval_BoolOp(self, node: ast.BoolOp) -> Any:
@@ -190,7 +259,12 @@ class Evaluator:
         return result
 
     def logical(self, node: ast.AST, is_and: bool, a: Any, b: Any) -> Any:
-        """`a and b` / `a or b` (hook)."""
+        """`a and b` / `a or b` (hook).
+
+        Example:
+            >>> Evaluator(Source("", "<s>"), {}).eval(ast.parse("0 or 7", mode="eval").body)
+            7
+        """
         return (a and b) if is_and else (a or b)
 
     def eval_Subscript(self, node: ast.Subscript) -> Any:

@@ -58,7 +58,13 @@ def _module_attrs(ctx: ParseContext, call: ast.Call) -> dict[str, Any]:
 
 
 class ModuleAttrs:
-    """What `I.module_attrs({...})` returns: the module's attributes."""
+    """What `I.module_attrs({...})` returns: the module's attributes.
+
+    Example:
+        >>> from unity.script import ir as I
+        >>> I.module_attrs({"target": "llvm"}).attrs
+        {'target': 'llvm'}
+    """
 
     def __init__(self, attrs: Mapping[str, Any]) -> None:
         self.attrs = dict(attrs)

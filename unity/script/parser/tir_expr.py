@@ -42,6 +42,13 @@ class TIRExprEvaluator(Evaluator):
 
     While `strings_as_vars` is set (inside a parameter's `T.Buffer` shape), a string
     constant names a shape variable: `"n"` (int32) or `T.int64("n")`.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> from unity.script.parser.errors import Source
+        >>> ev = TIRExprEvaluator(Source("", "<s>"), {"T": T, "n": E.Var("n")})
+        >>> ev.eval(ast.parse("n * 2 + T.int32(1)", mode="eval").body).script()
+        'n * 2 + 1'
     """
 
     def __init__(self, source: Any, env: Any) -> None:
@@ -53,7 +60,15 @@ class TIRExprEvaluator(Evaluator):
     def shape_var(
         self, node: ast.AST, name: str, dtype: str = "int32", size_var: bool = False
     ) -> E.Var:
-        """The shape variable `name`, created on first use; a dtype clash is an error."""
+        """The shape variable `name`, created on first use; a dtype clash is an error.
+
+        Example:
+            >>> from unity.script.parser.errors import Source
+            >>> ev, node = TIRExprEvaluator(Source("", "<s>"), {}), ast.parse("n").body[0]
+            >>> n = ev.shape_var(node, "n", "int64")
+            >>> n.dtype, ev.shape_var(node, "n", "int64") is n
+            ('int64', True)
+        """
         if not dt.is_integer(dtype):
             raise self.error(
                 node, f"shape variable {name!r} must have an integer dtype, not {dtype}"
@@ -117,7 +132,17 @@ class TIRExprEvaluator(Evaluator):
         return super().binary(node, symbol, fn, a, b)
 
     def check_same_dtype(self, node: ast.AST, what: str, a: E.PrimExpr, b: E.PrimExpr) -> None:
-        """Raise unless `a` and `b` may meet in one operator (integers may differ in width)."""
+        """Raise unless `a` and `b` may meet in one operator (integers may differ in width).
+
+        Example:
+            >>> from unity.script.parser.errors import Source
+            >>> ev, node = TIRExprEvaluator(Source("x", "<s>"), {}), ast.parse("x").body[0]
+            >>> ev.check_same_dtype(node, "+", E.Var("i"), E.Var("j", "int64"))  # widths may differ
+            >>> ev.check_same_dtype(node, "+", E.Var("i"), E.Var("x", "float32"))  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+                ...
+            unity.script.parser.errors.ParseError: <s>:1:1: error: operands of + have different dtypes: ...
+        """
         ta, tb = a.dtype, b.dtype
         if ta == tb or (dt.is_integer(ta) and dt.is_integer(tb) and dt.lanes(ta) == dt.lanes(tb)):
             return
@@ -196,7 +221,13 @@ def range_from_bounds(start: Any, stop: Any) -> E.Range:
 
 
 def extent_between(lo: E.PrimExpr, hi: E.PrimExpr) -> E.PrimExpr:
-    """`hi - lo`, recovering `e` from `hi = lo + e` and folding two constants."""
+    """`hi - lo`, recovering `e` from `hi = lo + e` and folding two constants.
+
+    Example:
+        >>> i = E.Var("i")
+        >>> extent_between(i, i + 4).value, extent_between(E.const(2), E.const(10)).value
+        (4, 8)
+    """
     if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
         return E.IntImm(hi.dtype, hi.value - lo.value)
     if isinstance(hi, E.Add) and same_expr(hi.a, lo):

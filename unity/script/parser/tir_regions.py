@@ -35,6 +35,16 @@ def infer_regions(
     """The (reads, writes) of a block with `body`, `init`, buffers `alloc` and views `match`.
 
     An access through a matched view counts as an access to the view's source region.
+
+    Example:
+        >>> A = tir.decl_buffer((8,), "float32", "A")
+        >>> B = tir.decl_buffer((8,), "float32", "B")
+        >>> i = E.Var("i")
+        >>> reads, writes = infer_regions(S.BufferStore(B, A[i] + A[i + 1], (i,)), None, ())
+        >>> [r.buffer.name for r in reads], [r.buffer.name for r in writes]
+        (['A'], ['B'])
+        >>> reads[0].region[0].extent.value  # two loads of A: the region covers all of A
+        8
     """
     loads: dict[Buffer, list[tuple[E.PrimExpr, ...]]] = {}
     stores: dict[Buffer, list[tuple[E.PrimExpr, ...]]] = {}

@@ -46,7 +46,13 @@ _REMAP = {"S": E.IterType.SPATIAL, "R": E.IterType.REDUCE, "O": E.IterType.OPAQU
 
 @dataclass
 class BlockFrame:
-    """What a `with T.block(...)` collects before its `Block` is built."""
+    """What a `with T.block(...)` collects before its `Block` is built.
+
+    Example:
+        >>> frame = BlockFrame("C")
+        >>> frame.name, frame.iter_vars, frame.init is None
+        ('C', [], True)
+    """
 
     name: str
     iter_vars: list[E.IterVar] = field(default_factory=list)
@@ -62,7 +68,12 @@ class BlockFrame:
 
 @dataclass
 class FuncFrame:
-    """What a function body collects: attributes and root-level `T.alloc_buffer`s."""
+    """What a function body collects: attributes and root-level `T.alloc_buffer`s.
+
+    Example:
+        >>> FuncFrame().attrs, FuncFrame().alloc
+        ({}, [])
+    """
 
     attrs: dict[str, Any] = field(default_factory=dict)
     alloc: list[Buffer] = field(default_factory=list)
@@ -71,7 +82,16 @@ class FuncFrame:
 
 
 class TIRStmtParser(TIRExprEvaluator):
-    """Parse statement lists into TIR statements."""
+    """Parse statement lists into TIR statements.
+
+    Example:
+        >>> from unity.script import tir as T
+        >>> from unity.script.parser.errors import Source
+        >>> parser = TIRStmtParser(Source("", "<s>"), {"T": T})
+        >>> print(parser.parse_stmts(ast.parse("x: T.int32 = 3\\nT.evaluate(x)").body).script())
+        x: T.int32 = 3
+        T.evaluate(x)
+    """
 
     def __init__(self, source: Any, env: Any) -> None:
         super().__init__(source, env)
@@ -79,7 +99,14 @@ class TIRStmtParser(TIRExprEvaluator):
         self.loop_doms: dict[int, tuple[E.PrimExpr, E.PrimExpr]] = {}
 
     def parse_stmts(self, stmts: list[ast.stmt]) -> S.Stmt:
-        """Parse a statement list (an empty one is `T.evaluate(0)`)."""
+        """Parse a statement list (an empty one is `T.evaluate(0)`).
+
+        Example:
+            >>> from unity.script import tir as T
+            >>> from unity.script.parser.errors import Source
+            >>> print(TIRStmtParser(Source("", "<s>"), {"T": T}).parse_stmts([]).script())
+            T.evaluate(0)
+        """
         out: list[S.Stmt] = []
         for i, node in enumerate(stmts):
             method = getattr(self, f"_parse_{type(node).__name__}", None)
@@ -97,7 +124,14 @@ class TIRStmtParser(TIRExprEvaluator):
         return tir.seq(*out) if out else S.Evaluate(tir.const(0))
 
     def span(self, node: ast.AST) -> Span:
-        """Where `node` is in the user's file (1-based lines, 0-based columns)."""
+        """Where `node` is in the user's file (1-based lines, 0-based columns).
+
+        Example:
+            >>> from unity.script.parser.errors import Source
+            >>> parser = TIRStmtParser(Source("x", "m.py"), {})
+            >>> parser.span(ast.parse("x").body[0])
+            Span(source_name='m.py', line=1, column=0, end_line=1, end_column=1)
+        """
         src, indent = self.source, self.source.indent
         line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
         end_line, end_col = (
@@ -211,7 +245,14 @@ class TIRStmtParser(TIRExprEvaluator):
         return self._let(node, E.Var(node.target.id, annotation.name), value, rest), True
 
     def typed_value(self, node: ast.AST, value: Any, dtype: str, what: str) -> E.PrimExpr:
-        """`value` as `dtype`: Python literals convert, expressions must already match."""
+        """`value` as `dtype`: Python literals convert, expressions must already match.
+
+        Example:
+            >>> from unity.script.parser.errors import Source
+            >>> parser = TIRStmtParser(Source("", "<s>"), {})
+            >>> parser.typed_value(ast.parse("3").body[0], 3, "int64", "variable x").dtype
+            'int64'
+        """
         if not isinstance(value, E.PrimExpr):
             try:
                 return tir.const(value, dtype)
@@ -366,7 +407,16 @@ class TIRStmtParser(TIRExprEvaluator):
 
     # -- buffers and blocks -----------------------------------------------------------
     def make_buffer(self, node: ast.AST, name: str, s: spec.BufferSpec) -> Buffer:
-        """Build the `Buffer` that `s` describes."""
+        """Build the `Buffer` that `s` describes.
+
+        Example:
+            >>> from unity.script import tir as T
+            >>> from unity.script.parser.errors import Source
+            >>> parser = TIRStmtParser(Source("", "<s>"), {})
+            >>> A = parser.make_buffer(ast.parse("A").body[0], "A", T.alloc_buffer((4,), "float16"))
+            >>> A.name, A.dtype, A.shape[0].value
+            ('A', 'float16', 4)
+        """
         shape = s.shape if isinstance(s.shape, tuple | list) else (s.shape,)
         data = s.data.data if isinstance(s.data, Buffer) else s.data
         if data is None:

@@ -1,4 +1,4 @@
-"""Kernel names that collide with libm functions LLVM's intrinsics call must not recurse."""
+"""Symbols the generated code must resolve right: libm names, compiler-rt helpers."""
 
 import numpy as np
 import pytest
@@ -16,3 +16,13 @@ def test_kernel_named_like_a_libm_function(name, fn, ref):
     b = np.empty(8)
     lib[name](a, b)
     np.testing.assert_allclose(b, ref(a), rtol=1e-12)
+
+
+def test_float64_to_float16_cast_uses_the_libgcc_helper():
+    A = te.placeholder((8,), "float64", name="A")
+    B = te.compute((8,), lambda i: A[i].astype("float16"), name="B")
+    lib = unity.build(te.create_prim_func([A, B]), "llvm")
+    a = np.random.default_rng(0).random(8)
+    b = np.empty(8, "float16")
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, a.astype("float16"))
