@@ -20,7 +20,7 @@ The schedule (`schedule_matmul`, the same steps as the documented example in
   eight broadcasts of A, sixteen FMAs;
 - `decompose_reduction` moves the zeroing of the tile out of the k loop.
 
-Run: ``python bench/matmul.py [--rounds R] [--no-naive] [--n N]``
+Run: ``python bench/matmul.py [--rounds R] [--no-naive] [--n N] [--threads T]``
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import numpy as np
 
 import unity
 from unity import te, tir
+from unity.runtime.thread_pool import num_cores, set_num_threads
 from unity.schedule import Schedule
 
 N = 1024
@@ -102,7 +103,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=N, help="matrix size (default 1024)")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
     parser.add_argument("--no-naive", action="store_true", help="skip the unscheduled build")
+    parser.add_argument("--threads", type=int, default=0, help="threads (default: all cores)")
     args = parser.parse_args()
+    set_num_threads(args.threads)  # the peak is measured on as many threads
     n = args.n
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
@@ -119,7 +122,8 @@ def main() -> None:
 
     best = {"peak": 0.0, "scheduled": float("inf"), "numpy": float("inf")}
     for _ in range(args.rounds):  # interleaved: each round sees about the same load
-        best["peak"] = max(best["peak"], measure_peak_gflops(seconds=0.03, tries=2))
+        peak_now = measure_peak_gflops(seconds=0.03, threads=args.threads or None, tries=2)
+        best["peak"] = max(best["peak"], peak_now)
         best["scheduled"] = min(best["scheduled"], run(a, b, c).min)
         best["numpy"] = min(
             best["numpy"], min(_time(lambda: np.matmul(a, b, out=c)) for _ in range(3))
@@ -133,7 +137,9 @@ def main() -> None:
         np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
 
     peak, flops = best["peak"], 2 * n**3 / 1e9
-    print(f"matmul {n}^3 float32; FMA peak {peak:.0f} GFLOP/s (best of {args.rounds} rounds)")
+    threads = f"{args.threads} thread(s)" if args.threads else f"{num_cores()} cores"
+    print(f"matmul {n}^3 float32 on {threads}; FMA peak {peak:.0f} GFLOP/s", end="")
+    print(f" (best of {args.rounds} rounds; numpy uses its own threads)")
     print(f"  schedule + build: {build_s:.2f} s")
     for who, seconds in rows:
         gflops = flops / seconds

@@ -96,3 +96,11 @@ def test_load_module_missing_file(tmp_path):
     missing = os.path.join(tmp_path, "missing.so")
     with pytest.raises(ValueError, match=f"load_module: cannot open {missing}"):
         unity.runtime.load_module(missing)
+
+
+def test_load_module_on_a_foreign_shared_library():
+    libm = "/usr/lib/x86_64-linux-gnu/libm.so.6"
+    if not os.path.exists(libm):
+        pytest.skip("no libm at the Debian path")
+    with pytest.raises(ValueError, match=f"load_module: {libm} is not a unity library"):
+        unity.runtime.load_module(libm)

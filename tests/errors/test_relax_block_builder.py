@@ -55,11 +55,11 @@ def test_mismatched_dtypes():
 def test_dataflow_var_escaping_its_block():
     bb = relax.BlockBuilder()
     x = _tensor("x", X)
-    with pytest.raises(DiagnosticError, match="function output lv is a DataflowVar: emit_output"):
-        with bb.function("main", [x]):
-            with bb.dataflow():
-                z = bb.emit(relax.op.add(x, x))
-            bb.emit_func_output(z)
+    expected = "function output lv is a DataflowVar: emit_output"
+    with pytest.raises(DiagnosticError, match=expected), bb.function("main", [x]):
+        with bb.dataflow():
+            z = bb.emit(relax.op.add(x, x))
+        bb.emit_func_output(z)
 
 
 def test_emit_outside_a_function():

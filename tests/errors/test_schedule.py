@@ -133,3 +133,36 @@ def test_dependent_loop_is_not_parallel(primitive):
     with pytest.raises(ScheduleError, match=r"loop j carries a dependence: block X reads X\[vi, 0:8\]"):
         getattr(sch, primitive)(j)
     getattr(sch, primitive)(i)
+
+
+@pytest.mark.parametrize(
+    "step, phrases",
+    [
+        (lambda s: s.transform_layout(s.get_block("C"), ("write", 0), lambda i, j: (i,)),
+         ["in transform_layout", "drops index j of C", "one-to-one"]),
+        (lambda s: s.rfactor(_loops(s, "C")[2], 5),
+         ["in rfactor", "factor_axis 5 is out of range for C of rank 2", "[-3, 2]"]),
+        (lambda s: s.pad_einsum(s.get_block("C"), [-1, 2, 3]),
+         ["in pad_einsum", "padding -1 of iteration variable", "not a positive int"]),
+        (lambda s: s.pad_einsum(s.get_block("C"), [8, 8]),
+         ["in pad_einsum", "block C has 3 iteration variables"]),
+        (lambda s: s.cache_read(s.get_block("C"), 5, "local"),
+         ["in cache_read", "block C reads 2 buffers; index 5 is out of range"]),
+        (lambda s: s.cache_read(s.get_block("C"), 0, "weird"),
+         ["in cache_read", "unknown storage scope 'weird'"]),
+        (lambda s: s.storage_align(s.get_block("C"), 0, 7, 16, 1),
+         ["in storage_align", "axis 7 is out of range for C of rank 2"]),
+        (lambda s: s.rfactor(_loops(s, "C")[0], 0), ["in rfactor", "needs a reduction loop"]),
+        (lambda s: s.tensorize(_loops(s, "C")[1], "no_such_intrin"),
+         ["in tensorize", "no tensor intrinsic 'no_such_intrin'"]),
+        (lambda s: s.set_scope(s.get_block("D"), 0, "local"),
+         ["in set_scope", "D is a parameter of the function"]),
+        (lambda s: (s.vectorize(_loops(s, "D")[1]), s.parallel(_loops(s, "D")[1])),
+         ["in parallel", "loop j is already vectorized"]),
+    ],
+)
+def test_invalid_buffer_and_layout_step(step, phrases):
+    with pytest.raises(ScheduleError) as info:
+        step(_schedule())
+    for phrase in phrases:
+        assert phrase in str(info.value)

@@ -21,7 +21,16 @@ from unity.cli.progress import PassProgress, Stage
 
 
 def load_onnx(path: str | None, shapes: dict[str, tuple[int, ...]]) -> tuple[Any, str]:
-    """Load `path` (or the embedded default model) as an `onnx.ModelProto` and its label."""
+    """Load `path` (or the embedded default model) as an `onnx.ModelProto` and its label.
+
+    Example:
+        >>> load_onnx("missing.onnx", {})
+        Traceback (most recent call last):
+            ...
+        unity.cli.errors.CliError: no such file: missing.onnx
+        >>> load_onnx(None, {})[1]  # the embedded default model
+        'light_resnet50 (embedded default, random weights)'
+    """
     import onnx
 
     from unity.cli.default_model import DEFAULT_NAME, default_model
@@ -41,7 +50,12 @@ def load_onnx(path: str | None, shapes: dict[str, tuple[int, ...]]) -> tuple[Any
 
 
 def compile_model(model: Any, args: argparse.Namespace, shapes: dict[str, tuple[int, ...]]) -> Any:
-    """Import and compile an ONNX model with a progress display; returns the Executable."""
+    """Import and compile an ONNX model with a progress display; returns the Executable.
+
+    Example:
+        >>> args = argparse.Namespace(target="llvm", opt_level=2, dump_ir=None)  # doctest: +SKIP
+        >>> ex = compile_model(load_onnx("model.onnx", {})[0], args, {})  # doctest: +SKIP
+    """
     import unity
     from unity.ir.transform import PassContext
     from unity.relax.frontend.onnx import from_onnx
@@ -109,7 +123,14 @@ def make_inputs(
     shapes: dict[str, tuple[int, ...]],
     seed: int = 0,
 ) -> list[np.ndarray]:
-    """The inputs in order: given arrays, else random arrays of the resolved shape."""
+    """The inputs in order: given arrays, else random arrays of the resolved shape.
+
+    Example:
+        >>> specs = [("x", [2, "n"], "float32"), ("y", [3], "int64")]
+        >>> x, y = make_inputs(specs, {"y": np.arange(3)}, {"x": (2, 5)})
+        >>> x.shape, y
+        ((2, 5), array([0, 1, 2]))
+    """
     rng = np.random.default_rng(seed)
     unknown = sorted(set(given) - {name for name, _, _ in specs})
     if unknown:
@@ -124,7 +145,13 @@ def make_inputs(
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    """`unity compile [model.onnx] -o model.so`."""
+    """`unity compile [model.onnx] -o model.so`.
+
+    Example:
+        >>> from unity.cli.main import main
+        >>> main(["compile", "model.onnx", "-o", "model.so"])  # runs cmd_compile  # doctest: +SKIP
+        0
+    """
     shapes = parse_shapes(args.shape)
     model, label = load_onnx(args.model, shapes)
     print(f"[unity] model: {label}")
@@ -137,7 +164,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """`unity run model.so --input x=file.npy [--output out.npz]`."""
+    """`unity run model.so --input x=file.npy [--output out.npz]`.
+
+    Example:
+        >>> from unity.cli.main import main
+        >>> main(["run", "model.so", "--input", "x=x.npy"])  # runs cmd_run  # doctest: +SKIP
+        0
+    """
     from unity import runtime
 
     path = args.model
@@ -189,7 +222,13 @@ def _latencies(fn: Any, repeat: int, warmup: int = 1) -> np.ndarray:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """`unity bench [model.onnx]`: unity's latency next to onnxruntime's, and the ratio."""
+    """`unity bench [model.onnx]`: unity's latency next to onnxruntime's, and the ratio.
+
+    Example:
+        >>> from unity.cli.main import main
+        >>> main(["bench", "model.onnx"])  # runs cmd_bench  # doctest: +SKIP
+        0
+    """
     import onnxruntime as ort
 
     shapes = parse_shapes(args.shape)

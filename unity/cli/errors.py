@@ -9,4 +9,9 @@ from __future__ import annotations
 
 
 class CliError(Exception):
-    """A user error: the message is printed as `unity: error: MESSAGE`, exit code 2."""
+    """A user error: the message is printed as `unity: error: MESSAGE`, exit code 2.
+
+    Example:
+        >>> str(CliError("no such file: model.onnx")), issubclass(CliError, Exception)
+        ('no such file: model.onnx', True)
+    """

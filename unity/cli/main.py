@@ -93,7 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """Console-script entry point: `sys.exit(main())`."""
+    """Console-script entry point: `sys.exit(main())`.
+
+    Example:
+        >>> entry()  # doctest: +SKIP
+    """
     sys.exit(main())
 
 

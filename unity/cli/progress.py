@@ -40,7 +40,19 @@ class Stage:
 
 
 class PassProgress(PassInstrument):
-    """Print each top-level pass of the pipeline as it runs, with its time."""
+    """Print each top-level pass of the pipeline as it runs, with its time.
+
+    Example:
+        >>> import io
+        >>> from unity.ir.transform import PassInfo
+        >>> out, mod = io.StringIO(), IRModule()
+        >>> progress = PassProgress(out)
+        >>> progress.run_before_pass(mod, PassInfo(0, "pipeline"))
+        >>> progress.run_before_pass(mod, PassInfo(0, "FoldConstant"))
+        >>> progress.run_after_pass(mod, PassInfo(0, "FoldConstant"))
+        >>> out.getvalue()  # doctest: +ELLIPSIS
+        '[unity]   pass FoldConstant ... ms\\n'
+    """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr

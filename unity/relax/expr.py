@@ -30,12 +30,26 @@ from unity.relax.struct_info import (
 
 @dataclass(frozen=True, slots=True)
 class Attrs:
-    """Base of the typed attributes of an op family (a frozen dataclass per family)."""
+    """Base of the typed attributes of an op family (a frozen dataclass per family).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True, slots=True)
+        ... class ScaleAttrs(Attrs):
+        ...     factor: float = 1.0
+        >>> ScaleAttrs(2.0).factor
+        2.0
+    """
 
 
 @node
 class Expr(Node):
-    """Base of relax expressions; `struct_info_` is filled by normalization."""
+    """Base of relax expressions; `struct_info_` is filled by normalization.
+
+    Example:
+        >>> isinstance(ShapeExpr((2, 3)), Expr), ShapeExpr((2, 3)).struct_info_ is not None
+        (True, True)
+    """
 
     struct_info_: StructInfo | None = field(default=None, kw_only=True)
 
@@ -55,7 +69,12 @@ class Expr(Node):
 
 @node
 class LeafExpr(Expr):
-    """Expressions that need no ANF normalization of their own (vars, constants...)."""
+    """Expressions that need no ANF normalization of their own (vars, constants...).
+
+    Example:
+        >>> isinstance(Var("x", ObjectStructInfo()), LeafExpr), isinstance(StringImm("s"), LeafExpr)
+        (True, True)
+    """
 
 
 @node
@@ -275,7 +294,13 @@ class Call(Expr):
 
 @node
 class Binding(Node):
-    """Base of bindings: `var` is defined here."""
+    """Base of bindings: `var` is defined here.
+
+    Example:
+        >>> b = VarBinding(Var("y", ObjectStructInfo()), StringImm("s"))
+        >>> isinstance(b, Binding), b.var.name_hint
+        (True, 'y')
+    """
 
     var: Var = binds()
 

@@ -33,10 +33,29 @@ from unity.relax.utils import struct_info_equal
 
 
 class ExprVisitor:
-    """Walk every expression, binding and block; override `visit_<node>_` hooks."""
+    """Walk every expression, binding and block; override `visit_<node>_` hooks.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+        >>> class Calls(ExprVisitor):
+        ...     def visit_call_(self, call):
+        ...         print(call.op.name)
+        ...         super().visit_call_(call)
+        >>> Calls().visit_expr(relax.op.add(x, relax.op.exp(x)))
+        relax.add
+        relax.exp
+    """
 
     def visit_expr(self, expr: Expr | Function) -> None:
-        """Visit `expr` through its hook (default: visit the children)."""
+        """Visit `expr` through its hook (default: visit the children).
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> ExprVisitor().visit_expr(relax.op.exp(x)) is None
+            True
+        """
         hook = dispatch_table(type(self), type(expr))
         if hook is None:
             return None
@@ -80,18 +99,56 @@ class ExprVisitor:
         self.visit_expr(func.body)
 
     def visit_binding_block(self, block: BindingBlock) -> None:
-        """Visit each binding."""
+        """Visit each binding.
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> y = relax.Var("y", relax.TensorStructInfo((2,), "float32"))
+            >>> binding = VarBinding(y, relax.op.exp(x))
+            >>> class Defs(ExprVisitor):
+            ...     def visit_var_def(self, var):
+            ...         print(var.name_hint)
+            >>> Defs().visit_binding_block(BindingBlock((binding,)))
+            y
+        """
         for b in block.bindings:
             self.visit_binding(b)
 
     def visit_binding(self, binding: Binding) -> None:
-        """Visit the value, then the defined var."""
+        """Visit the value, then the defined var.
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> y = relax.Var("y", relax.TensorStructInfo((2,), "float32"))
+            >>> binding = VarBinding(y, relax.op.exp(x))
+            >>> class Uses(ExprVisitor):
+            ...     def visit_var_(self, var):
+            ...         print("use", var.name_hint)
+            ...     def visit_var_def(self, var):
+            ...         print("def", var.name_hint)
+            >>> Uses().visit_binding(binding)
+            use x
+            def y
+        """
         value = binding.value  # type: ignore[attr-defined]  # both binding kinds have it
         self.visit_expr(value)
         self.visit_var_def(binding.var)
 
     def visit_var_def(self, var: Var) -> None:
-        """Called where `var` is defined (parameters, bindings)."""
+        """Called where `var` is defined (parameters, bindings).
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> class Params(ExprVisitor):
+            ...     def visit_var_def(self, var):
+            ...         print(var.name_hint)
+            >>> func = Function((x,), SeqExpr((), x), relax.TensorStructInfo((2,), "float32"))
+            >>> Params().visit_expr(func)
+            x
+        """
 
 
 class ExprMutator:
@@ -100,6 +157,16 @@ class ExprMutator:
     A rebuilt call, tuple or tuple item gets its struct info inferred again (`mod`
     resolves calls of module functions), and a binding whose value's struct info
     changed binds a fresh var that later uses follow.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+        >>> y = relax.Var("y", relax.TensorStructInfo((2,), "float32"))
+        >>> class Swap(ExprMutator):
+        ...     def visit_var_(self, var):
+        ...         return y if var is x else var
+        >>> Swap().visit_expr(relax.op.add(x, x)).args[0].name_hint
+        'y'
     """
 
     def __init__(self, mod: IRModule | None = None) -> None:
@@ -119,7 +186,15 @@ class ExprMutator:
         return expr.replace(struct_info_=infer_struct_info(expr, self.mod))
 
     def visit_expr(self, expr: Any) -> Any:
-        """Mutate `expr` through its hook (memoized by identity)."""
+        """Mutate `expr` through its hook (memoized by identity).
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> e = relax.op.exp(x)
+            >>> ExprMutator().visit_expr(e) is e  # nothing changed: the same node
+            True
+        """
         key = id(expr)
         if key in self.memo:
             return self.memo[key][1]
@@ -180,7 +255,17 @@ class ExprMutator:
         return func.replace(params=params, body=body, ret_struct_info=ret)
 
     def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
-        """Mutate each binding (a binding may expand to several or to none)."""
+        """Mutate each binding (a binding may expand to several or to none).
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> y = relax.Var("y", relax.TensorStructInfo((2,), "float32"))
+            >>> binding = VarBinding(y, relax.op.exp(x))
+            >>> block = BindingBlock((binding,))
+            >>> ExprMutator().visit_binding_block(block) is block
+            True
+        """
         out: list[Binding] = []
         for b in block.bindings:
             out.extend(self.visit_binding(b))
@@ -191,7 +276,16 @@ class ExprMutator:
         return block.replace(bindings=tuple(out))
 
     def visit_binding(self, binding: Binding) -> list[Binding]:
-        """Mutate the value, then the defined var; return the new bindings."""
+        """Mutate the value, then the defined var; return the new bindings.
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> y = relax.Var("y", relax.TensorStructInfo((2,), "float32"))
+            >>> binding = VarBinding(y, relax.op.exp(x))
+            >>> ExprMutator().visit_binding(binding) == [binding]
+            True
+        """
         assert isinstance(binding, VarBinding | MatchCast)
         value = self.visit_expr(binding.value)
         var = binding.var
@@ -203,7 +297,18 @@ class ExprMutator:
         return [binding.replace(var=var, value=value)]
 
     def visit_var_def(self, var: Var) -> Var:
-        """Mutate a var where it is defined; record the renaming for its uses."""
+        """Mutate a var where it is defined; record the renaming for its uses.
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> class Rename(ExprMutator):
+            ...     def rewrite_var_def(self, var):
+            ...         return relax.Var("x2", var.struct_info_)
+            >>> m = Rename()
+            >>> m.visit_var_def(x).name_hint, m.var_remap[x].name_hint
+            ('x2', 'x2')
+        """
         new = self.rewrite_var_def(var)
         if new is not var:
             original = next((k for k, v in self.var_remap.items() if v is var), var)
@@ -211,7 +316,14 @@ class ExprMutator:
         return new
 
     def rewrite_var_def(self, var: Var) -> Var:
-        """Override to replace defined vars (default: keep)."""
+        """Override to replace defined vars (default: keep).
+
+        Example:
+            >>> from unity import relax
+            >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> ExprMutator().rewrite_var_def(x) is x
+            True
+        """
         return var
 
 

@@ -130,7 +130,12 @@ def format_shape(shape: tuple[Dim, ...] | None) -> str:
 
 @node
 class StructInfo(Node):
-    """Base of struct info nodes."""
+    """Base of struct info nodes.
+
+    Example:
+        >>> isinstance(TensorStructInfo((2, "n"), "float32"), StructInfo)
+        True
+    """
 
 
 @node

@@ -27,7 +27,11 @@ class Device:
         return f"{self.device_type}({self.device_id})"
 
     def sync(self) -> None:
-        """Wait for pending work (a no-op on the CPU, where every call is synchronous)."""
+        """Wait for pending work (a no-op on the CPU, where every call is synchronous).
+
+        Example:
+            >>> Device("cpu", 0).sync()  # the CPU runs every call synchronously
+        """
         if self.device_type == "cuda":
             from unity.runtime.cuda.device_api import active_driver
 

@@ -107,7 +107,12 @@ def eval_dim(dim: Dim, env: dict[str, int]) -> int | None:
 
 
 def dim_str(dim: Dim, names: dict[str, str]) -> str:
-    """Script spelling of a dim (`n * 2`), with variable keys shown by their names."""
+    """Script spelling of a dim (`n * 2`), with variable keys shown by their names.
+
+    Example:
+        >>> dim_str(["*", "v0", 2], {"v0": "n"}), dim_str(8, {})
+        ('(n * 2)', '8')
+    """
     if isinstance(dim, int):
         return str(dim)
     if isinstance(dim, str):
@@ -259,7 +264,18 @@ class PackedFunc:
         self._nparams = len(params)
 
     def convert_args(self, args: Sequence[object]) -> list[object]:
-        """Check `args` and return the C arguments (raises ValueError naming the bad one)."""
+        """Check `args` and return the C arguments (raises ValueError naming the bad one).
+
+        Example:
+            >>> a = np.zeros(6, "float32")
+            >>> meta = {"name": "scale", "shape_vars": ["n"], "asserts": [], "params": [
+            ...     {"name": "A", "kind": "buffer", "dtype": "float32", "shape": ["n"]},
+            ...     {"name": "k", "kind": "scalar", "dtype": "int32"}]}
+            >>> f = PackedFunc(meta, 0)  # address 0: arguments are checked, nothing runs
+            >>> c_args = f.convert_args([a, 3])  # buffers, scalars, then shape vars
+            >>> c_args[0] == a.ctypes.data, c_args[1:]
+            (True, [3, 6])
+        """
         if len(args) != self._nparams:
             raise ValueError(
                 f"{self.name}: expected {self._nparams} arguments "
@@ -281,7 +297,12 @@ class PackedFunc:
         return c_args
 
     def call_converted(self, c_args: Sequence[object]) -> None:
-        """Run the machine code on already-checked arguments; raise on a failed assert."""
+        """Run the machine code on already-checked arguments; raise on a failed assert.
+
+        Example:
+            >>> f = lib["main"]  # doctest: +SKIP
+            >>> f.call_converted(f.convert_args([a, b, c]))  # doctest: +SKIP
+        """
         assert self.c_function is not None
         status = self.c_function(*c_args)
         if status:

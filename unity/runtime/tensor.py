@@ -54,7 +54,13 @@ class Tensor:
         return self._array.copy()
 
     def copyfrom(self, source: np.ndarray | Tensor) -> Tensor:
-        """Copy `source` (same shape) into this tensor and return it."""
+        """Copy `source` (same shape) into this tensor and return it.
+
+        Example:
+            >>> t = Tensor(np.zeros(2, "float32"))
+            >>> t.copyfrom(np.array([1.0, 2.0], "float32")).numpy()
+            array([1., 2.], dtype=float32)
+        """
         data = source._array if isinstance(source, Tensor) else np.asarray(source)
         if data.shape != self._array.shape:
             raise ValueError(f"copyfrom: shape {data.shape} does not match {self.shape}")

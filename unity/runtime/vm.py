@@ -131,6 +131,20 @@ class VirtualMachine:
         """
         return self.get_function(name)(*args)
 
+    def profile(self, *inputs: object, func_name: str = "main", repeat: int = 1) -> Any:
+        """Time every kernel call of `func_name` on `inputs`: a `vm_profile.ProfileReport`.
+
+        As in TVM, the function name may also come first: ``vm.profile("main", x)``.
+
+        Example:
+            >>> print(vm.profile(x).table(top=10))  # doctest: +SKIP
+        """
+        from unity.runtime.vm_profile import profile
+
+        if inputs and type(inputs[0]) is str and inputs[0] in self.exe.program["functions"]:
+            func_name, inputs = inputs[0], inputs[1:]
+        return profile(self, func_name, *inputs, repeat=repeat)
+
     def time_evaluator(
         self, name: str, dev: Device | None = None, number: int = 10, repeat: int = 1
     ) -> Callable[..., ProfileResult]:

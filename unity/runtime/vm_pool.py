@@ -35,7 +35,14 @@ class StoragePool:
         """The most `live_bytes` ever reached (reset it to measure one call)."""
 
     def take(self, nbytes: int) -> tuple[np.ndarray, int]:
-        """A buffer of at least `nbytes` bytes and its address."""
+        """A buffer of at least `nbytes` bytes and its address.
+
+        Example:
+            >>> pool = StoragePool()
+            >>> raw, ptr = pool.take(64)
+            >>> raw.nbytes, pool.live_bytes, ptr == raw.ctypes.data
+            (64, 64, True)
+        """
         nbytes = max(nbytes, 1)
         self.live_bytes += nbytes
         self.peak_bytes = max(self.peak_bytes, self.live_bytes)
@@ -47,7 +54,15 @@ class StoragePool:
         return raw, raw.ctypes.data
 
     def give(self, raw: np.ndarray, ptr: int) -> None:
-        """Return a buffer taken from this pool (dropped when the pool is full)."""
+        """Return a buffer taken from this pool (dropped when the pool is full).
+
+        Example:
+            >>> pool = StoragePool()
+            >>> raw, ptr = pool.take(64)
+            >>> pool.give(raw, ptr)
+            >>> pool.live_bytes, pool.take(64)[0] is raw  # the buffer is reused
+            (0, True)
+        """
         self.live_bytes -= raw.size
         if self.free_bytes + raw.size <= self.max_bytes:
             self.free.setdefault(raw.size, []).append((raw, ptr))

@@ -510,7 +510,8 @@ class Schedule:
             >>> B = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
             >>> C = te.compute((64, 64), lambda i, j: B[i, j] + 1.0, name="C")
             >>> sch = Schedule(te.create_prim_func([A, C]))
-            >>> sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (j // 8, i, j % 8))
+            >>> index_map = lambda i, j: (j // 8, i, j % 8)
+            >>> sch.transform_layout(sch.get_block("B"), ("write", 0), index_map)
             >>> [d.value for d in sch.get(sch.get_block("B")).writes[0].buffer.shape]
             [8, 64, 8]
         """

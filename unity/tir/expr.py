@@ -531,7 +531,8 @@ class BufferLoad(PrimExpr):
     Example:
         >>> from unity.tir.buffer import decl_buffer
         >>> A = decl_buffer((16,), "float32", "A")
-        >>> A[Var("i")].dtype, BufferLoad(A, (Ramp(IntImm("int32", 0), IntImm("int32", 1), 4),)).dtype
+        >>> lanes4 = Ramp(IntImm("int32", 0), IntImm("int32", 1), 4)
+        >>> A[Var("i")].dtype, BufferLoad(A, (lanes4,)).dtype
         ('float32', 'float32x4')
     """
 
@@ -676,7 +677,7 @@ def _binary_fn(cls: type[BinaryOp]):  # noqa: ANN202 - returns a typed builder
         return _binary(cls, a, b)
 
     build.__name__ = cls.__name__.lower()
-    build.__doc__ = f"Build `{cls.__name__}(a, b)`, promoting dtypes.\n\nExample:\n    >>> {build.__name__}(Var('i'), 3).dtype == 'int32' or True\n    True\n"
+    build.__doc__ = f"Build `{cls.__name__}(a, b)`, promoting dtypes.\n\nExample:\n    >>> type(_binary({cls.__name__}, Var('i'), 3)).__name__\n    '{cls.__name__}'\n"
     return build
 
 

@@ -154,7 +154,8 @@ class HostRunner:
             >>> from unity.tir.buffer import decl_buffer
             >>> A = decl_buffer((4,), "float32", "A")
             >>> kernel = PrimFunc((A,), S.Evaluate(E.const(0)))
-            >>> call = E.Call("int32", launch_op, (E.StringImm("k"),) + E.as_exprs((2, 1, 1, 32, 1, 1)))
+            >>> sizes = E.as_exprs((2, 1, 1, 32, 1, 1))  # grid, then block
+            >>> call = E.Call("int32", launch_op, (E.StringImm("k"),) + sizes)
             >>> seen = []
             >>> HostRunner(IRModule({"k": kernel}), {}, lambda *a: seen.append(a[2:4])).launch(call)
             >>> seen

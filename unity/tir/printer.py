@@ -230,7 +230,8 @@ class TIRPrinter(ExprPrinter):
             >>> from unity import tir
             >>> i = tir.Var("i")
             >>> p = TIRPrinter()
-            >>> p.stmt(tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.Evaluate(i)), 0)
+            >>> loop = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.Evaluate(i))
+            >>> p.stmt(loop, 0)
             >>> print(p.render())
             for i in T.serial(4):
                 T.evaluate(i)

@@ -147,7 +147,8 @@ class ExprPrinter:
         Example:
             >>> from unity.tir.buffer import decl_buffer
             >>> A, i = decl_buffer((8, 8), "float32", "A"), E.Var("i")
-            >>> region = BufferRegion(A, (E.Range.from_min_extent(i, 1), E.Range.from_min_extent(0, 4)))
+            >>> rows, cols = E.Range.from_min_extent(i, 1), E.Range.from_min_extent(0, 4)
+            >>> region = BufferRegion(A, (rows, cols))
             >>> ExprPrinter().region(region).text
             'A[i, 0:4]'
         """
@@ -169,7 +170,8 @@ class ExprPrinter:
 
         Example:
             >>> i = E.Var("i")
-            >>> ExprPrinter().stop(i, E.const(4)).text, ExprPrinter().stop(E.const(2), E.const(4)).text
+            >>> p = ExprPrinter()
+            >>> p.stop(i, E.const(4)).text, p.stop(E.const(2), E.const(4)).text
             ('i + 4', '6')
         """
         if _is_zero(start, extent.dtype):

@@ -77,6 +77,13 @@ class CostModel:
 
     Attributes:
         alpha: The ridge penalty (on standardized features).
+
+    Example:
+        >>> model = CostModel()
+        >>> model.fit([{"flops": 1.0}, {"flops": 2.0}, {"flops": 4.0}], [1e-3, 2e-3, 4e-3])
+        >>> small, large = model.predict([{"flops": 1.0}, {"flops": 4.0}])  # log-latencies
+        >>> model.trained, bool(small < large)
+        (True, True)
     """
 
     def __init__(self, alpha: float = 1.0) -> None:

@@ -33,7 +33,13 @@ __all__ = ["Database", "Record"]
 
 @dataclass(frozen=True)
 class Record:
-    """One measured candidate (one line of the file)."""
+    """One measured candidate (one line of the file).
+
+    Example:
+        >>> r = Record("key", "main", "llvm", "matmul", {"tile": 8}, "ok", 1e-3)
+        >>> r.candidate_id
+        'matmul:{"tile": 8}'
+    """
 
     workload: str
     task: str
@@ -69,7 +75,15 @@ class Database:
             self.records = _load(self.path)
 
     def add(self, record: Record) -> None:
-        """Append `record` to the file (flushed) and to `records`."""
+        """Append `record` to the file (flushed) and to `records`.
+
+        Example:
+            >>> import tempfile
+            >>> db = Database(Path(tempfile.mkdtemp()) / "db.json")
+            >>> db.add(Record("key", "main", "llvm", "matmul", {"tile": 8}, "ok", 1e-3))
+            >>> len(Database(db.path).records)  # the record is on disk
+            1
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(asdict(record), sort_keys=True)
         with self.path.open("a", encoding="utf-8") as f:
@@ -80,11 +94,28 @@ class Database:
         self.records.append(record)
 
     def of(self, workload: str) -> list[Record]:
-        """The records of one workload, in the order they were measured."""
+        """The records of one workload, in the order they were measured.
+
+        Example:
+            >>> import tempfile
+            >>> db = Database(Path(tempfile.mkdtemp()) / "db.json")
+            >>> db.add(Record("a", "main", "llvm", "matmul", {}, "ok", 1e-3))
+            >>> db.add(Record("b", "main", "llvm", "matmul", {}, "ok", 2e-3))
+            >>> [r.latency_s for r in db.of("b")]
+            [0.002]
+        """
         return [r for r in self.records if r.workload == workload]
 
     def measured(self, workload: str) -> set[str]:
-        """Candidate ids already recorded for `workload` (whatever their status)."""
+        """Candidate ids already recorded for `workload` (whatever their status).
+
+        Example:
+            >>> import tempfile
+            >>> db = Database(Path(tempfile.mkdtemp()) / "db.json")
+            >>> db.add(Record("a", "main", "llvm", "matmul", {"tile": 8}, "error", error="bad split"))
+            >>> db.measured("a")
+            {'matmul:{"tile": 8}'}
+        """
         return {r.candidate_id for r in self.of(workload)}
 
     def best(self, workload: str, target_kind: str | None = None) -> Record | None:

@@ -46,7 +46,12 @@ _STARTUP_S = 120.0
 
 @dataclass(frozen=True)
 class MeasureResult:
-    """The outcome of one candidate: `status` is ok/wrong/error/crash/timeout."""
+    """The outcome of one candidate: `status` is ok/wrong/error/crash/timeout.
+
+    Example:
+        >>> MeasureResult("ok", 1.5e-3).latency_s, MeasureResult("timeout").status
+        (0.0015, 'timeout')
+    """
 
     status: str
     latency_s: float | None = None
@@ -76,7 +81,14 @@ def dumps_ir(obj: object) -> bytes:
 
 
 def loads_ir(data: bytes) -> Any:
-    """Unpickle what `dumps_ir` wrote."""
+    """Unpickle what `dumps_ir` wrote.
+
+    Example:
+        >>> from unity import tir
+        >>> f = tir.PrimFunc([], tir.Evaluate(tir.exp(tir.Var("x", "float32"))))
+        >>> loads_ir(dumps_ir(f)).body.value.op is f.body.value.op  # ops come back as the same object
+        True
+    """
     return _IRUnpickler(io.BytesIO(data)).load()
 
 
@@ -161,7 +173,12 @@ class WorkerPool:
         self.close()
 
     def close(self) -> None:
-        """Stop every worker."""
+        """Stop every worker.
+
+        Example:
+            >>> pool = WorkerPool(2)  # doctest: +SKIP
+            >>> pool.close()  # doctest: +SKIP
+        """
         for w in self.workers:
             if w.proc.is_alive() and w.job is None:
                 try:
@@ -289,7 +306,12 @@ def _exit_reason(code: int | None) -> str:
 
 
 def outcome_dead(outcome: Any) -> bool:
-    """True when the worker that produced `outcome` must be restarted."""
+    """True when the worker that produced `outcome` must be restarted.
+
+    Example:
+        >>> outcome_dead(MeasureResult("timeout")), outcome_dead(MeasureResult("ok", 1e-3))
+        (True, False)
+    """
     return isinstance(outcome, MeasureResult) and outcome.status in ("crash", "timeout")
 
 

@@ -30,6 +30,14 @@ class Progress:
     Attributes:
         total: Trials planned in this run (all tasks together).
         stream: Where to draw (stderr by default); None draws nothing.
+
+    Example:
+        >>> import io
+        >>> out = io.StringIO()
+        >>> p = Progress(4, stream=out, clock=lambda: 0.0)
+        >>> p.update("matmul", 4, 1e-3, 2e-3)
+        >>> out.getvalue()  # doctest: +ELLIPSIS
+        '[tune] matmul [####################] 4/4 trials  best 1.000 ms (default 2.000 ms, 2.00x)  left ...'
     """
 
     def __init__(
@@ -78,7 +86,14 @@ class Progress:
         self.stream.flush()
 
     def line(self, task: str, best_s: float | None, default_s: float | None) -> str:
-        """The text of the bar."""
+        """The text of the bar.
+
+        Example:
+            >>> p = Progress(4, stream=None, clock=lambda: 0.0)
+            >>> p.update("conv", 1, None, None)
+            >>> p.line("conv", None, None)  # doctest: +ELLIPSIS
+            '[tune] conv [#####---------------] 1/4 trials  left ...'
+        """
         filled = min(_WIDTH, _WIDTH * self.done // self.total)
         bar = "#" * filled + "-" * (_WIDTH - filled)
         text = f"[tune] {task} [{bar}] {self.done}/{self.total} trials"

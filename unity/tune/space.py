@@ -42,7 +42,12 @@ Apply = Callable[[PrimFunc, Knobs], "tuple[PrimFunc, str]"]
 
 @dataclass(frozen=True)
 class Candidate:
-    """One point of a space: the space's name and a knob setting."""
+    """One point of a space: the space's name and a knob setting.
+
+    Example:
+        >>> Candidate("matmul", {"vec": True, "tile": 8}).id
+        'matmul:{"tile": 8, "vec": true}'
+    """
 
     space: str
     knobs: Knobs
@@ -63,6 +68,11 @@ class Space:
         apply: ``apply(func, knobs) -> (scheduled PrimFunc, trace text)``; raises
             `ScheduleError` when a setting does not fit the function.
         default: The knob setting that reproduces the default schedule, if any.
+
+    Example:
+        >>> space = Space("toy", {"tile": (4, 8, 16), "vec": (True, False)}, lambda f, knobs: (f, ""))
+        >>> space.size, space.sample(random.Random(0)).space
+        (6, 'toy')
     """
 
     name: str

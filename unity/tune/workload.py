@@ -120,6 +120,14 @@ class Task:
         key: `workload_key` of the function.
         name: A readable name (the first function name it was found under).
         func: The unscheduled PrimFunc.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((8,), name="A")
+        >>> func = te.create_prim_func([A, te.compute((8,), lambda i: A[i] * 2.0, name="B")])
+        >>> task = Task(workload_key(func), "scale", func)
+        >>> task.key == workload_key(func), task.name
+        (True, 'scale')
     """
 
     key: str

@@ -95,7 +95,22 @@ def test_large_results_stay_unfolded():
         c = bb.emit(op.exp(const(np.zeros(64, "float32"))))
         bb.emit_func_output(op.add(x, c))
     mod = bb.get()
-    assert FoldConstant(max_elements=16)(mod) is mod
+    assert FoldConstant(max_elements=16, max_same_size_elements=16)(mod) is mod
+
+
+def test_large_results_no_larger_than_their_constant_inputs_fold():
+    w = np.arange(64 * 32, dtype="float32").reshape(64, 32)
+    x = Var("x", TensorStructInfo((32, 8), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        t = bb.emit(op.permute_dims(const(w), [1, 0]))  # a transposed weight: folds
+        big = bb.emit(op.broadcast_to(const(w), (4, 64, 32)))  # grows the constants: stays
+        bb.emit_func_output(op.add(op.sum(big, axis=[0]), op.permute_dims(t, [1, 0])))
+    after = FoldConstant(max_elements=16)(bb.get())
+    values = [b.value for b in after["main"].body.blocks[0].bindings]
+    assert isinstance(values[0], Constant)
+    np.testing.assert_array_equal(values[0].data, w.T)
+    assert not isinstance(values[1], Constant)
 
 
 def test_call_tir_with_too_much_work_stays_unfolded():

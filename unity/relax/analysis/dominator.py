@@ -29,7 +29,15 @@ from unity.relax.analysis.op_pattern import OpPatternKind
 
 @dataclass(eq=False)
 class Edge:
-    """An edge to consumer `node`, with the consumer's pattern."""
+    """An edge to consumer `node`, with the consumer's pattern.
+
+    Example:
+        >>> g = IndexedForwardGraph()
+        >>> a, b = g.add_node("a", OpPatternKind.ELEMWISE), g.add_node("b", OpPatternKind.OPAQUE)
+        >>> g.add_edge(a, b, OpPatternKind.OPAQUE)
+        >>> a.outputs[0].node is b, a.outputs[0].pattern.name
+        (True, 'OPAQUE')
+    """
 
     node: GraphNode
     pattern: OpPatternKind
@@ -37,7 +45,13 @@ class Edge:
 
 @dataclass(eq=False)
 class GraphNode:
-    """A value of the graph: `ref` is the relax object it stands for."""
+    """A value of the graph: `ref` is the relax object it stands for.
+
+    Example:
+        >>> node = IndexedForwardGraph().add_node("x", OpPatternKind.INJECTIVE, extern_ref=True)
+        >>> node.index, node.ref, node.extern_ref, node.outputs
+        (0, 'x', True, [])
+    """
 
     index: int
     ref: object
@@ -91,7 +105,16 @@ class IndexedForwardGraph:
 
 @dataclass(eq=False)
 class DomNode:
-    """A node of the post-dominator tree."""
+    """A node of the post-dominator tree.
+
+    Example:
+        >>> g = IndexedForwardGraph()
+        >>> a, b = g.add_node("a", OpPatternKind.ELEMWISE), g.add_node("b", OpPatternKind.OPAQUE)
+        >>> g.add_edge(a, b, OpPatternKind.OPAQUE)
+        >>> dom = PostDominatorTree(g).nodes[0]
+        >>> dom.parent.gnode is b, dom.depth
+        (True, 2)
+    """
 
     gnode: GraphNode
     parent: DomNode | None

@@ -42,7 +42,14 @@ PathCondition = Callable[[K, bool], bool]
 
 @dataclass(eq=False)
 class Group:
-    """A fusion group: a union-find tree whose root carries the group's facts."""
+    """A fusion group: a union-find tree whose root carries the group's facts.
+
+    Example:
+        >>> child, root = Group(K.ELEMWISE, "x"), Group(K.INJECTIVE, "y")
+        >>> child.parent = root
+        >>> child.find_root() is root, root.pattern.name
+        (True, 'INJECTIVE')
+    """
 
     pattern: K
     root_ref: object

@@ -32,7 +32,14 @@ from unity.tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt, Stmt
 
 
 class OpPatternKind(IntEnum):
-    """How an operator may fuse with its neighbours; larger values are more general."""
+    """How an operator may fuse with its neighbours; larger values are more general.
+
+    Example:
+        >>> OpPatternKind.ELEMWISE < OpPatternKind.INJECTIVE < OpPatternKind.OPAQUE
+        True
+        >>> max(OpPatternKind.BROADCAST, OpPatternKind.COMM_REDUCE).name
+        'COMM_REDUCE'
+    """
 
     ELEMWISE = 0
     BROADCAST = 1

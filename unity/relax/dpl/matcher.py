@@ -30,13 +30,29 @@ from unity.relax.struct_info import TensorStructInfo, as_dim, prove_equal
 
 @dataclass
 class Match:
-    """What a successful match bound: pattern -> expression, and call pattern -> its var."""
+    """What a successful match bound: pattern -> expression, and call pattern -> its var.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo
+        >>> x = Var("x", TensorStructInfo((2,), "float32"))
+        >>> pat = WildcardPattern()
+        >>> match_expr(pat, x).exprs[pat] is x
+        True
+    """
 
     exprs: dict[DFPattern, Any] = field(default_factory=dict)
     vars: dict[DFPattern, Var] = field(default_factory=dict)
 
     def copy(self) -> Match:
-        """An independent copy (for backtracking)."""
+        """An independent copy (for backtracking).
+
+        Example:
+            >>> m = Match()
+            >>> other = m.copy()
+            >>> other.exprs[WildcardPattern()] = None
+            >>> len(m.exprs), len(other.exprs)
+            (0, 1)
+        """
         return Match(dict(self.exprs), dict(self.vars))
 
 

@@ -23,7 +23,15 @@ from unity.ir.op import Op
 
 
 class DFPattern:
-    """Base of patterns: combinators and `match` live here."""
+    """Base of patterns: combinators and `match` live here.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> pat = is_op("relax.exp")(wildcard()) | is_op("relax.log")(wildcard())
+        >>> isinstance(pat, DFPattern), pat.match(op.log(x)), pat.match(op.sqrt(x))
+        (True, True, False)
+    """
 
     __slots__ = ()
 
@@ -90,38 +98,83 @@ class DFPattern:
 
 @dataclass(frozen=True, eq=False)
 class WildcardPattern(DFPattern):
-    """Matches any expression."""
+    """Matches any expression.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> WildcardPattern().match(x), WildcardPattern().match(op.exp(x))
+        (True, True)
+    """
 
 
 @dataclass(frozen=True, eq=False)
 class ExprPattern(DFPattern):
-    """Matches exactly `expr` (by identity)."""
+    """Matches exactly `expr` (by identity).
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> y = Var("y", TensorStructInfo((2, 3), "float32"))
+        >>> is_expr(x).match(x), is_expr(x).match(y)
+        (True, False)
+    """
 
     expr: Any
 
 
 @dataclass(frozen=True, eq=False)
 class ConstantPattern(DFPattern):
-    """Matches a `Constant`."""
+    """Matches a `Constant`.
+
+    Example:
+        >>> import numpy as np
+        >>> from unity.relax import Var, TensorStructInfo, const
+        >>> x = Var("x", TensorStructInfo((2,), "float32"))
+        >>> is_const().match(const(np.zeros(2, "float32"))), is_const().match(x)
+        (True, False)
+    """
 
 
 @dataclass(frozen=True, eq=False)
 class VarPattern(DFPattern):
-    """Matches a var (named `name`, when given)."""
+    """Matches a var (named `name`, when given).
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> is_var("x").match(x), is_var("y").match(x), is_var().match(x)
+        (True, False, True)
+    """
 
     name: str = ""
 
 
 @dataclass(frozen=True, eq=False)
 class OpPattern(DFPattern):
-    """Matches the op `op` (the callee of a call)."""
+    """Matches the op `op` (the callee of a call).
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> is_op("relax.exp").op.name, is_op("relax.exp")(wildcard()).match(op.exp(x))
+        ('relax.exp', True)
+    """
 
     op: Op
 
 
 @dataclass(frozen=True, eq=False)
 class CallPattern(DFPattern):
-    """Matches a call whose callee and arguments match; `varg` lets extra args match anything."""
+    """Matches a call whose callee and arguments match; `varg` lets extra args match anything.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> pat = is_op("relax.add")(wildcard(), wildcard())
+        >>> type(pat).__name__, pat.match(op.add(x, x)), pat.match(op.exp(x))
+        ('CallPattern', True, False)
+    """
 
     op: DFPattern
     args: tuple[DFPattern, ...]
@@ -130,14 +183,32 @@ class CallPattern(DFPattern):
 
 @dataclass(frozen=True, eq=False)
 class TuplePattern(DFPattern):
-    """Matches a tuple whose fields match `fields`."""
+    """Matches a tuple whose fields match `fields`.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> from unity.relax import Tuple
+        >>> is_tuple([wildcard(), is_var("x")]).match(Tuple((x, x)))
+        True
+    """
 
     fields: tuple[DFPattern, ...]
 
 
 @dataclass(frozen=True, eq=False)
 class TupleGetItemPattern(DFPattern):
-    """Matches ``tuple[index]`` (`index` -1: any index)."""
+    """Matches ``tuple[index]`` (`index` -1: any index).
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> from unity.relax import Tuple, TupleGetItem
+        >>> item = TupleGetItem(Tuple((x, x)), 1)
+        >>> second, first = is_tuple_get_item(wildcard(), 1), is_tuple_get_item(wildcard(), 0)
+        >>> second.match(item), first.match(item)
+        (True, False)
+    """
 
     tuple_value: DFPattern
     index: int = -1
@@ -145,7 +216,15 @@ class TupleGetItemPattern(DFPattern):
 
 @dataclass(frozen=True, eq=False)
 class OrPattern(DFPattern):
-    """Matches when `left` or (else) `right` matches."""
+    """Matches when `left` or (else) `right` matches.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> pat = is_op("relax.exp")(wildcard()) | is_var()
+        >>> type(pat).__name__, pat.match(x)
+        ('OrPattern', True)
+    """
 
     left: DFPattern
     right: DFPattern
@@ -153,7 +232,15 @@ class OrPattern(DFPattern):
 
 @dataclass(frozen=True, eq=False)
 class AndPattern(DFPattern):
-    """Matches when both match."""
+    """Matches when both match.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> pat = is_var() & wildcard().has_dtype("float32")
+        >>> type(pat).__name__, pat.match(x)
+        ('AndPattern', True)
+    """
 
     left: DFPattern
     right: DFPattern
@@ -161,7 +248,14 @@ class AndPattern(DFPattern):
 
 @dataclass(frozen=True, eq=False)
 class ShapePattern(DFPattern):
-    """`pattern`, with a tensor of shape `shape`."""
+    """`pattern`, with a tensor of shape `shape`.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> wildcard().has_shape((2, 3)).match(x), wildcard().has_shape((3, 2)).match(x)
+        (True, False)
+    """
 
     pattern: DFPattern
     shape: tuple[object, ...]
@@ -169,7 +263,14 @@ class ShapePattern(DFPattern):
 
 @dataclass(frozen=True, eq=False)
 class DataTypePattern(DFPattern):
-    """`pattern`, with a tensor of dtype `dtype`."""
+    """`pattern`, with a tensor of dtype `dtype`.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> wildcard().has_dtype("float32").match(x), wildcard().has_dtype("float16").match(x)
+        (True, False)
+    """
 
     pattern: DFPattern
     dtype: str
@@ -177,7 +278,17 @@ class DataTypePattern(DFPattern):
 
 @dataclass(frozen=True, eq=False)
 class AttrPattern(DFPattern):
-    """`pattern`, a call whose attrs have the given field values."""
+    """`pattern`, a call whose attrs have the given field values.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2, 3), "float32"))
+        >>> softmax = is_op("relax.nn.softmax")(wildcard())
+        >>> softmax.has_attr({"axis": 1}).match(op.nn.softmax(x, axis=1))
+        True
+        >>> softmax.has_attr({"axis": 0}).match(op.nn.softmax(x, axis=1))
+        False
+    """
 
     pattern: DFPattern
     attrs: dict[str, object]

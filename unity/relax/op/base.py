@@ -33,7 +33,14 @@ InferFn = Callable[[Call], StructInfo]
 
 
 class RelaxOp(Op):
-    """A relax operator: an `Op` that builds its `Call` when called."""
+    """A relax operator: an `Op` that builds its `Call` when called.
+
+    Example:
+        >>> from unity.relax import Var, TensorStructInfo, op
+        >>> x = Var("x", TensorStructInfo((2,), "float32"))
+        >>> isinstance(op.exp, RelaxOp), op.exp(x).op is op.exp
+        (True, True)
+    """
 
     __slots__ = ()
 

@@ -20,7 +20,12 @@ from unity.relax.struct_info import PrimStructInfo, StructInfo, TensorStructInfo
 
 @dataclass(frozen=True, slots=True)
 class InitAttrs(Attrs):
-    """The dtype of a created tensor."""
+    """The dtype of a created tensor.
+
+    Example:
+        >>> zeros((2, 3), "float16").attrs
+        InitAttrs(dtype='float16')
+    """
 
     dtype: str
 
@@ -77,7 +82,12 @@ def full(
 
 @dataclass(frozen=True, slots=True)
 class ArangeAttrs(Attrs):
-    """``range(start, end, step)`` and the dtype of the result."""
+    """``range(start, end, step)`` and the dtype of the result.
+
+    Example:
+        >>> arange(0, 8, 2).attrs
+        ArangeAttrs(start=0, end=8, step=2, dtype='int64')
+    """
 
     start: float
     end: float
@@ -111,7 +121,14 @@ def arange(
 
 @dataclass(frozen=True, slots=True)
 class TriAttrs(Attrs):
-    """The diagonal offset `k` of tril/triu."""
+    """The diagonal offset `k` of tril/triu.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> tril(x, 1).attrs
+        TriAttrs(k=1)
+    """
 
     k: int = 0
 

@@ -20,7 +20,14 @@ from unity.relax.struct_info import StructInfo, TensorStructInfo
 
 @dataclass(frozen=True, slots=True)
 class AstypeAttrs(Attrs):
-    """The target dtype of `astype`."""
+    """The target dtype of `astype`.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> astype(x, "float16").attrs
+        AstypeAttrs(dtype='float16')
+    """
 
     dtype: str
 

@@ -22,7 +22,15 @@ from unity.relax.struct_info import StructInfo, TensorStructInfo, format_shape, 
 
 @dataclass(frozen=True, slots=True)
 class MatmulAttrs(Attrs):
-    """The result dtype (`None`: the inputs' dtype)."""
+    """The result dtype (`None`: the inputs' dtype).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> w = relax.Var("w", relax.TensorStructInfo((3, 4), "float32"))
+        >>> matmul(x, w, out_dtype="float16").attrs
+        MatmulAttrs(out_dtype='float16')
+    """
 
     out_dtype: str | None = None
 

@@ -30,14 +30,28 @@ from unity.relax.struct_info import (
 
 @dataclass(frozen=True, slots=True)
 class AxisAttrs(Attrs):
-    """A single axis (concat, take, gather/scatter, cumsum...)."""
+    """A single axis (concat, take, gather/scatter, cumsum...).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> concat([x, x], axis=1).attrs
+        AxisAttrs(axis=1)
+    """
 
     axis: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class AxesAttrs(Attrs):
-    """A list of axes, None meaning all (permute_dims, squeeze, expand_dims)."""
+    """A list of axes, None meaning all (permute_dims, squeeze, expand_dims).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> permute_dims(x, [1, 0]).attrs
+        AxesAttrs(axes=(1, 0))
+    """
 
     axes: tuple[int, ...] | None = None
 
@@ -218,7 +232,14 @@ def concat(op: RelaxOp, tensors: Sequence[Expr] | Expr, axis: int = 0) -> Call:
 
 @dataclass(frozen=True, slots=True)
 class SplitAttrs(Attrs):
-    """`indices_or_sections`: a count of equal parts, or the split points."""
+    """`indices_or_sections`: a count of equal parts, or the split points.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> split(x, 3, axis=1).attrs
+        SplitAttrs(indices_or_sections=3, axis=1)
+    """
 
     indices_or_sections: int | tuple[int, ...]
     axis: int = 0
@@ -287,7 +308,14 @@ def broadcast_to(op: RelaxOp, x: Expr, shape: Sequence[object] | Expr) -> Call:
 
 @dataclass(frozen=True, slots=True)
 class StridedSliceAttrs(Attrs):
-    """Python-style slicing of `axes` with `begin`, `end`, `strides` (ends are clamped)."""
+    """Python-style slicing of `axes` with `begin`, `end`, `strides` (ends are clamped).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> strided_slice(x, axes=[1], begin=[0], end=[2]).attrs
+        StridedSliceAttrs(axes=(1,), begin=(0,), end=(2,), strides=(1,))
+    """
 
     axes: tuple[int, ...]
     begin: tuple[int, ...]
@@ -403,7 +431,15 @@ def gather_elements(op: RelaxOp, x: Expr, indices: Expr, axis: int = 0) -> Call:
 
 @dataclass(frozen=True, slots=True)
 class ScatterElementsAttrs(Attrs):
-    """Axis and reduction (`update`, `add`, `mul`, `min`, `max`) of `scatter_elements`."""
+    """Axis and reduction (`update`, `add`, `mul`, `min`, `max`) of `scatter_elements`.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> idx = relax.Var("idx", relax.TensorStructInfo((2, 3), "int64"))
+        >>> scatter_elements(x, idx, x, axis=1, reduction="add").attrs
+        ScatterElementsAttrs(axis=1, reduction='add')
+    """
 
     axis: int = 0
     reduction: str = "update"

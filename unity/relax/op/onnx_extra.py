@@ -44,7 +44,13 @@ def _topi_rule(path: str, options: Callable[[Call], dict[str, Any]] | None = Non
 
 @dataclass(frozen=True, slots=True)
 class DtypeAttrs(Attrs):
-    """A result dtype."""
+    """A result dtype.
+
+    Example:
+        >>> from unity.relax.expr import ShapeExpr
+        >>> shape_to_tensor(ShapeExpr((2, 3)), "int32").attrs
+        DtypeAttrs(dtype='int32')
+    """
 
     dtype: str = "int64"
 
@@ -97,7 +103,14 @@ right_shift = _binary_int("right_shift")
 
 @dataclass(frozen=True, slots=True)
 class TopKAttrs(Attrs):
-    """`k`, the axis, largest-or-smallest, and the index dtype."""
+    """`k`, the axis, largest-or-smallest, and the index dtype.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> topk(x, 2).attrs
+        TopKAttrs(k=2, axis=-1, largest=True, sorted=True)
+    """
 
     k: int
     axis: int = -1
@@ -139,7 +152,15 @@ def topk(op: RelaxOp, x: Expr, k: int, axis: int = -1, largest: bool = True, sor
 
 @dataclass(frozen=True, slots=True)
 class BatchDimsAttrs(Attrs):
-    """Leading batch dims shared by data and indices (`gather_nd`, `scatter_nd`)."""
+    """Leading batch dims shared by data and indices (`gather_nd`, `scatter_nd`).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> idx = relax.Var("idx", relax.TensorStructInfo((2, 1), "int64"))
+        >>> gather_nd(x, idx, batch_dims=0).attrs
+        BatchDimsAttrs(batch_dims=0, reduction='update')
+    """
 
     batch_dims: int = 0
     reduction: str = "update"
@@ -189,7 +210,14 @@ def scatter_nd(op: RelaxOp, data: Expr, indices: Expr, updates: Expr, reduction:
 
 @dataclass(frozen=True, slots=True)
 class CumAttrs(Attrs):
-    """Axis, and the exclusive / reverse flags of an ONNX cumulative op."""
+    """Axis, and the exclusive / reverse flags of an ONNX cumulative op.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> cumprod(x, axis=1, reverse=True).attrs
+        CumAttrs(axis=1, exclusive=False, reverse=True)
+    """
 
     axis: int
     exclusive: bool = False
@@ -217,7 +245,15 @@ def cumprod(op: RelaxOp, x: Expr, axis: int, exclusive: bool = False, reverse: b
 
 @dataclass(frozen=True, slots=True)
 class ResizeAttrs(Attrs):
-    """Output size of the resized axes and the ONNX Resize options."""
+    """Output size of the resized axes and the ONNX Resize options.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
+        >>> attrs = ResizeAttrs((2, 3), (16, 16), (2.0, 2.0))
+        >>> resize(img, attrs).attrs.mode, attrs.coordinate_transformation_mode
+        ('nearest', 'half_pixel')
+    """
 
     axes: tuple[int, ...]
     size: tuple[int, ...]

@@ -22,7 +22,14 @@ from unity.relax.struct_info import StructInfo, TensorStructInfo
 
 @dataclass(frozen=True, slots=True)
 class ReduceAttrs(Attrs):
-    """Axes to reduce (None: all) and whether to keep them as size-1 dims."""
+    """Axes to reduce (None: all) and whether to keep them as size-1 dims.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> sum(x, axis=1, keepdims=True).attrs
+        ReduceAttrs(axis=(1,), keepdims=True)
+    """
 
     axis: tuple[int, ...] | None = None
     keepdims: bool = False
@@ -92,7 +99,14 @@ argmin = _reduction("argmin", infer_arg_reduce)
 
 @dataclass(frozen=True, slots=True)
 class CumsumAttrs(Attrs):
-    """Axis (None: flatten first) and result dtype of `cumsum`."""
+    """Axis (None: flatten first) and result dtype of `cumsum`.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> cumsum(x, axis=1).attrs
+        CumsumAttrs(axis=1, dtype=None)
+    """
 
     axis: int | None = None
     dtype: str | None = None

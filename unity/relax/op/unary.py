@@ -84,7 +84,14 @@ isfinite = _unary("isfinite", infer_predicate)
 
 @dataclass(frozen=True, slots=True)
 class ClipAttrs(Attrs):
-    """Bounds of `clip`."""
+    """Bounds of `clip`.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> clip(x, 0.0, 6.0).attrs
+        ClipAttrs(min=0.0, max=6.0)
+    """
 
     min: float
     max: float

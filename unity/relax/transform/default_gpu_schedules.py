@@ -6,6 +6,21 @@ The ``cuda`` counterpart of `DefaultSchedules`: runs
 one the spatial / reduction / tiled-matmul rule.  `unity.compile(mod, target="cuda")`
 runs it at every opt level, since host code may only launch kernels.
 
+Before (a PrimFunc of the module)::
+
+    for i in T.serial(1024):
+        with T.block("B"):
+            v_i = T.axis.spatial(1024, i)
+            B[v_i] = A[v_i] * T.float32(2.0)
+
+After ``DefaultGPUSchedules()`` (the function is marked ``tir.is_scheduled``)::
+
+    for i_0 in T.thread_binding(4, thread="blockIdx.x"):
+        for i_1 in T.thread_binding(256, thread="threadIdx.x"):
+            with T.block("B"):
+                v_i = T.axis.spatial(1024, i_0 * 256 + i_1)
+                B[v_i] = A[v_i] * T.float32(2.0)
+
 Example:
     >>> from unity.ir.module import IRModule
     >>> DefaultGPUSchedules()(IRModule()).functions

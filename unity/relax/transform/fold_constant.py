@@ -51,7 +51,12 @@ class FoldConstant(ModulePass):
     """
 
     max_elements: int = 1 << 20
-    """Results with more elements than this stay unfolded."""
+    """Results with more elements than this stay unfolded, unless they are no larger than
+    the constant inputs they replace (below)."""
+    max_same_size_elements: int = 1 << 28
+    """A larger result still folds when it has no more elements than its constant tensor
+    inputs together (a transpose, reshape or rescaling of a weight): folding costs once at
+    compile time and does not grow the constants, while leaving it runs it on every call."""
     max_interpret_elements: int = 1 << 14
     """`call_tir` results larger than this are not run in the (slow) interpreter."""
     max_interpret_iterations: int = 1 << 17
@@ -85,13 +90,19 @@ class _Folder(ExprMutator):
 
     def visit_call_(self, expr: Call) -> Expr:
         call = super().visit_call_(expr)
-        if not isinstance(call, Call) or not _is_small(call.struct_info_, self.options.max_elements):
+        if not isinstance(call, Call):
             return call
         if call.op is call_tir:
-            return self._fold_call_tir(call)
+            small = _is_small(call.struct_info_, self.options.max_elements)
+            return self._fold_call_tir(call) if small else call
         rule = call.op.get_attr("fold") if isinstance(call.op, Op) else None
+        if rule is None:
+            return call
         values = [self._value(a) for a in call.args]
-        if rule is None or any(v is None for v in values):
+        if any(v is None for v in values):
+            return call
+        same_size = min(_elements(values), self.options.max_same_size_elements)
+        if not _is_small(call.struct_info_, max(self.options.max_elements, same_size)):
             return call
         return _as_constant(rule(call, *values), call)
 
@@ -156,6 +167,15 @@ def _is_small(sinfo: StructInfo | None, limit: int) -> bool:
         return isinstance(sinfo, TupleStructInfo) and all(_is_small(f, limit) for f in sinfo.fields)
     assert sinfo.shape is not None
     return int(np.prod([int(d) for d in sinfo.shape])) <= limit
+
+
+def _elements(values: Any) -> int:
+    """Elements of the arrays among `values` (nested tuples of arrays, shapes, scalars)."""
+    if isinstance(values, np.ndarray):
+        return int(values.size)
+    if isinstance(values, tuple | list):
+        return sum(_elements(v) for v in values)
+    return 0
 
 
 def _is_constant_tuple(expr: object) -> bool:

@@ -29,7 +29,14 @@ from unity.tir.stmt import Block, BlockRealize, For, LetStmt, Stmt, seq
 
 
 class FusedPrimFuncBuilder:
-    """Collects parameters and inlined bodies, then `finish`es the fused PrimFunc."""
+    """Collects parameters and inlined bodies, then `finish`es the fused PrimFunc.
+
+    Example:
+        >>> builder = FusedPrimFuncBuilder()
+        >>> x = builder.add_param("x", TensorStructInfo(("n", 4), "float32"))
+        >>> [v.name for v in builder.symbols.values()], len(builder.params)
+        (['n'], 1)
+    """
 
     def __init__(self) -> None:
         self.symbols: dict[sympy.Symbol, Var] = {}

@@ -33,7 +33,13 @@ Perm = tuple[int, ...]
 
 @dataclass(frozen=True)
 class TupleLayout:
-    """The layouts of the fields of a tuple value (``None`` per field = original)."""
+    """The layouts of the fields of a tuple value (``None`` per field = original).
+
+    Example:
+        >>> layout = TupleLayout(((0, 2, 3, 1), None))  # field 0 is NHWC, field 1 as given
+        >>> layout.fields[1] is None
+        True
+    """
 
     fields: tuple[Perm | TupleLayout | None, ...]
 
@@ -44,7 +50,13 @@ Layout = Perm | TupleLayout | None
 
 @dataclass(frozen=True)
 class Decision:
-    """What a rule decided for one call."""
+    """What a rule decided for one call.
+
+    Example:
+        >>> d = Decision(args=((0, 2, 3, 1),), out=(0, 2, 3, 1), attrs=None)
+        >>> d.out
+        (0, 2, 3, 1)
+    """
 
     args: tuple[Layout, ...]
     """The layout each argument must be given in (a lower-rank tensor is broadcast to it)."""

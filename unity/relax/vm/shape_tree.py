@@ -20,7 +20,13 @@ Tree = int | list[Any]
 
 
 class UnboundSymbolError(ValueError):
-    """A shape uses a symbol that nothing binds before it is needed."""
+    """A shape uses a symbol that nothing binds before it is needed.
+
+    Example:
+        >>> err = UnboundSymbolError(sympy.Symbol("n"))
+        >>> str(err), isinstance(err, ValueError)
+        ('n', True)
+    """
 
     def __init__(self, symbol: sympy.Symbol) -> None:
         super().__init__(str(symbol))

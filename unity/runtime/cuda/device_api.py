@@ -94,7 +94,16 @@ class DevicePtr:
         return DevicePtr(self.driver, self.mem, nbytes, self.offset + offset)
 
     def write(self, array: np.ndarray) -> None:
-        """Copy the host array (exactly `nbytes` bytes) to this memory."""
+        """Copy the host array (exactly `nbytes` bytes) to this memory.
+
+        Example:
+            >>> from unity.runtime.cuda.emulated import EmulatedDriver
+            >>> drv = EmulatedDriver()
+            >>> ptr = DevicePtr(drv, drv.alloc(8), 8)
+            >>> ptr.write(np.array([1, 2], "int32"))
+            >>> ptr.read(np.empty(2, "int32"))
+            array([1, 2], dtype=int32)
+        """
         array = np.ascontiguousarray(array)
         if array.nbytes != self.nbytes:
             raise ValueError(f"DevicePtr.write: {array.nbytes} bytes into {self.nbytes}")
@@ -104,7 +113,15 @@ class DevicePtr:
             self.driver.cuda.memcpy_htod(int(self.mem) + self.offset, array)
 
     def read(self, out: np.ndarray) -> np.ndarray:
-        """Copy this memory into the contiguous host array `out` and return it."""
+        """Copy this memory into the contiguous host array `out` and return it.
+
+        Example:
+            >>> from unity.runtime.cuda.emulated import EmulatedDriver
+            >>> drv = EmulatedDriver()
+            >>> ptr = DevicePtr(drv, drv.to_device(np.arange(4, dtype="int32")), 16)
+            >>> ptr.at(8, 8).read(np.empty(2, "int32"))
+            array([2, 3], dtype=int32)
+        """
         if out.nbytes != self.nbytes:
             raise ValueError(f"DevicePtr.read: {self.nbytes} bytes into {out.nbytes}")
         if hasattr(self.driver, "read"):
@@ -116,7 +133,15 @@ class DevicePtr:
         return out
 
     def kernel_arg(self, dtype: str) -> Any:
-        """This pointer as a launch argument of a `dtype*` kernel parameter."""
+        """This pointer as a launch argument of a `dtype*` kernel parameter.
+
+        Example:
+            >>> from unity.runtime.cuda.emulated import EmulatedDriver
+            >>> drv = EmulatedDriver()
+            >>> ptr = DevicePtr(drv, drv.to_device(np.array([1.5, 2.5], "float32")), 8)
+            >>> ptr.kernel_arg("float32")  # the emulator's view; a GPU driver gets the address
+            array([1.5, 2.5], dtype=float32)
+        """
         if hasattr(self.driver, "pointer"):
             return self.driver.pointer(self.mem, self.offset, self.nbytes, dtype)
         return np.uintp(int(self.mem) + self.offset)

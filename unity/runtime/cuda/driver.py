@@ -16,7 +16,13 @@ import numpy as np
 
 
 class CudaUnavailableError(RuntimeError):
-    """pycuda or a CUDA GPU is missing."""
+    """pycuda or a CUDA GPU is missing.
+
+    Example:
+        >>> err = CudaUnavailableError("CUDA is not available: pycuda is not installed")
+        >>> isinstance(err, RuntimeError), str(err)
+        (True, 'CUDA is not available: pycuda is not installed')
+    """
 
 
 def is_available() -> bool:
@@ -44,7 +50,12 @@ def driver(device_id: int = 0) -> CudaDriver:
 
 
 class CudaDriver:
-    """A CUDA context on one device, through pycuda."""
+    """A CUDA context on one device, through pycuda.
+
+    Example:
+        >>> drv = CudaDriver(0)  # doctest: +SKIP
+        >>> mem = drv.to_device(np.arange(4, dtype="float32"))  # doctest: +SKIP
+    """
 
     def __init__(self, device_id: int = 0) -> None:
         try:
@@ -85,21 +96,38 @@ class CudaDriver:
         fn(*args, grid=tuple(grid), block=tuple(block))
 
     def alloc(self, nbytes: int) -> Any:
-        """Device memory of `nbytes` bytes."""
+        """Device memory of `nbytes` bytes.
+
+        Example:
+            >>> mem = driver().alloc(1024)  # doctest: +SKIP
+        """
         return self.cuda.mem_alloc(max(nbytes, 1))
 
     def to_device(self, array: np.ndarray) -> Any:
-        """Copy a host array to new device memory."""
+        """Copy a host array to new device memory.
+
+        Example:
+            >>> mem = driver().to_device(np.ones(4, "float32"))  # doctest: +SKIP
+        """
         mem = self.alloc(array.nbytes)
         self.cuda.memcpy_htod(mem, np.ascontiguousarray(array))
         return mem
 
     def to_host(self, mem: Any, out: np.ndarray) -> None:
-        """Copy device memory into the contiguous host array `out`."""
+        """Copy device memory into the contiguous host array `out`.
+
+        Example:
+            >>> out = np.empty(4, "float32")  # doctest: +SKIP
+            >>> driver().to_host(driver().to_device(np.ones(4, "float32")), out)  # doctest: +SKIP
+        """
         self.cuda.memcpy_dtoh(out, mem)
 
     def synchronize(self) -> None:
-        """Wait for the device."""
+        """Wait for the device.
+
+        Example:
+            >>> driver().synchronize()  # doctest: +SKIP
+        """
         self.context.synchronize()
 
     def time_launches(self, launch: Any, number: int) -> float:

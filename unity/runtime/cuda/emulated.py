@@ -59,30 +59,69 @@ class EmulatedDriver:
         self.launches = 0
 
     def alloc(self, nbytes: int) -> np.ndarray:
-        """Device memory: `nbytes` zeroed bytes."""
+        """Device memory: `nbytes` zeroed bytes.
+
+        Example:
+            >>> EmulatedDriver().alloc(4)
+            array([0, 0, 0, 0], dtype=uint8)
+        """
         return np.zeros(max(int(nbytes), 1), np.uint8)[: int(nbytes)]
 
     def to_device(self, array: np.ndarray) -> np.ndarray:
-        """A copy of `array` in new memory."""
+        """A copy of `array` in new memory.
+
+        Example:
+            >>> EmulatedDriver().to_device(np.array([1], "int16"))
+            array([1, 0], dtype=uint8)
+        """
         mem = self.alloc(array.nbytes)
         self.write(mem, 0, array)
         return mem
 
     def to_host(self, mem: np.ndarray, out: np.ndarray) -> None:
-        """Copy `mem` into `out`."""
+        """Copy `mem` into `out`.
+
+        Example:
+            >>> drv, out = EmulatedDriver(), np.empty(2, "int32")
+            >>> drv.to_host(drv.to_device(np.array([7, 8], "int32")), out)
+            >>> out
+            array([7, 8], dtype=int32)
+        """
         self.read(mem, 0, out)
 
     def write(self, mem: np.ndarray, offset: int, array: np.ndarray) -> None:
-        """Copy `array` to byte `offset` of `mem`."""
+        """Copy `array` to byte `offset` of `mem`.
+
+        Example:
+            >>> drv = EmulatedDriver()
+            >>> mem = drv.alloc(4)
+            >>> drv.write(mem, 2, np.array([5, 6], "uint8"))
+            >>> mem
+            array([0, 0, 5, 6], dtype=uint8)
+        """
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         mem[offset: offset + raw.size] = raw
 
     def read(self, mem: np.ndarray, offset: int, out: np.ndarray) -> None:
-        """Copy bytes from byte `offset` of `mem` into the contiguous array `out`."""
+        """Copy bytes from byte `offset` of `mem` into the contiguous array `out`.
+
+        Example:
+            >>> drv, out = EmulatedDriver(), np.empty(1, "uint8")
+            >>> drv.read(np.array([1, 2, 3], "uint8"), 2, out)
+            >>> out
+            array([3], dtype=uint8)
+        """
         out.reshape(-1).view(np.uint8)[...] = mem[offset: offset + out.nbytes]
 
     def pointer(self, mem: np.ndarray, offset: int, nbytes: int, dtype: str) -> np.ndarray:
-        """The kernel's view of `nbytes` bytes at `offset`: a flat array of `dtype`."""
+        """The kernel's view of `nbytes` bytes at `offset`: a flat array of `dtype`.
+
+        Example:
+            >>> drv = EmulatedDriver()
+            >>> mem = drv.to_device(np.array([1.0, 2.0, 3.0], "float32"))
+            >>> drv.pointer(mem, 4, 8, "float32")
+            array([2., 3.], dtype=float32)
+        """
         from unity.runtime.tensor import numpy_dtype
 
         dt = numpy_dtype(dtype)
@@ -90,7 +129,21 @@ class EmulatedDriver:
         return mem[offset: offset + count * dt.itemsize].view(dt)
 
     def load_module(self, source: str, arch: str | None = None) -> _EmulatedModule:
-        """The kernels compiled to `source` (their TIR, registered when they were built)."""
+        """The kernels compiled to `source` (their TIR, registered when they were built).
+
+        Example:
+            >>> from unity import tir
+            >>> from unity.ir.module import IRModule
+            >>> A, tx = tir.decl_buffer((4,), "float32", "A"), tir.Var("tx")
+            >>> store = tir.BufferStore(A, A[tx] * 2.0, (tx,))
+            >>> body = tir.For(tx, tir.const(0), tir.const(4), tir.ForKind.THREAD_BINDING, store,
+            ...                thread_binding="threadIdx.x")
+            >>> register_source("// double", IRModule({"double": tir.PrimFunc((A,), body)}))
+            >>> drv = EmulatedDriver()
+            >>> name, kernel = drv.load_module("// double").get_function("double")
+            >>> name, len(kernel.params)
+            ('double', 1)
+        """
         lowered = _SOURCES.get(source)
         if lowered is None:
             raise RuntimeError(
@@ -102,7 +155,23 @@ class EmulatedDriver:
 
     def launch(self, fn: tuple[str, Any], grid: tuple[int, ...], block: tuple[int, ...],
                args: list[Any]) -> None:
-        """Run kernel `fn` over the grid in the emulator."""
+        """Run kernel `fn` over the grid in the emulator.
+
+        Example:
+            >>> from unity import tir
+            >>> from unity.ir.module import IRModule
+            >>> A, tx = tir.decl_buffer((4,), "float32", "A"), tir.Var("tx")
+            >>> store = tir.BufferStore(A, A[tx] * 2.0, (tx,))
+            >>> body = tir.For(tx, tir.const(0), tir.const(4), tir.ForKind.THREAD_BINDING, store,
+            ...                thread_binding="threadIdx.x")
+            >>> register_source("// double", IRModule({"double": tir.PrimFunc((A,), body)}))
+            >>> drv = EmulatedDriver()
+            >>> fn = drv.load_module("// double").get_function("double")
+            >>> mem = drv.to_device(np.arange(4, dtype="float32"))
+            >>> drv.launch(fn, (1, 1, 1), (4, 1, 1), [drv.pointer(mem, 0, 16, "float32")])
+            >>> drv.pointer(mem, 0, 16, "float32"), drv.launches
+            (array([0., 2., 4., 6.], dtype=float32), 1)
+        """
         from unity.tir.gpu_emulator import _emulate_launch
 
         name, kernel = fn
@@ -111,4 +180,8 @@ class EmulatedDriver:
             _emulate_launch(name, kernel, list(grid), list(block), list(args))
 
     def synchronize(self) -> None:
-        """Nothing to wait for: every launch is synchronous."""
+        """Nothing to wait for: every launch is synchronous.
+
+        Example:
+            >>> EmulatedDriver().synchronize()
+        """

@@ -87,10 +87,28 @@ class PlanRunner:
         self.plan, self.alloc, self.launch_fn, self.where = plan, alloc, launch, where
 
     def run(self, env: dict[int, Any]) -> None:
-        """Run the body with the parameters bound in `env`."""
+        """Run the body with the parameters bound in `env`.
+
+        Example:
+            >>> seen = []
+            >>> plan = {"body": ["launch", "k", [["v", 0], 1, 1], [32, 1, 1], [["v", 0]]],
+            ...         "kernels": {"k": ["int32"]}}
+            >>> PlanRunner(plan, None, lambda *a: seen.append(a), "main").run({0: 2})
+            >>> seen
+            [('k', (2, 1, 1), (32, 1, 1), [np.int32(2)])]
+        """
         self.stmt(self.plan["body"], env)
 
     def stmt(self, s: list[Any], env: dict[int, Any]) -> None:
+        """Run one plan statement (`["seq", ...]`, `["for", ...]`, `["launch", ...]`, ...).
+
+        Example:
+            >>> runner = PlanRunner({"kernels": {}}, None, print, "main")
+            >>> env = {}
+            >>> runner.stmt(["let", 0, ["*", 4, 8], ["nop"]], env)
+            >>> env
+            {0: 32}
+        """
         head = s[0]
         if head == "seq":
             for x in s[1]:
@@ -117,6 +135,15 @@ class PlanRunner:
             raise ValueError(f"{self.where}: malformed host plan statement {head!r}")
 
     def launch(self, s: list[Any], env: dict[int, Any]) -> None:
+        """Evaluate a launch's sizes and arguments; call `launch` unless the grid is empty.
+
+        Example:
+            >>> plan = {"kernels": {"k": ["float32"]}}
+            >>> runner = PlanRunner(plan, None, lambda *a: print(a), "main")
+            >>> runner.launch(["launch", "k", [1, 1, 1], [64, 1, 1], [["f", 0.5]]], {})
+            ('k', (1, 1, 1), (64, 1, 1), [np.float32(0.5)])
+            >>> runner.launch(["launch", "k", [0, 1, 1], [64, 1, 1], [["f", 0.5]]], {})  # empty grid
+        """
         _, name, grid, block, args = s
         kinds = self.plan["kernels"][name]
         values = []

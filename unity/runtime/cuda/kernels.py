@@ -87,7 +87,11 @@ class CudaKernels:
         raise ValueError(f"CudaKernels.get_source: unknown format {fmt!r} (cuda, ptx)")
 
     def module_for(self, drv: Any) -> Any:
-        """The kernels loaded by driver `drv` (loaded once per driver)."""
+        """The kernels loaded by driver `drv` (loaded once per driver).
+
+        Example:
+            >>> kernels.module_for(active_driver(0)).get_function("main_kernel")  # doctest: +SKIP
+        """
         key = id(drv)
         loaded = self._modules.get(key)
         if loaded is None or loaded[0] is not drv:

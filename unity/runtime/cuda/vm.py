@@ -92,7 +92,11 @@ class CudaVM:
         return call
 
     def invoke(self, name: str, *args: object) -> object:
-        """Call function `name` (same as ``vm[name](*args)``)."""
+        """Call function `name` (same as ``vm[name](*args)``).
+
+        Example:
+            >>> vm.invoke("main", x)  # doctest: +SKIP
+        """
         return self.get_function(name)(*args)
 
     def time_evaluator(self, name: str, dev: Device | None = None, number: int = 10,

@@ -125,6 +125,33 @@ def _column_tile(extent: int, lanes: int) -> int:
     return min(divisors, key=lambda d: (_vector_cost(d, lanes), -d))
 
 
+def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
+    """`(to, tx)`: output channels (a multiple of 8) x columns of a register tile.
+
+    Enough independent vector accumulators (8) hide the FMA latency; more than the
+    register file holds (24 of AVX-512's 32, 12 of AVX2's 16) spill.  `tx` divides the
+    width, so a prime width such as 13 takes all 13 columns rather than 1.
+
+    Example:
+        >>> _channel_tile(64, 56, 16), _channel_tile(1000, 13, 16), _channel_tile(192, 13, 16)
+        ((32, 8), (8, 13), (16, 13))
+    """
+    budget = 24 if lanes >= 16 else 12
+    best, best_key = None, None
+    for to in (2 * lanes, lanes, 8):
+        if oc % to:
+            continue
+        vectors = -(-to // lanes)
+        efficiency = to / (vectors * lanes)
+        for tx in range(1, min(ow, 16) + 1):
+            if ow % tx or vectors * tx > budget:
+                continue
+            key = (min(vectors * tx, 8) * efficiency, to * tx)
+            if best_key is None or key > best_key:
+                best, best_key = (to, tx), key
+    return best
+
+
 def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
     """Tile the conv2d block and take its epilogue; return the epilogue blocks taken.
 
@@ -137,9 +164,9 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     if oc is None or ow is None:
         raise_unsupported("symbolic output channels or width")
     channel_vector = not _uses(x_load.indices, o_var)
-    to = next((t for t in (2 * ctx.lanes, ctx.lanes, 8) if oc % t == 0), None)
-    if channel_vector and to is not None:
-        return _channels_in_vector(sch, info, w_load, to, _divisor(ow, 8), ctx)
+    tile = _channel_tile(oc, ow, ctx.lanes)
+    if channel_vector and tile is not None:
+        return _channels_in_vector(sch, info, w_load, *tile, ctx)
     to = _divisor(oc, 8 if ow >= ctx.lanes else 4)
     return _columns_in_vector(sch, info, to, _column_tile(ow, ctx.lanes), ctx)
 

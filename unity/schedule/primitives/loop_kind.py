@@ -20,8 +20,13 @@ from __future__ import annotations
 
 from unity.ir.structural import structural_equal
 from unity.schedule.analysis import (
-    as_int, child_realizes, linear, reduction_loop_vars, simplify, used_vars,
-)  # fmt: skip
+    as_int,
+    child_realizes,
+    linear,
+    reduction_loop_vars,
+    simplify,
+    used_vars,
+)
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts

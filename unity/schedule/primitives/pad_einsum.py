@@ -21,6 +21,7 @@ After ``sch.pad_einsum(c, [4, 4, 4])``::
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 from unity.schedule.analysis import as_int, with_regions
@@ -63,9 +64,13 @@ def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> 
     path = find_path(func.body, lambda s: s is path[-1])
     realize: BlockRealize = path[-1]  # type: ignore[index]
     blk = realize.block
-    if len(padding) != len(blk.iter_vars) or any(p <= 0 for p in padding):
+    if len(padding) != len(blk.iter_vars):
         msg = f"block {blk.name_hint} has {len(blk.iter_vars)} iteration variables; got paddings {list(padding)}"
         raise ScheduleError(P, msg, func, blk)
+    for iv, p in zip(blk.iter_vars, padding):
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p <= 0:
+            msg = f"padding {p!r} of iteration variable {iv.var.name} is not a positive int"
+            raise ScheduleError(P, msg, func, blk)
     loops = _loops_of(path, realize, func)
     if blk.init is not None and not (
         isinstance(blk.body, BufferStore) and isinstance(blk.body.value, Add)

@@ -29,6 +29,8 @@ After ``sch.rfactor(k, factor_axis=0)`` (with `k` split into `k_0, k_1` first, r
 
 from __future__ import annotations
 
+import numbers
+
 from unity.ir.structural import structural_equal
 from unity.schedule.analysis import child_realizes, reduction_loop_vars, used_vars, with_regions
 from unity.schedule.error import ScheduleError
@@ -91,6 +93,15 @@ def rfactor(state: ScheduleState, loop: LoopRV, factor_axis: int = 0) -> BlockRV
     if outside:
         names = ", ".join(sorted(v.name for v in outside))
         msg = f"block {blk.name_hint} reduces over {names}, which are not loops of its scope"
+        raise ScheduleError(P, msg, func, blk)
+    ndim = store.buffer.ndim
+    if isinstance(factor_axis, bool) or not isinstance(factor_axis, numbers.Integral) or not (
+        -(ndim + 1) <= factor_axis <= ndim
+    ):
+        msg = (
+            f"factor_axis {factor_axis!r} is out of range for {store.buffer.name} of rank "
+            f"{ndim}; use an int in [{-(ndim + 1)}, {ndim}]"
+        )
         raise ScheduleError(P, msg, func, blk)
     rf_realize, rf_buf = _rf_block(
         state, func, realize, store, combiner, rhs, target, loops, factor_axis

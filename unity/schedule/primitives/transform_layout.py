@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
-from unity.schedule.analysis import as_int, const_bound, simplify, with_regions
+from unity.schedule.analysis import as_int, const_bound, simplify, used_vars, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import alloc_in_root, is_param
 from unity.schedule.state import BlockRV, ScheduleState
@@ -63,6 +63,15 @@ def transform_layout(
         raise ScheduleError(p, msg, func, blk)
     outputs = index_map(*params)
     outputs = [const(e) for e in (outputs if isinstance(outputs, list | tuple) else (outputs,))]
+    names = list(inspect.signature(index_map).parameters)
+    dropped = [n for n, v, dim in zip(names, params, buf.shape) if as_int(dim) != 1
+               and not any(v in used_vars(e) for e in outputs)]  # fmt: skip
+    if dropped:
+        msg = (
+            f"the index map drops index {', '.join(dropped)} of {buf.name}: distinct elements "
+            "would share one location (the map must be one-to-one)"
+        )
+        raise ScheduleError(p, msg, func, blk)
     new_buf = decl_buffer(
         _new_shape(outputs, params, buf, func, p), buf.dtype, buf.name, scope=buf.scope
     )

@@ -87,8 +87,10 @@ class ScriptDecorator:
 
     Example:
         >>> from unity.script import tir as T
-        >>> isinstance(T.prim_func, ScriptDecorator), isinstance(T.prim_func(private=True), ScriptDecorator)
-        (True, True)
+        >>> isinstance(T.prim_func, ScriptDecorator)
+        True
+        >>> isinstance(T.prim_func(private=True), ScriptDecorator)  # with options
+        True
     """
 
     def __init__(

@@ -48,7 +48,13 @@ Signatures = Callable[[], Mapping[str, FuncStructInfo]]
 
 
 class ModuleFunctions:
-    """What `cls` means in a module's function: `cls.f` is the `GlobalVar` of `f`."""
+    """What `cls` means in a module's function: `cls.f` is the `GlobalVar` of `f`.
+
+    Example:
+        >>> gv = GlobalVar("f")
+        >>> ModuleFunctions({"f": gv}).f is gv
+        True
+    """
 
     def __init__(self, global_vars: Mapping[str, GlobalVar]) -> None:
         self._global_vars = global_vars
@@ -62,7 +68,16 @@ class ModuleFunctions:
 
 
 class RelaxEvaluator(Evaluator):
-    """`Evaluator` for relax script: builds and normalizes relax expressions."""
+    """`Evaluator` for relax script: builds and normalizes relax expressions.
+
+    Example:
+        >>> from unity import relax
+        >>> from unity.script import relax as R
+        >>> ev = RelaxEvaluator(Source("", "<s>"), {"R": R}, {})
+        >>> ev.define("x", relax.Var("x", relax.TensorStructInfo((2, 3), "float32")))
+        >>> ev.eval(ast.parse("R.add(x, x)", mode="eval").body).struct_info_
+        R.Tensor((2, 3), dtype="float32")
+    """
 
     def __init__(
         self,
@@ -90,7 +105,13 @@ class RelaxEvaluator(Evaluator):
         raise self.error(node, f"unknown name {name!r}")
 
     def span(self, node: ast.AST) -> Span:
-        """Where `node` is in the user's file (1-based lines, 0-based columns)."""
+        """Where `node` is in the user's file (1-based lines, 0-based columns).
+
+        Example:
+            >>> ev = RelaxEvaluator(Source("y", "m.py"), {}, {})
+            >>> ev.span(ast.parse("y").body[0])
+            Span(source_name='m.py', line=1, column=0, end_line=1, end_column=1)
+        """
         src = self.source
         line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
         end_line = getattr(node, "end_lineno", line) or line
@@ -154,7 +175,14 @@ class RelaxEvaluator(Evaluator):
         return result
 
     def module_function(self, node: ast.AST, callee: Any) -> Any:
-        """The module's own `GlobalVar` for `"name"`, `I.GlobalVar("name")` or `cls.name`."""
+        """The module's own `GlobalVar` for `"name"`, `I.GlobalVar("name")` or `cls.name`.
+
+        Example:
+            >>> gv = GlobalVar("f")
+            >>> ev = RelaxEvaluator(Source("", "<s>"), {}, {"f": gv})
+            >>> ev.module_function(ast.parse("f").body[0], "f") is gv
+            True
+        """
         name = callee if isinstance(callee, str) else getattr(callee, "name_hint", None)
         if not isinstance(name, str) or not isinstance(callee, str | GlobalVar):
             return callee
@@ -167,7 +195,17 @@ class RelaxEvaluator(Evaluator):
     def call_function(
         self, node: ast.Call, fn: GlobalVar | Expr, args: list[Any], kwargs: dict[str, Any]
     ) -> Expr:
-        """`cls.f(x, y)` (a module function) or `f(x)` (a function-valued expression)."""
+        """`cls.f(x, y)` (a module function) or `f(x)` (a function-valued expression).
+
+        Example:
+            >>> from unity import relax
+            >>> gv, x = GlobalVar("f"), relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+            >>> ev = RelaxEvaluator(Source("", "<s>"), {}, {"f": gv})
+            >>> out = relax.TensorStructInfo((2,), "float32")
+            >>> node = ast.parse("f(x)").body[0]
+            >>> ev.call_function(node, gv, [x], {"sinfo_args": out}).struct_info_
+            R.Tensor((2,), dtype="float32")
+        """
         unknown = set(kwargs) - {"sinfo_args", "out_sinfo"}
         if unknown:
             raise self.error(node, f"unexpected keyword {min(unknown)!r} in a function call")
@@ -180,7 +218,17 @@ class RelaxEvaluator(Evaluator):
         return self.normalize(node, Call(fn, call_args, sinfo_args=sinfos))
 
     def normalize(self, node: ast.AST, expr: Expr) -> Expr:
-        """Fill `expr`'s struct info (its children already have theirs) and its span."""
+        """Fill `expr`'s struct info (its children already have theirs) and its span.
+
+        Example:
+            >>> from unity import relax
+            >>> from unity.script import relax as R
+            >>> x = relax.Var("x", relax.TensorStructInfo((4,), "float32"))
+            >>> call = Call(R.add.op, (x, x))
+            >>> ev = RelaxEvaluator(Source("", "<s>"), {}, {})
+            >>> ev.normalize(ast.parse("x").body[0], call).struct_info_
+            R.Tensor((4,), dtype="float32")
+        """
         if expr.struct_info_ is not None:
             return expr.replace(span=self.span(node)) if isinstance(expr, Call) else expr
         try:

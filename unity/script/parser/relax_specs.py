@@ -31,19 +31,39 @@ from unity.relax.struct_info import StructInfo
 
 @dataclass(frozen=True)
 class DataflowSpec:
-    """`with R.dataflow():` opens a dataflow block."""
+    """`with R.dataflow():` opens a dataflow block.
+
+    Example:
+        >>> from unity.script import relax as R
+        >>> R.dataflow()
+        DataflowSpec()
+    """
 
 
 @dataclass(frozen=True)
 class OutputSpec:
-    """`R.output(a, b)`: the variables a dataflow block exports (its last statement)."""
+    """`R.output(a, b)`: the variables a dataflow block exports (its last statement).
+
+    Example:
+        >>> from unity.script import relax as R
+        >>> R.output("gv0", "gv1")
+        OutputSpec(values=('gv0', 'gv1'))
+    """
 
     values: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
 class MatchCastSpec:
-    """`R.match_cast(value, sinfo)`: the right-hand side of a `MatchCast` binding."""
+    """`R.match_cast(value, sinfo)`: the right-hand side of a `MatchCast` binding.
+
+    Example:
+        >>> from unity import relax
+        >>> from unity.script import relax as R
+        >>> x = relax.Var("x", relax.TensorStructInfo(ndim=2, dtype="float32"))
+        >>> R.match_cast(x, R.Tensor((4, 4), "float32")).struct_info
+        R.Tensor((4, 4), dtype="float32")
+    """
 
     value: Expr
     struct_info: StructInfo
@@ -51,7 +71,13 @@ class MatchCastSpec:
 
 @dataclass(frozen=True)
 class FuncAttrSpec:
-    """`R.func_attr({...})`: the attributes of the enclosing function."""
+    """`R.func_attr({...})`: the attributes of the enclosing function.
+
+    Example:
+        >>> from unity.script import relax as R
+        >>> R.func_attr({"num_input": 1})
+        FuncAttrSpec(attrs={'num_input': 1})
+    """
 
     attrs: Mapping[str, Any]
 
@@ -104,6 +130,13 @@ class ScriptOp:
     The builder is tried first (`R.sum(x, axis=1)`); when its signature does not accept
     the arguments, the keywords must name the fields of one attrs class of the op's
     family (what the printer writes) and the call is built from them directly.
+
+    Example:
+        >>> from unity import relax
+        >>> from unity.script import relax as R
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> R.sum.script_name, R.sum(x, axis=1)
+        ('R.sum', R.sum(x, axis=(1,), keepdims=False))
     """
 
     def __init__(self, op: Op) -> None:

@@ -138,7 +138,8 @@ class TIRExprEvaluator(Evaluator):
             >>> from unity.script.parser.errors import Source
             >>> ev, node = TIRExprEvaluator(Source("x", "<s>"), {}), ast.parse("x").body[0]
             >>> ev.check_same_dtype(node, "+", E.Var("i"), E.Var("j", "int64"))  # widths may differ
-            >>> ev.check_same_dtype(node, "+", E.Var("i"), E.Var("x", "float32"))  # doctest: +ELLIPSIS
+            >>> x = E.Var("x", "float32")
+            >>> ev.check_same_dtype(node, "+", E.Var("i"), x)  # doctest: +ELLIPSIS
             Traceback (most recent call last):
                 ...
             unity.script.parser.errors.ParseError: <s>:1:1: error: operands of + have different dtypes: ...

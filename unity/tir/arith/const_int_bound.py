@@ -59,7 +59,8 @@ class ConstIntBound:
         """True when there is no lower bound.
 
         Example:
-            >>> ConstIntBound(NEG_INF, 0).is_unbounded_below(), ConstIntBound(0, 4).is_unbounded_below()
+            >>> unbounded, bounded = ConstIntBound(NEG_INF, 0), ConstIntBound(0, 4)
+            >>> unbounded.is_unbounded_below(), bounded.is_unbounded_below()
             (True, False)
         """
         return self.min_value <= NEG_INF
@@ -68,7 +69,8 @@ class ConstIntBound:
         """True when there is no upper bound.
 
         Example:
-            >>> ConstIntBound(0, POS_INF).is_unbounded_above(), ConstIntBound(0, 4).is_unbounded_above()
+            >>> unbounded, bounded = ConstIntBound(0, POS_INF), ConstIntBound(0, 4)
+            >>> unbounded.is_unbounded_above(), bounded.is_unbounded_above()
             (True, False)
         """
         return self.max_value >= POS_INF

@@ -84,7 +84,8 @@ class IntervalSet:
         """True when both ends are the same node (or equal immediates).
 
         Example:
-            >>> IntervalSet(E.const(3), E.const(3)).is_single_point(), IntervalSet.everything().is_single_point()
+            >>> three = IntervalSet(E.const(3), E.const(3))
+            >>> three.is_single_point(), IntervalSet.everything().is_single_point()
             (True, False)
         """
         a, b = self.min_value, self.max_value
@@ -113,7 +114,8 @@ class IntervalSet:
 
         Example:
             >>> from unity.tir.arith.analyzer import Analyzer
-            >>> s = IntervalSet(E.const(0), E.const(3)).union(IntervalSet(E.const(8), E.const(9)), Analyzer())
+            >>> a, b = IntervalSet(E.const(0), E.const(3)), IntervalSet(E.const(8), E.const(9))
+            >>> s = a.union(b, Analyzer())
             >>> s.min_value.value, s.max_value.value
             (0, 9)
         """

@@ -86,7 +86,8 @@ class IterSum:
 
         Example:
             >>> i, j = E.Var("i"), E.Var("j")
-            >>> IterSum((IterSplit(i, 1, 4, 8), IterSplit(j, 1, 4, 1)), E.const(0)).is_fused()  # a gap
+            >>> splits = (IterSplit(i, 1, 4, 8), IterSplit(j, 1, 4, 1))  # scales 8 and 1: a gap
+            >>> IterSum(splits, E.const(0)).is_fused()
             False
         """
         ordered = sorted(self.splits, key=lambda s: s.scale)

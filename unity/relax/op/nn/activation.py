@@ -34,7 +34,14 @@ silu = _activation("silu")
 
 @dataclass(frozen=True, slots=True)
 class SoftmaxAttrs(Attrs):
-    """The axis softmax normalizes over."""
+    """The axis softmax normalizes over.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> softmax(x, axis=1).attrs
+        SoftmaxAttrs(axis=1)
+    """
 
     axis: int = -1
 
@@ -71,7 +78,14 @@ def log_softmax(op: RelaxOp, x: Expr, axis: int = -1) -> Call:
 
 @dataclass(frozen=True, slots=True)
 class DropoutAttrs(Attrs):
-    """The drop probability (inference: dropout is the identity)."""
+    """The drop probability (inference: dropout is the identity).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> dropout(x, rate=0.1).attrs
+        DropoutAttrs(rate=0.1)
+    """
 
     rate: float = 0.5
 

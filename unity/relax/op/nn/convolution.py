@@ -24,7 +24,16 @@ from unity.relax.struct_info import StructInfo, TensorStructInfo, format_shape, 
 
 @dataclass(frozen=True, slots=True)
 class Conv2DAttrs(Attrs):
-    """Strides, padding (top, left, bottom, right), dilation, groups and layouts."""
+    """Strides, padding (top, left, bottom, right), dilation, groups and layouts.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
+        >>> w = relax.Var("w", relax.TensorStructInfo((8, 4, 3, 3), "float32"))
+        >>> attrs = conv2d(img, w, padding=(1, 1)).attrs
+        >>> attrs.padding, attrs.strides, attrs.data_layout
+        ((1, 1, 1, 1), (1, 1), 'NCHW')
+    """
 
     strides: tuple[int, int] = (1, 1)
     padding: tuple[int, int, int, int] = (0, 0, 0, 0)

@@ -35,7 +35,16 @@ def _check_param(call: Call, index: int, what: str, expected: Sequence[Dim] | No
 
 @dataclass(frozen=True, slots=True)
 class BatchNormAttrs(Attrs):
-    """Channel axis, epsilon, whether to apply beta/gamma, and the running-stat momentum."""
+    """Channel axis, epsilon, whether to apply beta/gamma, and the running-stat momentum.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
+        >>> c = relax.Var("c", relax.TensorStructInfo((4,), "float32"))
+        >>> attrs = batch_norm(img, c, c, c, c, epsilon=1e-3).attrs
+        >>> attrs.axis, attrs.epsilon
+        (1, 0.001)
+    """
 
     axis: int = 1
     epsilon: float = 1e-5
@@ -76,7 +85,15 @@ def batch_norm(
 
 @dataclass(frozen=True, slots=True)
 class LayerNormAttrs(Attrs):
-    """Axes normalized over, epsilon, and whether to apply beta/gamma."""
+    """Axes normalized over, epsilon, and whether to apply beta/gamma.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> g = relax.Var("g", relax.TensorStructInfo((3,), "float32"))
+        >>> layer_norm(x, g, g, axes=[-1]).attrs
+        LayerNormAttrs(axes=(-1,), epsilon=1e-05, center=True, scale=True)
+    """
 
     axes: tuple[int, ...]
     epsilon: float = 1e-5
@@ -115,7 +132,16 @@ def layer_norm(
 
 @dataclass(frozen=True, slots=True)
 class GroupNormAttrs(Attrs):
-    """Number of channel groups, the channel axis, the normalized axes, epsilon."""
+    """Number of channel groups, the channel axis, the normalized axes, epsilon.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
+        >>> g = relax.Var("g", relax.TensorStructInfo((4,), "float32"))
+        >>> attrs = group_norm(img, g, g, num_groups=2).attrs
+        >>> attrs.num_groups, attrs.axes
+        (2, (2, 3))
+    """
 
     num_groups: int
     channel_axis: int = 1

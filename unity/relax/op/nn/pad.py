@@ -22,7 +22,14 @@ from unity.relax.struct_info import StructInfo
 
 @dataclass(frozen=True, slots=True)
 class PadAttrs(Attrs):
-    """`pad_width` as (before_0, after_0, before_1, after_1, ...), value and mode."""
+    """`pad_width` as (before_0, after_0, before_1, after_1, ...), value and mode.
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+        >>> pad(x, (0, 0, 1, 1)).attrs
+        PadAttrs(pad_width=(0, 0, 1, 1), pad_value=0.0, pad_mode='constant')
+    """
 
     pad_width: tuple[int, ...]
     pad_value: float = 0.0

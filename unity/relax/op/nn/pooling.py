@@ -21,7 +21,15 @@ from unity.relax.struct_info import StructInfo, TensorStructInfo
 
 @dataclass(frozen=True, slots=True)
 class Pool2DAttrs(Attrs):
-    """Window, strides, padding (top, left, bottom, right), dilation, rounding and layout."""
+    """Window, strides, padding (top, left, bottom, right), dilation, rounding and layout.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
+        >>> attrs = max_pool2d(img, pool_size=(2, 2), strides=(2, 2)).attrs
+        >>> attrs.pool_size, attrs.padding, attrs.layout
+        ((2, 2), (0, 0, 0, 0), 'NCHW')
+    """
 
     pool_size: tuple[int, int]
     strides: tuple[int, int]
@@ -80,7 +88,14 @@ avg_pool2d = _pool("avg_pool2d")
 
 @dataclass(frozen=True, slots=True)
 class AdaptivePool2DAttrs(Attrs):
-    """Output (height, width) (None: keep the input's) and layout."""
+    """Output (height, width) (None: keep the input's) and layout.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
+        >>> adaptive_avg_pool2d(img, output_size=(1, 1)).attrs
+        AdaptivePool2DAttrs(output_size=(1, 1), layout='NCHW')
+    """
 
     output_size: tuple[int, int] | None = None
     layout: str = "NCHW"
