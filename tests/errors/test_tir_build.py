@@ -32,3 +32,12 @@ def test_interpret_argument_count():
     func = tir.PrimFunc((BUF,), tir.BufferStore(BUF, tir.const(1.0, "float32"), (tir.const(0),)))
     with pytest.raises(InterpretError, match="the function takes 1 arguments, got 0"):
         tir.interpret(func)
+
+
+def test_store_of_a_mismatched_dtype_is_refused_not_bit_cast():
+    A = tir.decl_buffer((4,), "float32", "A")
+    i = tir.Var("i")
+    store = tir.BufferStore(A, i, (i,))  # an int32 value into a float32 buffer
+    func = tir.PrimFunc((A,), tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, store))
+    with pytest.raises(DiagnosticError, match="stores a int32 value into float32 buffer A"):
+        unity.build(func, "llvm")

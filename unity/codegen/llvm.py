@@ -168,7 +168,12 @@ class CodeGenLLVM(ParallelCodegen):
         del self.env[stmt.var]
 
     def visit_buffer_store_(self, stmt: S.BufferStore) -> None:
-        buffer, value = stmt.buffer, self.emit(stmt.value)
+        buffer = stmt.buffer
+        if dt.element(stmt.value.dtype) != dt.element(buffer.dtype):
+            msg = (f"stores a {stmt.value.dtype} value into {buffer.dtype} buffer {buffer.name}; "
+                   f"cast it first (T.Cast(\"{buffer.dtype}\", value))")
+            raise self.error(msg, stmt)
+        value = self.emit(stmt.value)
         index = self.flat_index(buffer, stmt.indices, stmt)
         elem = llvm_type(dt.element(buffer.dtype), memory=True)
         align = max(1, dt.bits(buffer.dtype) // 8)

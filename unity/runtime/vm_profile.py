@@ -22,7 +22,13 @@ from unity.runtime.vm_pool import StoragePool
 
 @dataclass(frozen=True, slots=True)
 class ProfileRow:
-    """One kernel call site: seconds per run (summed over its calls in one run)."""
+    """One kernel call site: seconds per run (summed over its calls in one run).
+
+    Example:
+        >>> row = ProfileRow("fused_matmul_add", "(1, 64) (64, 64) -> (1, 64)", 2, 3e-4, 0.75)
+        >>> row.calls, row.share
+        (2, 0.75)
+    """
 
     name: str
     shapes: str
