@@ -26,6 +26,7 @@ Run: ``python bench/matmul.py [--rounds R] [--no-naive] [--n N] [--threads T]``
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -120,11 +121,15 @@ def main() -> None:
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
     run = lib.time_evaluator("main", unity.cpu(), number=1, repeat=3)
 
+    flops = 2 * n**3 / 1e9
     best = {"peak": 0.0, "scheduled": float("inf"), "numpy": float("inf")}
+    shares = []  # per round: scheduled GFLOP/s over the peak measured just before
     for _ in range(args.rounds):  # interleaved: each round sees about the same load
         peak_now = measure_peak_gflops(seconds=0.03, threads=args.threads or None, tries=2)
         best["peak"] = max(best["peak"], peak_now)
-        best["scheduled"] = min(best["scheduled"], run(a, b, c).min)
+        ours = run(a, b, c).min
+        best["scheduled"] = min(best["scheduled"], ours)
+        shares.append(100 * flops / ours / peak_now)
         best["numpy"] = min(
             best["numpy"], min(_time(lambda: np.matmul(a, b, out=c)) for _ in range(3))
         )
@@ -136,7 +141,7 @@ def main() -> None:
         )
         np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
 
-    peak, flops = best["peak"], 2 * n**3 / 1e9
+    peak = best["peak"]
     threads = f"{args.threads} thread(s)" if args.threads else f"{num_cores()} cores"
     print(f"matmul {n}^3 float32 on {threads}; FMA peak {peak:.0f} GFLOP/s", end="")
     print(f" (best of {args.rounds} rounds; numpy uses its own threads)")
@@ -146,6 +151,9 @@ def main() -> None:
         share = 100 * gflops / peak
         print(f"  {who:12s}: {seconds * 1e3:8.2f} ms  {gflops:7.1f} GFLOP/s  {share:5.1f}% of peak")
     print(f"  scheduled / numpy speed: {best['numpy'] / best['scheduled']:.2f}x")
+    print(f"  scheduled, median of per-round shares of peak: {statistics.median(shares):.1f}%")
+    if flops / best["scheduled"] > peak:
+        print("  (over 100%: the load changed between measurements; rerun on a quieter machine)")
 
 
 def _time(fn) -> float:

@@ -82,9 +82,9 @@ def _class_table(trees: dict[Path, ast.Module]) -> dict[str, list[ClassInfo]]:
         for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
             info = ClassInfo([_base_name(b) for b in cls.bases])
             for item in cls.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    if ast.get_docstring(item):
-                        info.documented.add(item.name)
+                is_def = isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                if is_def and ast.get_docstring(item):
+                    info.documented.add(item.name)
             table.setdefault(cls.name, []).append(info)
     return table
 

@@ -20,6 +20,16 @@ def _node(op, ins, outs, **attrs):
     return helper.make_node(op, ins, outs, **attrs)
 
 
+CYCLE_ADD_RELU = (
+    "the graph has a cycle: "
+    "Add node \"Add_0\" -('a')-> Relu node \"Relu_1\" -('b')-> Add node \"Add_0\""
+)
+CYCLE_RELU_ABS_NEG = (
+    "Relu node \"Relu_0\" -('y')-> Abs node \"Abs_1\" -('u')-> Neg node \"Neg_2\" "
+    "-('t')-> Relu node \"Relu_0\""
+)
+
+
 @pytest.mark.parametrize(
     "model, phrases",
     [
@@ -38,11 +48,15 @@ def _node(op, ins, outs, **attrs):
         (_model([_node("Identity", ["x"], ["y"])],
                 inputs=(helper.make_tensor_value_info("x", TensorProto.STRING, [2]),)),
          ["graph input 'x' has element type STRING"]),
-        # A cycle: ONNX graphs are topologically sorted, so the first node of the cycle
-        # reads a value no earlier node made.
+        # A cycle is reported as one, with the nodes and values on it (a node off the cycle
+        # reading from it is not named).
         (_model([_node("Add", ["x", "b"], ["a"]), _node("Relu", ["a"], ["b"]),
                  _node("Relu", ["a"], ["y"])]),
-         ['Add node "Add_0"', "input 'b' is produced by no earlier node"]),
+         [CYCLE_ADD_RELU]),
+        (_model([_node("Relu", ["t"], ["y"]), _node("Abs", ["y"], ["u"]), _node("Neg", ["u"], ["t"])]),
+         [CYCLE_RELU_ABS_NEG]),
+        (_model([_node("Relu", ["y"], ["y"])]),
+         ['the graph has a cycle: Relu node "Relu_0" -(\'y\')-> Relu node "Relu_0"']),
     ],
 )
 def test_malformed_model(model, phrases):
@@ -66,27 +80,59 @@ def test_unsupported_ops_are_listed_all_at_once():
 @pytest.mark.parametrize(
     "node, phrase",
     [
-        (_node("Softmax", ["x"], ["y"], axis="one"), "axis"),
-        (_node("Transpose", ["x"], ["y"], perm=1.5), "perm"),
+        (_node("Softmax", ["x"], ["y"], axis="one"),
+         "attribute 'axis' must be an INT, got a STRING ('one')"),
+        (_node("Transpose", ["x"], ["y"], perm=1.5),
+         "attribute 'perm' must be an INTS, got a FLOAT (1.5)"),
+        (_node("LeakyRelu", ["x"], ["y"], alpha=[0.1, 0.2]),
+         "attribute 'alpha' must be a FLOAT, got a FLOATS ([0.1"),
     ],
-    ids=["softmax-axis", "transpose-perm"],
+    ids=["softmax-axis", "transpose-perm", "leakyrelu-alpha"],
 )
 def test_wrong_attribute_type_names_the_attribute(node, phrase):
     with pytest.raises(OnnxImportError) as info:
         from_onnx(_model([node]))
-    assert f'{node.op_type} node "{node.op_type}_0"' in str(info.value)
-    if phrase not in str(info.value):  # reported to the frontend owner (H11)
-        pytest.xfail(f"the message does not name the attribute: {info.value}")
+    assert f'{node.op_type} node "{node.op_type}_0": {phrase}' in str(info.value)
 
 
-@pytest.mark.xfail(reason="reported to H11: an opset newer than unity knows is accepted silently")
+def test_int_attribute_where_a_float_is_due_is_accepted():
+    node = _node("LeakyRelu", ["x"], ["y"], alpha=1)  # exporters write alpha=1 as an INT
+    assert from_onnx(_model([node]))["main"].ret_struct_info.shape == (2, 3)
+
+
 def test_opset_out_of_range():
-    with pytest.raises(OnnxImportError, match="opset 99"):
+    from unity.relax.frontend.onnx.validate import MAX_OPSET
+
+    newer = f"opset 99, newer than unity supports .opsets 7 to {MAX_OPSET}"
+    with pytest.raises(OnnxImportError, match=newer):
         from_onnx(_model([_node("Relu", ["x"], ["y"])], opset=99))
+    with pytest.raises(OnnxImportError, match="opset 99"):
+        from_onnx(_model([_node("Relu", ["x"], ["y"])]), opset=99)
+    assert MAX_OPSET >= 21  # the range, 7 to 21, at least
+    from_onnx(_model([_node("Relu", ["x"], ["y"])], opset=MAX_OPSET))
 
 
-@pytest.mark.xfail(reason="reported to H11: two nodes writing one value name are accepted")
 def test_value_produced_twice():
-    model = _model([_node("Relu", ["x"], ["y"]), _node("Relu", ["x"], ["y"])])
-    with pytest.raises(OnnxImportError, match="'y'"):
+    model = _model([_node("Relu", ["x"], ["y"]), _node("Abs", ["x"], ["y"])])
+    with pytest.raises(OnnxImportError) as info:
         from_onnx(model)
+    assert str(info.value) == (
+        "value 'y' is produced by two nodes: Relu node \"Relu_0\" and Abs node \"Abs_1\" "
+        "(ONNX values are assigned once)"
+    )
+    twice = "value 'x' is a graph input and also produced by Relu node"
+    with pytest.raises(OnnxImportError, match=twice):
+        from_onnx(_model([_node("Relu", ["y"], ["x"]), _node("Abs", ["x"], ["y"])]))
+
+
+def test_unsorted_acyclic_graph_is_sorted():
+    import numpy as np
+
+    import unity
+    from unity import relax
+
+    model = _model([_node("Relu", ["t"], ["y"]), _node("Neg", ["x"], ["t"])])
+    ex = unity.compile(from_onnx(model), target="llvm")
+    a = np.array([[1, -2, 3], [-4, 5, -6]], "float32")
+    got = relax.VirtualMachine(ex, unity.cpu())["main"](a).numpy()
+    np.testing.assert_array_equal(got, np.maximum(-a, 0))

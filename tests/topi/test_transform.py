@@ -57,6 +57,39 @@ def test_split_sections_of_a_symbolic_axis():
     check([x], parts, [a], np.split(a, 2))
 
 
+def test_split_sections_of_a_symbolic_axis_that_does_not_divide():
+    n = te.var("n")
+    x = te.placeholder((n,), name="x")
+    parts = topi.split(x, 3)  # sections of ceil(n / 3), the last ones shorter or empty (ONNX)
+    for rows in (1, 4, 5, 6):
+        a = rand((rows,))
+        size = -(-rows // 3)
+        check([x], parts, [a], [a[k * size : (k + 1) * size] for k in range(3)])
+
+
+def test_split_points_of_a_symbolic_axis_are_clamped():
+    n = te.var("n")
+    x = te.placeholder((n, 2), name="x")
+    parts = topi.split(x, [2, -1])  # numpy: x[:2], x[2:-1], x[-1:], Python slice rules
+    for rows in (1, 2, 5):
+        a = rand((rows, 2))
+        check([x], parts, [a], np.split(a, [2, -1]))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 6])
+@pytest.mark.parametrize(
+    ("begin", "end", "stride"),
+    [(-1, 2**31 - 1, 1), (-4, -1, 1), (1, -2, 2), (-1, -2**31, -1), (-2, 0, -1), (4, -5, -2),
+     (2**31 - 1, -2**31, -2), (0, 5, -1)],
+)  # fmt: skip
+def test_strided_slice_of_symbolic_axis_with_negative_bounds_and_strides(rows, begin, end, stride):
+    n = te.var("n")
+    x = te.placeholder((n, 2), name="x")
+    out = topi.strided_slice(x, [begin], [end], [stride])
+    a = rand((rows, 2))
+    check([x], out, [a], a[begin:end:stride])
+
+
 def test_broadcast_to():
     x = te.placeholder((3, 1), name="x")
     a = rand((3, 1))

@@ -86,6 +86,9 @@ class CodeGenLLVM(ParallelCodegen):
 
         A name the generated code itself uses (`free`, `erff`, ...) gets the symbol
         `__unity_fn_<name>` instead; the metadata records the symbol.
+
+        Example:
+            >>> meta = CodeGenLLVM(Target("llvm")).add_function("main", func)  # doctest: +SKIP
         """
         self.where, self.asserts, self.env = f"@{name}", [], {}
         symbol = f"__unity_fn_{name}" if _reserved(name) else name
@@ -119,7 +122,11 @@ class CodeGenLLVM(ParallelCodegen):
         return meta
 
     def finish(self, metadata: dict[str, Any]) -> ir.Module:
-        """Embed `metadata` (as `__unity_metadata`) and return the finished module."""
+        """Embed `metadata` (as `__unity_metadata`) and return the finished module.
+
+        Example:
+            >>> ir_module = cg.finish({"functions": {"main": meta}})  # doctest: +SKIP
+        """
         data = bytearray(json.dumps(metadata).encode()) + b"\0"
         blob = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(data)), METADATA_SYMBOL)
         blob.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
@@ -142,7 +149,11 @@ class CodeGenLLVM(ParallelCodegen):
 
     # -- statements -----------------------------------------------------------------------
     def visit_stmt(self, stmt: S.Stmt) -> None:
-        """Emit `stmt` at the builder's position."""
+        """Emit `stmt` at the builder's position.
+
+        Example:
+            >>> cg.visit_stmt(tir.Evaluate(tir.const(0)))  # doctest: +SKIP
+        """
         self.memo.clear()
         dispatch_table(type(self), type(stmt))(self, stmt)
 

@@ -78,7 +78,11 @@ def _splat(ty: ir.Type, value: int) -> ir.Constant:
 
 
 class ExprCodegen:
-    """Emit expressions with `self.builder`; variables are looked up in `self.env`."""
+    """Emit expressions with `self.builder`; variables are looked up in `self.env`.
+
+    Example:
+        >>> class CodeGenLLVM(ExprCodegen): ...  # doctest: +SKIP
+    """
 
     module: ir.Module
     builder: ir.IRBuilder
@@ -93,7 +97,11 @@ class ExprCodegen:
     store may change what a load reads) and every `Let` (a binding changes)."""
 
     def emit(self, expr: PrimExpr) -> ir.Value:
-        """The LLVM value of `expr` at the builder's position."""
+        """The LLVM value of `expr` at the builder's position.
+
+        Example:
+            >>> value = cg.emit(i * 4 + 1)  # doctest: +SKIP
+        """
         value = self.memo.get(expr)
         if value is None:
             value = dispatch_table(type(self), type(expr))(self, expr)
@@ -101,7 +109,11 @@ class ExprCodegen:
         return value
 
     def error(self, msg: str, node: Any) -> DiagnosticError:
-        """A codegen error naming the function being compiled."""
+        """A codegen error naming the function being compiled.
+
+        Example:
+            >>> raise cg.error("cannot compile a While", stmt)  # doctest: +SKIP
+        """
         return DiagnosticError(f"codegen llvm, in {self.where}: {msg}", node)
 
     def visit_prim_expr_(self, expr: PrimExpr) -> ir.Value:
@@ -225,7 +237,11 @@ class ExprCodegen:
 
     # -- comparisons and logic ------------------------------------------------------------
     def compare(self, op: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
-        """`a op b` for `op` in `== != < <= > >=`, signed/unsigned/float by `dtype`."""
+        """`a op b` for `op` in `== != < <= > >=`, signed/unsigned/float by `dtype`.
+
+        Example:
+            >>> flag = cg.compare("<", a, b, "int32")  # doctest: +SKIP
+        """
         if dt.is_float(dtype):
             if op == "!=":
                 return self.builder.fcmp_unordered(op, a, b)
@@ -268,7 +284,11 @@ class ExprCodegen:
 
     # -- vectors --------------------------------------------------------------------------
     def splat(self, value: ir.Value, lanes: int) -> ir.Value:
-        """The vector of `lanes` copies of the scalar `value`."""
+        """The vector of `lanes` copies of the scalar `value`.
+
+        Example:
+            >>> vec = cg.splat(cg.emit(tir.const(1.0)), 16)  # doctest: +SKIP
+        """
         vec_type = ir.VectorType(value.type, lanes)
         one = self.builder.insert_element(
             ir.Constant(vec_type, ir.Undefined), value, ir.Constant(I32, 0)
@@ -296,7 +316,11 @@ class ExprCodegen:
 
     # -- calls ----------------------------------------------------------------------------
     def intrinsic(self, name: str, args: list[ir.Value]) -> ir.Value:
-        """Call the overloaded LLVM intrinsic `name` (e.g. `llvm.exp`) on `args`' type."""
+        """Call the overloaded LLVM intrinsic `name` (e.g. `llvm.exp`) on `args`' type.
+
+        Example:
+            >>> y = cg.intrinsic("llvm.exp", [x])  # doctest: +SKIP
+        """
         ty = args[0].type
         full = f"{name}.{_suffix(ty)}"
         fn = self.module.globals.get(full)
@@ -364,7 +388,11 @@ class ExprCodegen:
 
     # -- casts ----------------------------------------------------------------------------
     def cast(self, value: ir.Value, src: str, dst: str) -> ir.Value:
-        """Convert `value` of dtype `src` to dtype `dst` (C semantics; to bool is `!= 0`)."""
+        """Convert `value` of dtype `src` to dtype `dst` (C semantics; to bool is `!= 0`).
+
+        Example:
+            >>> f = cg.cast(i, "int32", "float32")  # doctest: +SKIP
+        """
         fs, fd = dt.element(src), dt.element(dst)
         if fs == fd:
             return value
@@ -400,7 +428,11 @@ class ExprCodegen:
         return b.zext(value, to) if dt.is_uint(src) else b.sext(value, to)
 
     def round_bf16(self, value: ir.Value) -> ir.Value:
-        """A float (or float vector) rounded to bfloat16 precision, still as float."""
+        """A float (or float vector) rounded to bfloat16 precision, still as float.
+
+        Example:
+            >>> r = cg.round_bf16(x)  # doctest: +SKIP
+        """
         bits = self.builder.and_(self._bf16_round_bits(value), self._int_like(value, 0xFFFF0000))
         return self.builder.bitcast(bits, value.type)
 
@@ -420,7 +452,11 @@ class ExprCodegen:
 
     # -- memory ---------------------------------------------------------------------------
     def from_memory(self, value: ir.Value, dtype: str) -> ir.Value:
-        """A loaded element (or vector) in its register form."""
+        """A loaded element (or vector) in its register form.
+
+        Example:
+            >>> flag = cg.from_memory(byte, "bool")  # doctest: +SKIP
+        """
         elem = dt.element(dtype)
         if elem == "bool":
             return self.builder.icmp_unsigned("!=", value, ir.Constant(value.type, None))
@@ -433,7 +469,11 @@ class ExprCodegen:
         return value
 
     def to_memory(self, value: ir.Value, dtype: str) -> ir.Value:
-        """A register value in the form stored to memory."""
+        """A register value in the form stored to memory.
+
+        Example:
+            >>> byte = cg.to_memory(flag, "bool")  # doctest: +SKIP
+        """
         elem = dt.element(dtype)
         if elem == "bool":
             return self.builder.zext(value, llvm_type(dtype, memory=True))
@@ -443,7 +483,11 @@ class ExprCodegen:
         return value
 
     def flat_index(self, buffer: Buffer, indices: tuple[PrimExpr, ...], node: Any) -> PrimExpr:
-        """One index into the memory of `buffer` (row-major, or by its strides)."""
+        """One index into the memory of `buffer` (row-major, or by its strides).
+
+        Example:
+            >>> cg.flat_index(A, (i, j), load)  # A[i, j] -> i * 64 + j  # doctest: +SKIP
+        """
         if len(indices) != len(buffer.shape) and not (len(indices) == 1 and not buffer.strides):
             raise self.error(
                 f"buffer {buffer.name} has rank {len(buffer.shape)}, indexed with "
@@ -461,7 +505,11 @@ class ExprCodegen:
         return flat if buffer.elem_offset is None else flat + buffer.elem_offset
 
     def address(self, buffer: Buffer, index: ir.Value, index_dtype: str, elem: ir.Type) -> ir.Value:
-        """Pointer to element `index` (a scalar integer) of `buffer`."""
+        """Pointer to element `index` (a scalar integer) of `buffer`.
+
+        Example:
+            >>> ptr = cg.address(A, cg.emit(i), "int32", F32)  # doctest: +SKIP
+        """
         base = self.visit_var_(buffer.data)
         if index.type != I64:
             index = (
@@ -472,7 +520,11 @@ class ExprCodegen:
         return self.builder.gep(base, [index], inbounds=True, source_etype=elem)
 
     def vector_alignment(self, buffer: Buffer, base: PrimExpr) -> int:
-        """`align` of a contiguous vector access from element `base` of `buffer`."""
+        """`align` of a contiguous vector access from element `base` of `buffer`.
+
+        Example:
+            >>> cg.vector_alignment(T_local, i * 16)  # 64 for an allocated buffer  # doctest: +SKIP
+        """
         elem_bytes = max(1, dt.bits(buffer.dtype) // 8)
         return access_alignment(elem_bytes, base, buffer.data in self.allocated)
 

@@ -86,7 +86,11 @@ def optimize(module: ir.Module, target: Target) -> llvm.ModuleRef:
 
 
 def jit_module(module: ir.Module, target: Target, metadata: dict[str, Any]) -> Module:
-    """Optimize and JIT-compile `module`; return the runtime `Module` over it."""
+    """Optimize and JIT-compile `module`; return the runtime `Module` over it.
+
+    Example:
+        >>> lib = jit_module(cg.finish(metadata), Target("llvm"), metadata)  # doctest: +SKIP
+    """
     ref = optimize(module, target)
     optimized = str(ref)
     # the engine takes ownership of (and frees) its target machine: give it a fresh one

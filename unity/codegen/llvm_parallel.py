@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import llvmlite.ir as ir
+from llvmlite import ir
 
 from unity.codegen.llvm_expr import I32, I64, PTR, ExprCodegen
 from unity.tir import expr as E
@@ -32,7 +32,11 @@ from unity.tir.functor import post_order_visit
 
 
 class ParallelCodegen(ExprCodegen):
-    """The parallel-loop half of `CodeGenLLVM` (which provides the hooks declared here)."""
+    """The parallel-loop half of `CodeGenLLVM` (which provides the hooks declared here).
+
+    Example:
+        >>> class CodeGenLLVM(ParallelCodegen): ...  # doctest: +SKIP
+    """
 
     state: Any
     _parallel_count: int

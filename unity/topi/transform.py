@@ -136,7 +136,7 @@ def _slice_along(x: Tensor, axis: int, begin: PrimExpr, size: PrimExpr, name: st
 
 
 def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Tensor]:
-    """Split `x` along `axis` into equal sections (the last one may be shorter) or at indices.
+    """Split `x` along `axis` into equal sections (the last ones may be shorter) or at indices.
 
     Example:
         >>> from unity import te
@@ -148,13 +148,13 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     wide = index_dtype(dim)
     if isinstance(indices_or_sections, int):
         parts = indices_or_sections
-        size = ceil_div(dim, parts)
-        begins = [_scale(size, k) for k in range(parts)]
-        sizes = [size] * (parts - 1) + [_sub(dim, begins[-1])]
+        size = ceil_div(dim, parts)  # parts of `size`, the last ones shorter (or empty)
+        begins = [const(0, wide), *(_min(_scale(size, k), dim) for k in range(1, parts))]
+        sizes = [_sub(e, b) for b, e in zip(begins, [*begins[1:], dim], strict=True)]
     else:
-        points = [const(p, wide) for p in indices_or_sections]
-        begins = [const(0, wide), *(_min(p, dim) for p in points)]
-        ends = [*(_min(p, dim) for p in points), const(dim)]
+        points = [_clamp_point(p, dim, wide) for p in indices_or_sections]  # numpy: x[p[k-1]:p[k]]
+        begins = [const(0, wide), *points]
+        ends = [*points, const(dim)]
         sizes = [tir.max(_sub(e, b), const(0, wide)) if const_int(_sub(e, b)) is None
                  else const(max(const_int(_sub(e, b)) or 0, 0), wide)
                  for b, e in zip(begins, ends, strict=True)]  # fmt: skip
@@ -164,6 +164,16 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     ]
 
 
+def _clamp_point(point: int, dim: ExprLike, wide: str) -> PrimExpr:
+    """A split point in ``[0, dim]``; a negative one counts from the end (Python slices)."""
+    if point < 0:
+        c = const_int(dim)
+        if c is not None:
+            return const(max(c + point, 0), wide)
+        return tir.max(const(dim) + point, const(0, wide))
+    return _min(const(point, wide), dim)
+
+
 def _scale(size: PrimExpr, k: int) -> PrimExpr:
     c = const_int(size)
     return const(k * c, size.dtype) if c is not None else size * k
@@ -171,6 +181,8 @@ def _scale(size: PrimExpr, k: int) -> PrimExpr:
 
 def _sub(a: ExprLike, b: ExprLike) -> PrimExpr:
     ca, cb = const_int(a), const_int(b)
+    if cb == 0:
+        return const(a)
     return const(ca - cb, index_dtype(a, b)) if ca is not None and cb is not None else const(a) - b
 
 
@@ -266,21 +278,21 @@ def _norm_slice(dim: ExprLike, begin: int, end: int, stride: int) -> tuple[PrimE
     wide = index_dtype(dim)
     size = const_int(dim)
     if size is not None:
-        rng = range(*slice(begin, None if end >= _TO_END else end, stride).indices(size))
+        rng = range(*slice(begin, end, stride).indices(size))
         return const(rng.start if len(rng) else 0, wide), const(len(rng), wide)
-    if stride < 0:
-        raise ValueError("strided_slice: negative strides need a constant dim")
-    d = const(dim)
-    start = const(begin, wide) if begin >= 0 else tir.max(d + begin, const(0, wide))
-    start = tir.min(start, d)
-    stop = (
-        d
-        if end >= _TO_END
-        else (const(end, wide) if end >= 0 else tir.max(d + end, const(0, wide)))
-    )
-    stop = tir.min(stop, d) if end < _TO_END else stop
-    length = tir.max(ceil_div(stop - start, stride), const(0, wide))
-    return start, length
+    d, zero = const(dim), const(0, wide)
+    lo, hi = (zero, d) if stride > 0 else (const(-1, wide), d - 1)
+
+    def clamp(bound: int) -> PrimExpr:  # Python slice rules, symbolically
+        if bound >= _TO_END:
+            return hi
+        if bound <= -_TO_END:
+            return lo
+        return tir.max(d + bound, lo) if bound < 0 else tir.min(const(bound, wide), hi)
+
+    start, stop = clamp(begin), clamp(end)
+    span = stop - start if stride > 0 else start - stop
+    return start, tir.max(ceil_div(span, abs(stride)), zero)
 
 
 def strided_slice(

@@ -7,6 +7,7 @@ import onnx
 import pytest
 import sympy
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 
 from unity.relax.expr import Call, Constant
 from unity.relax.frontend.onnx import OnnxImportError, UnsupportedOpError, from_onnx
@@ -124,6 +125,59 @@ def test_constant_of_shape_and_slice_with_symbolic_shapes():
     assert _ret_shape(mod)[0] is B
     x = np.arange(12, dtype="float32").reshape(3, 4)
     np.testing.assert_allclose(run_unity(mod, x)[0], run_ort(proto, {"x": x})[0])
+
+
+def test_slice_with_negative_bounds_on_the_seq_axis_runs_at_two_lengths():
+    # x[:, -1:] (last token), x[:, :-1] and x[:, ::-1] (reverse) over a symbolic `seq` axis
+    int64_max = np.iinfo("int64").max
+    nodes = [
+        helper.make_node("Slice", ["x", "m1", "big", "ax1"], ["last"]),
+        helper.make_node("Slice", ["x", "zero", "m1", "ax1"], ["head"]),
+        helper.make_node("Slice", ["x", "m1", "small", "ax1", "m1"], ["rev"]),
+    ]
+    inits = {"m1": np.array([-1], "int64"), "big": np.array([int64_max], "int64"),
+             "small": np.array([-int64_max - 1], "int64"), "zero": np.array([0], "int64"),
+             "ax1": np.array([1], "int64")}  # fmt: skip
+    outputs = [tensor("last", FLOAT, ["batch", 1, 4]), tensor("head", FLOAT, ["batch", None, 4]),
+               tensor("rev", FLOAT, ["batch", "seq", 4])]  # fmt: skip
+    proto = model(nodes, [tensor("x", FLOAT, ["batch", "seq", 4])], outputs, inits)
+    mod = from_onnx(proto)
+    ret = mod["main"].ret_struct_info  # type: ignore[index]
+    assert [tuple(f.shape) for f in ret.fields] == [(B, 1, 4), (B, S - 1, 4), (B, S, 4)]
+    for shape in ((2, 1, 4), (3, 6, 4)):
+        x = np.random.default_rng(1).standard_normal(shape).astype("float32")
+        got, want = run_unity(mod, x), run_ort(proto, {"x": x})
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_shape_output_scatter_nd_and_cumprod_run_on_symbolic_shapes():
+    # Shape(x) as an output is a `shape_to_tensor` of the symbols; ScatterND and CumProd
+    # are legalized to topi.scatter_nd / topi.cumprod.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("ScatterND", ["x", "idx", "upd"], ["scattered"], reduction="add"),
+        helper.make_node("CumProd", ["x", "ax1"], ["cp"], exclusive=1, reverse=1),
+    ]
+    inits = {"ax1": np.array(1, "int64")}
+    inputs = [tensor("x", FLOAT, ["batch", "seq"]), tensor("idx", INT64, [2, 1]),
+              tensor("upd", FLOAT, [2, "seq"])]  # fmt: skip
+    outputs = [tensor("shape", INT64, [2]), tensor("scattered", FLOAT, ["batch", "seq"]),
+               tensor("cp", FLOAT, ["batch", "seq"])]  # fmt: skip
+    proto = model(nodes, inputs, outputs, inits, opset=26)  # CumProd is new in opset 26
+    mod = from_onnx(proto)
+    assert {"relax.shape_to_tensor", "relax.scatter_nd", "relax.cumprod"} <= set(_calls(mod))
+    reference = ReferenceEvaluator(proto)  # onnxruntime may predate opset 26
+    rng = np.random.default_rng(2)
+    for batch, seq in ((3, 1), (4, 5)):
+        x = rng.uniform(0.5, 1.5, (batch, seq)).astype("float32")
+        idx = np.array([[batch - 1], [0]], "int64")
+        upd = rng.standard_normal((2, seq)).astype("float32")
+        got = run_unity(mod, x, idx, upd)
+        want = reference.run(None, {"x": x, "idx": idx, "upd": upd})
+        np.testing.assert_array_equal(got[0], [batch, seq])
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
 def test_initializers_become_constants_and_constant_subgraphs_fold():

@@ -1,9 +1,11 @@
 """Struct-info inference of the shape-manipulation ops, static and symbolic."""
 
+import numpy as np
 import pytest
 
 from unity.ir.diagnostics import DiagnosticError
 from unity.relax import TupleStructInfo, op
+from unity.relax.struct_info import sym
 
 from .helpers import infer, shape_of, tensor
 
@@ -47,6 +49,61 @@ def test_split_sections_and_indices():
     assert [int(f.shape[0]) for f in parts] == [2, 3, 5]
     with pytest.raises(DiagnosticError, match="cannot split axis 0 of size 7 into 2 equal parts"):
         infer(op.split(tensor("x", (7,)), 2))
+
+
+def test_split_points_on_a_symbolic_axis_are_clamped_to_it():
+    parts = infer(op.split(tensor("x", ("n", 3)), [2])).fields
+    assert [str(f.shape[0]) for f in parts] == ["Min(2, n)", "Max(0, n - Min(2, n))"]
+    parts = infer(op.split(tensor("x", ("n",)), [-1])).fields  # numpy: x[:-1], x[-1:]
+    assert [str(f.shape[0]) for f in parts] == ["n - 1", "1"]
+    parts = infer(op.split(tensor("x", (3,)), [2, -3, 5])).fields  # static: numpy's sizes
+    assert [int(f.shape[0]) for f in parts] == [len(p) for p in np.split(np.zeros(3), [2, -3, 5])]
+
+
+def test_split_sections_of_a_symbolic_axis_shorten_the_last_parts():
+    parts = infer(op.split(tensor("x", ("n",)), 3)).fields  # ONNX: chunks of ceil(n/3)
+    assert [str(f.shape[0]) for f in parts] == [
+        "ceiling(n/3)", "-ceiling(n/3) + Min(n, 2*ceiling(n/3))", "n - Min(n, 2*ceiling(n/3))",
+    ]  # fmt: skip
+    parts = infer(op.split(tensor("x", (3 * sym("h"),)), 3)).fields  # divisible: plain sizes
+    assert [str(f.shape[0]) for f in parts] == ["h", "h", "h"]
+
+
+@pytest.mark.parametrize(
+    ("begin", "end", "stride", "want"),
+    [(-1, 2**63 - 1, 1, "1"), (-3, -1, 1, "Max(0, n - Max(0, n - 3) - 1)"), (0, -1, 1, "n - 1"),
+     (-1, -2**63, -1, "n"), (2**63 - 1, -2**63, -2, "ceiling(n/2)"), (1, 2**31, 1, "n - 1")],
+)  # fmt: skip
+def test_strided_slice_negative_bounds_on_a_symbolic_axis(begin, end, stride, want):
+    sliced = op.strided_slice(tensor("x", (2, "n")), [1], [begin], [end], [stride])
+    assert shape_of(sliced) == ("2", want)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_split_and_negative_slices_of_a_symbolic_axis_run(rows):
+    import unity
+    from unity import relax
+    from unity.relax import BlockBuilder
+
+    x = tensor("x", ("n", 3))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            parts = bb.emit(op.split(x, [2, -1]))
+            outs = [bb.emit(relax.TupleGetItem(parts, k)) for k in range(3)]
+            thirds = bb.emit(op.split(x, 3))
+            outs += [bb.emit(relax.TupleGetItem(thirds, k)) for k in range(3)]
+            outs.append(bb.emit(op.strided_slice(x, [0], [-1], [2**63 - 1])))
+            outs.append(bb.emit(op.strided_slice(x, [0], [-1], [-2**63], [-2])))
+            out = bb.emit_output(relax.Tuple(tuple(outs)))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())
+    a = np.arange(rows * 3, dtype="float32").reshape(rows, 3)
+    got = [t.numpy() for t in vm["main"](a)]
+    size = -(-rows // 3)
+    want = [*np.split(a, [2, -1]), *(a[k * size : (k + 1) * size] for k in range(3)), a[-1:], a[::-2]]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_squeeze_expand_dims_flatten():

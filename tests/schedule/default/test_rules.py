@@ -53,7 +53,8 @@ def test_interpreted_schedule_matches(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["conv3x3", "conv_depthwise", "conv3x3s2", "conv_bias_relu", "matmul_tiled",
+    ["conv3x3", "conv_depthwise", "conv3x3s2", "conv_bias_relu", "conv_grouped_vector",
+     "conv1x1_prime_width", "conv_grouped_odd", "matmul_tiled",
      "dense_bias_relu", "matmul_symbolic_batch", "softmax", "layer_norm", "max_pool3x3s2"],
 )  # fmt: skip
 def test_built_schedule_matches(name: str) -> None:

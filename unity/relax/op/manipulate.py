@@ -245,6 +245,11 @@ class SplitAttrs(Attrs):
     axis: int = 0
 
 
+def _clamp_index(index: Dim, dim: Dim) -> Dim:
+    """A slice bound of an axis of size `dim` in ``[0, dim]`` (negative counts from the end)."""
+    return sympy.Max(index + dim, 0) if index < 0 else sympy.Min(index, dim)
+
+
 def _infer_split(call: Call) -> StructInfo:
     x = tensor_arg(call, 0, "input")
     attrs = call.attrs
@@ -258,10 +263,11 @@ def _infer_split(call: Call) -> StructInfo:
     if isinstance(parts, int):
         if dim.is_number and int(dim) % parts:
             raise fail(call, f"cannot split axis {axis} of size {dim} into {parts} equal parts")
-        size = sympy.ceiling(dim / parts)
-        sizes = [size] * (parts - 1) + [dim - size * (parts - 1)]
-    else:
-        points = [sympy.Integer(0), *map(sympy.Integer, parts), dim]
+        size = sympy.ceiling(dim / parts)  # parts of `size`, the last ones shorter (or empty)
+        points = [sympy.Min(size * k, dim) for k in range(parts)] + [dim]
+        sizes = [b - a for a, b in itertools.pairwise(points)]
+    else:  # numpy: part k is x[p[k-1]:p[k]], Python slice rules (clamped, negatives from the end)
+        points = [sympy.Integer(0), *(_clamp_index(sympy.Integer(p), dim) for p in parts), dim]
         sizes = [sympy.Max(b - a, 0) for a, b in itertools.pairwise(points)]
     return tuple_of([with_shape(x, [*x.shape[:axis], s, *x.shape[axis + 1 :]]) for s in sizes])
 
@@ -328,12 +334,39 @@ _TO_END = 2**31 - 1
 
 
 def _slice_len(dim: Dim, begin: int, end: int, stride: int) -> Dim:
+    """The length of ``[begin:end:stride]`` on an axis of size `dim` (Python slice rules).
+
+    Symbolic dims follow the same rules symbolically: a negative bound becomes
+    ``max(bound + dim, lo)``, a non-negative one ``min(bound, hi)``, where ``[lo, hi]`` is
+    ``[0, dim]`` for positive strides and ``[-1, dim - 1]`` for negative ones.
+    """
     if dim.is_number:
         return sympy.Integer(len(range(*slice(begin, end, stride).indices(int(dim)))))
-    if stride <= 0 or begin < 0 or end < 0:
-        raise ValueError("symbolic dims support non-negative begin/end and positive strides")
-    stop = dim if end >= _TO_END else sympy.Min(sympy.Integer(end), dim)
-    return sympy.Max(sympy.ceiling((stop - begin) / stride), 0)
+    start, stop = _slice_bounds(dim, begin, end, stride)
+    span = stop - start if stride > 0 else start - stop
+    return sympy.Max(sympy.ceiling(span / abs(stride)), 0)
+
+
+def _slice_bounds(dim: Dim, begin: int, end: int, stride: int) -> tuple[Dim, Dim]:
+    """The normalized start and stop of ``[begin:end:stride]`` on an axis of size `dim`.
+
+    Bounds at or past ``±2**31 - 1`` mean "from/to the end of the axis" (ONNX writes INT64_MAX).
+
+    Example:
+        >>> from unity.relax.struct_info import sym
+        >>> _slice_bounds(sym("n"), -1, 2**63 - 1, 1)
+        (n - 1, n)
+    """
+    lo, hi = (sympy.Integer(0), dim) if stride > 0 else (sympy.Integer(-1), dim - 1)
+
+    def clamp(bound: int) -> Dim:
+        if bound >= _TO_END:
+            return hi
+        if bound <= -_TO_END:
+            return lo
+        return sympy.Max(bound + dim, lo) if bound < 0 else sympy.Min(sympy.Integer(bound), hi)
+
+    return clamp(begin), clamp(end)
 
 
 def _infer_strided_slice(call: Call) -> StructInfo:
@@ -350,10 +383,7 @@ def _infer_strided_slice(call: Call) -> StructInfo:
     dims = list(x.shape)
     for axis, b, e, s in zip(attrs.axes, attrs.begin, attrs.end, attrs.strides, strict=True):
         axis = normalize_axis(call, axis, x.ndim)
-        try:
-            dims[axis] = _slice_len(dims[axis], b, e, s)
-        except ValueError as err:
-            raise fail(call, f"on axis {axis} of size {dims[axis]}: {err}") from None
+        dims[axis] = _slice_len(dims[axis], b, e, s)
     return with_shape(x, dims)
 
 

@@ -1,8 +1,9 @@
-"""Ops the ONNX frontend needs beyond the core families (struct-info inference only so far).
+"""Ops the ONNX frontend needs beyond the core families: builders and struct-info inference.
 
 `shape_to_tensor` turns a (possibly symbolic) shape into an int64 tensor; the
 trigonometric and bitwise ops are elementwise; `topk`, `gather_nd`,
-`scatter_nd`, `cumprod` and `resize2d` follow the ONNX operators of the same name.
+`scatter_nd`, `cumprod` and `resize` follow the ONNX operators of the same name.  Their
+legalization rules live in `relax.transform.legalize_ops.onnx_extra`, like every op family's.
 
 Example:
     >>> from unity.relax.expr import ShapeExpr
@@ -12,10 +13,8 @@ Example:
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import sympy
 
@@ -26,20 +25,6 @@ from unity.relax.op.base import (
 )  # fmt: skip
 from unity.relax.op.unary import infer_unary_float
 from unity.relax.struct_info import StructInfo, TensorStructInfo
-
-
-def _topi_rule(path: str, options: Callable[[Call], dict[str, Any]] | None = None) -> Callable[..., Expr]:
-    """A legalize rule calling ``topi.<path>`` on the call's arguments (topi imported lazily)."""
-
-    def rule(bb: Any, call: Call) -> Expr:
-        from unity import topi
-        from unity.relax.transform.legalize_ops.common import call_te
-
-        fn = functools.reduce(getattr, path.split("."), topi)
-        return call_te(bb, call, fn, *call.args, **(options(call) if options else {}))
-
-    rule.__name__ = f"legalize_{path.split('.')[-1]}"
-    return rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +65,7 @@ def _unary_float(name: str) -> RelaxOp:
         return Call(op, (x,))
 
     make.__doc__ = f"Elementwise `{name}(x)`."
-    return register_op(name, infer=infer_unary_float, legalize=_topi_rule(name))(make)
+    return register_op(name, infer=infer_unary_float)(make)
 
 
 asin = _unary_float("asin")
@@ -133,13 +118,7 @@ def _infer_topk(call: Call) -> StructInfo:
     return tuple_of([with_shape(x, dims), TensorStructInfo(tuple(dims), "int64")])
 
 
-def _topk_options(call: Call) -> dict[str, Any]:
-    attrs = call.attrs
-    assert isinstance(attrs, TopKAttrs)
-    return {"k": attrs.k, "axis": attrs.axis, "largest": attrs.largest}
-
-
-@register_op("topk", infer=_infer_topk, legalize=_topi_rule("topk", _topk_options))
+@register_op("topk", infer=_infer_topk)
 def topk(op: RelaxOp, x: Expr, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> Call:
     """``(values, indices)`` of the `k` largest (or smallest) entries along `axis`.
 
@@ -178,8 +157,7 @@ def _infer_gather_nd(call: Call) -> StructInfo:
     return with_shape(x, [*idx.shape[:-1], *x.shape[b + depth :]])
 
 
-@register_op("gather_nd", infer=_infer_gather_nd,
-             legalize=_topi_rule("gather_nd", lambda call: {"batch_dims": call.attrs.batch_dims}))  # fmt: skip
+@register_op("gather_nd", infer=_infer_gather_nd)
 def gather_nd(op: RelaxOp, data: Expr, indices: Expr, batch_dims: int = 0) -> Call:
     """Gather slices of `data` at the index tuples in the last axis of `indices` (ONNX GatherND).
 
@@ -281,34 +259,7 @@ def _infer_resize(call: Call) -> StructInfo:
     return with_shape(x, dims)
 
 
-_METHODS = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}
-
-
-def _legalize_resize(bb: Any, call: Call) -> Expr:
-    """NCHW resizes of H and W become `topi.image.resize2d`; other forms stay unlegalized."""
-    attrs = call.attrs
-    assert isinstance(attrs, ResizeAttrs)
-    x = call.args[0].struct_info
-    assert isinstance(x, TensorStructInfo)
-    axes = dict(zip(attrs.axes, zip(attrs.size, attrs.scales or (1.0,) * len(attrs.axes), strict=True),
-                    strict=True))  # fmt: skip
-    spatial_only = all(a in (2, 3) or (x.shape is not None and x.shape[a] == s)
-                       for a, (s, _) in axes.items())  # fmt: skip
-    if x.ndim != 4 or not spatial_only or attrs.coordinate_transformation_mode == "tf_crop_and_resize":
-        return call
-    from unity import topi
-    from unity.relax.transform.legalize_ops.common import call_te
-
-    assert x.shape is not None
-    size = [axes.get(a, (x.shape[a], 1.0))[0] for a in (2, 3)]
-    exact = attrs.scales and attrs.coordinate_transformation_mode != "align_corners"
-    scales = [axes.get(a, (0, 1.0))[1] for a in (2, 3)] if exact else None
-    return call_te(bb, call, topi.image.resize2d, call.args[0], size, "NCHW", _METHODS[attrs.mode],
-                   attrs.coordinate_transformation_mode, attrs.nearest_mode, attrs.cubic_coeff_a,
-                   attrs.exclude_outside, scales)  # fmt: skip
-
-
-@register_op("resize", infer=_infer_resize, legalize=_legalize_resize)
+@register_op("resize", infer=_infer_resize)
 def resize(op: RelaxOp, x: Expr, attrs: ResizeAttrs) -> Call:
     """Resample `x` on `attrs.axes` to `attrs.size` (ONNX Resize semantics).
 

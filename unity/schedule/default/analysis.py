@@ -45,6 +45,10 @@ class BlockInfo:
         loops: The loops above it in the root scope, outermost first.
         loop_kinds: Per loop, `"S"` (feeds only spatial iter vars), `"R"` (feeds a
             reduction iter var) or `"O"` (feeds none: a unit or unused loop).
+
+    Example:
+        >>> info = block_infos(func)[0]; info.name, info.loop_kinds  # doctest: +SKIP
+        ('C', ['S', 'S', 'R'])
     """
 
     name: str
@@ -75,7 +79,12 @@ class BlockInfo:
         return next(iter(writes)) if len(writes) == 1 else None
 
     def loop_of(self, iter_var: Var) -> int | None:
-        """Index of the loop an iteration variable is bound to directly, if any."""
+        """Index of the loop an iteration variable is bound to directly, if any.
+
+        Example:
+            >>> info.loop_of(info.block.iter_vars[0].var)  # doctest: +SKIP
+            0
+        """
         for iv, value in zip(self.block.iter_vars, self.realize.iter_values):
             if iv.var is iter_var and isinstance(value, Var):
                 for n, loop in enumerate(self.loops):
@@ -194,7 +203,12 @@ def const_extent(loop: For) -> int | None:
 
 
 def work_size(info: BlockInfo) -> int | None:
-    """Iterations of the block's loop nest, or None when an extent is symbolic."""
+    """Iterations of the block's loop nest, or None when an extent is symbolic.
+
+    Example:
+        >>> work_size(info)  # doctest: +SKIP
+        4096
+    """
     total = 1
     for loop in info.loops:
         extent = const_extent(loop)
@@ -244,12 +258,17 @@ class RuleContext:
         lanes: float32 lanes of one vector register (16 with AVX-512, 8 with AVX2).
         num_cores: Threads a parallel loop runs on.
         parallel_min_work: Loop-nest iterations below which a nest stays serial (a
-            parallel launch costs more than it saves).
+            parallel launch costs more than it saves: with passive waiting threads,
+            2 busy cores, 2^18 made ShuffleNet 8.6 -> 7.0 ms, same on ResNet-50).
+
+    Example:
+        >>> RuleContext(lanes=8).lanes
+        8
     """
 
     lanes: int = 16
     num_cores: int = 2
-    parallel_min_work: int = 16384
+    parallel_min_work: int = 1 << 18
 
     @staticmethod
     def for_target(target=None) -> RuleContext:

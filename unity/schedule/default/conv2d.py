@@ -5,11 +5,12 @@ W[o, rc, ry, rx]`` (optional casts; the output's last index `x` reaches only `X`
 index, linearly).  Two variants, both tiles of the output accumulated in a `local`
 buffer that LLVM keeps in registers:
 
-- **channels in the vector** (`X` does not depend on `o`: groups == 1, and the output
-  channels are a multiple of 8): `W` is packed into ``[O/to, C, KH, KW, to]``; per
+- **channels in the vector** (`X` depends on `o` at most as ``o // (O/groups)``, and
+  the channels of a group are a multiple of 8 or at most 3 vectors): `W` is packed
+  into ``[O/to, C, KH, KW, to]``; per
   reduction step, `tx` input values are broadcast and multiplied with one `to`-wide
   vector of packed weights; the tile is `to` channels x `tx` columns;
-- **columns in the vector** (depthwise, grouped, odd channel counts): the tile is `to`
+- **columns in the vector** (depthwise, other groupings, odd channel counts): the tile is `to`
   channels x `tx` columns of one output row, `x` vectorized, weights broadcast.
 
 Loops ``(n, o0, y) parallel / x0 / rc, ry, rx / inner tile``; the tile's zeroing moves
@@ -125,8 +126,38 @@ def _column_tile(extent: int, lanes: int) -> int:
     return min(divisors, key=lambda d: (_vector_cost(d, lanes), -d))
 
 
+def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
+    """How many output channels share one input-channel group: 0 when `X` does not
+    depend on `o` (groups = 1), `pg` when `o` reaches `X` only as ``o // pg``, else None.
+
+    Example:
+        >>> _group_size(x_load, o)  # doctest: +SKIP
+        0
+    """
+    from unity.tir.expr import FloorDiv, IntImm
+    from unity.tir.functor import post_order_visit
+
+    uses: list[int] = [0]
+    sizes: set[int] = set()
+
+    def visit(node: object) -> None:
+        if node is o_var:
+            uses[0] += 1
+        elif isinstance(node, FloorDiv) and node.a is o_var and isinstance(node.b, IntImm):
+            sizes.add(int(node.b.value))
+
+    for index in x_load.indices:
+        post_order_visit(index, visit)
+    if uses[0] == 0:
+        return 0
+    if len(sizes) == 1 and uses[0] == 1 and 1 < next(iter(sizes)):
+        return next(iter(sizes))
+    return None
+
+
 def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
-    """`(to, tx)`: output channels (a multiple of 8) x columns of a register tile.
+    """`(to, tx)`: output channels (a multiple of 8, or all `oc` when that is at most 3
+    vectors) x columns of a register tile; None when no `to` divides `oc`.
 
     Enough independent vector accumulators (8) hide the FMA latency; more than the
     register file holds (24 of AVX-512's 32, 12 of AVX2's 16) spill.  `tx` divides the
@@ -138,10 +169,10 @@ def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
     """
     budget = 24 if lanes >= 16 else 12
     best, best_key = None, None
-    for to in (2 * lanes, lanes, 8):
+    for to in (2 * lanes, lanes, 8, *([oc] if 8 < oc <= 3 * lanes else [])):
         if oc % to:
             continue
-        vectors = -(-to // lanes)
+        vectors = to // lanes + bin(to % lanes).count("1")  # LLVM's power-of-two pieces
         efficiency = to / (vectors * lanes)
         for tx in range(1, min(ow, 16) + 1):
             if ow % tx or vectors * tx > budget:
@@ -163,8 +194,9 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     oc, ow = const_extent(info.loops[1]), const_extent(info.loops[3])
     if oc is None or ow is None:
         raise_unsupported("symbolic output channels or width")
-    channel_vector = not _uses(x_load.indices, o_var)
-    tile = _channel_tile(oc, ow, ctx.lanes)
+    per_group = _group_size(x_load, o_var)  # grouped: X's channel is (o // per_group) * C/G + rc
+    channel_vector = per_group is not None
+    tile = _channel_tile(per_group or oc, ow, ctx.lanes) if per_group is not None else None
     if channel_vector and tile is not None:
         return _channels_in_vector(sch, info, w_load, *tile, ctx)
     to = _divisor(oc, 8 if ow >= ctx.lanes else 4)
@@ -172,7 +204,13 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
 
 
 def raise_unsupported(what: str) -> None:
-    """Raise the `ScheduleError` that sends a block to the next rule."""
+    """Raise the `ScheduleError` that sends a block to the next rule.
+
+    Example:
+        >>> raise_unsupported("a symbolic width")  # doctest: +SKIP
+        Traceback (most recent call last):
+        ScheduleError: ...
+    """
     from unity.schedule.error import ScheduleError
 
     raise ScheduleError("default conv2d", what)

@@ -71,7 +71,13 @@ class NodeView:
 
 
 class Context:
-    """Import state shared by converters: the builder, the opset, and value helpers."""
+    """Import state shared by converters: the builder, the opset, and value helpers.
+
+    Example:
+        >>> ctx = Context(BlockBuilder(), opset=17)
+        >>> ctx.sinfo(np.zeros((2, 3), "int8")).shape
+        (2, 3)
+    """
 
     def __init__(self, bb: BlockBuilder, opset: int) -> None:
         self.bb = bb

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 
 class OnnxImportError(ValueError):
-    """A model the frontend cannot import: the message names the node and its op type."""
+    """A model the frontend cannot import: the message names the node and its op type.
+
+    Example:
+        >>> OnnxImportError("misses a required input", "g1", "Gemm").node_name
+        'g1'
+    """
 
     def __init__(self, message: str, node_name: str = "", op_type: str = "") -> None:
         self.node_name = node_name

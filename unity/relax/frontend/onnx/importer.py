@@ -1,6 +1,8 @@
 """`from_onnx`: walk an ONNX graph and build a relax `main` with the `BlockBuilder`.
 
-The walk is in three steps: (1) scan every node and raise one `UnsupportedOpError`
+The walk is in three steps, after `validate` has checked the graph (a known opset,
+one writer per value, no cycle, attribute types as the schemas say) and put the nodes
+in topological order: (1) scan every node and raise one `UnsupportedOpError`
 listing all ops without a converter; (2) make the parameters from the graph
 inputs (named dynamic axes become shared sympy symbols, unnamed ones fresh
 symbols); (3) convert node by node.  A node whose inputs are all known at import
@@ -39,10 +41,11 @@ from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.ops import CONVERTERS
 from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
+from unity.relax.frontend.onnx.validate import (
+    MIN_OPSET, check_attribute_types, check_opset, node_order,
+)  # fmt: skip
 from unity.relax.struct_info import Dim, TensorStructInfo, sym
 
-MIN_OPSET = 7
-"""The oldest default-domain opset the frontend accepts."""
 
 _NOT_FOLDED = frozenset({
     "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
@@ -78,7 +81,8 @@ def from_onnx(
 
     Raises:
         UnsupportedOpError: listing every node whose op has no converter.
-        OnnxImportError: for a malformed model or attribute, naming the node.
+        OnnxImportError: for a malformed model or attribute, naming the node; for an opset
+            newer than `validate.MAX_OPSET`; for a value written twice or a cycle.
 
     Example:
         >>> mod = from_onnx(model, shape_dict={"x": (2, 4)})  # doctest: +SKIP
@@ -90,15 +94,19 @@ def from_onnx(
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
     version = opset if opset is not None else _model_opset(model)
+    check_opset(version)
     if version < MIN_OPSET:
         warnings.warn(f"opset {version} is older than {MIN_OPSET}; importing with opset {MIN_OPSET} rules",
                       stacklevel=2)  # fmt: skip
     domains = {o.domain or "": int(o.version) for o in model.opset_import}
     domains[""] = max(version, MIN_OPSET)
+    order = node_order(model.graph)
     _check_supported(model.graph, domains)
+    check_attribute_types(order, domains)
     importer = _GraphImporter(model.graph, max(version, MIN_OPSET), shape_dict or {}, dtype_dict,
                               keep_params_in_input)  # fmt: skip
     importer.domains = domains
+    importer.order = order
     return importer.run()
 
 
@@ -169,6 +177,7 @@ class _GraphImporter:
         self.env: dict[str, Value] = {}
         self.domains: dict[str, int] = {"": opset}
         self._names: set[str] = set()
+        self.order = [(n.name or f"{n.op_type}_{i}", n) for i, n in enumerate(graph.node)]
 
     def run(self) -> IRModule:
         initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
@@ -187,8 +196,8 @@ class _GraphImporter:
                 self.env[name] = data
         with self.bb.function("main", params, attrs={"num_input": num_input}):
             with self.bb.dataflow():
-                for index, node in enumerate(self.graph.node):
-                    self._convert(node, index)
+                for name, node in self.order:
+                    self._convert(node, name=name)
                 outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
             self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
         mod = self.bb.get()
@@ -256,9 +265,10 @@ class _GraphImporter:
         return out
 
     # -- nodes ----------------------------------------------------------------------------
-    def _convert(self, proto: onnx.NodeProto, index: int | str, opset: int | None = None) -> None:
+    def _convert(self, proto: onnx.NodeProto, index: int | str = "", opset: int | None = None,
+                 name: str | None = None) -> None:  # fmt: skip
         opset = self.opset if opset is None else opset
-        name = proto.name or f"{proto.op_type}_{index}"
+        name = name or proto.name or f"{proto.op_type}_{index}"
         inputs = [self._lookup(n, proto, name) if n else None for n in proto.input]
         attrs = {a.name: _decode_attr(a) for a in proto.attribute}
         node = NodeView(name, proto.op_type, inputs, attrs, opset, len(proto.output), list(proto.input))
