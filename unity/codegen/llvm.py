@@ -181,8 +181,10 @@ class CodeGenLLVM(ParallelCodegen):
     def visit_buffer_store_(self, stmt: S.BufferStore) -> None:
         buffer = stmt.buffer
         if dt.element(stmt.value.dtype) != dt.element(buffer.dtype):
-            msg = (f"stores a {stmt.value.dtype} value into {buffer.dtype} buffer {buffer.name}; "
-                   f"cast it first (T.Cast(\"{buffer.dtype}\", value))")
+            msg = (
+                f"stores a {stmt.value.dtype} value into {buffer.dtype} buffer {buffer.name}; "
+                f'cast it first (T.Cast("{buffer.dtype}", value))'
+            )
             raise self.error(msg, stmt)
         value = self.emit(stmt.value)
         index = self.flat_index(buffer, stmt.indices, stmt)
@@ -359,7 +361,9 @@ def _reserved(name: str) -> bool:
     intrinsic_libm = {"exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "pow", "sin",
                       "cos", "fabs", "floor", "ceil", "rint", "trunc", "round", "fma", "fmin",
                       "fmax", "ldexp", "frexp", "sincos"}  # fmt: skip
-    libm = {n for short in LIBM_FUNCTIONS | intrinsic_libm for n in (short, short + "f", short + "l")}
+    libm = {
+        n for short in LIBM_FUNCTIONS | intrinsic_libm for n in (short, short + "f", short + "l")
+    }
     return name in c_runtime or name in libm or name.startswith(("llvm.", "__unity"))
 
 

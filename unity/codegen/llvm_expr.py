@@ -154,7 +154,9 @@ class ExprCodegen:
         if _is_float(e):
             return self.builder.fdiv(a, b, flags=CONTRACT)
         if _unsigned(e):
-            return self._div_guard(a, b, self.builder.udiv(a, self._safe_divisor(a, b, False)), False)
+            return self._div_guard(
+                a, b, self.builder.udiv(a, self._safe_divisor(a, b, False)), False
+            )
         quotient = self.builder.sdiv(a, self._safe_divisor(a, b, True))
         return self._div_guard(a, b, quotient, True)
 
@@ -171,7 +173,9 @@ class ExprCodegen:
         if _is_float(e):
             return self.intrinsic("llvm.floor", [self.builder.fdiv(a, b)])
         if _unsigned(e):
-            return self._div_guard(a, b, self.builder.udiv(a, self._safe_divisor(a, b, False)), False)
+            return self._div_guard(
+                a, b, self.builder.udiv(a, self._safe_divisor(a, b, False)), False
+            )
         safe = self._safe_divisor(a, b, True)
         quotient = self.builder.sdiv(a, safe)
         quotient = self.builder.sub(quotient, self.builder.zext(self._floor_fix(a, safe), a.type))
