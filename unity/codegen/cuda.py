@@ -112,7 +112,19 @@ def c_type(dtype: str) -> str:
 
 
 class CodeGenCUDA:
-    """Print the kernels of lowered modules as one CUDA C translation unit."""
+    """Print the kernels of lowered modules as one CUDA C translation unit.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+        >>> A = te.placeholder((1024,), name="A")
+        >>> B = te.compute((1024,), lambda i: A[i] * 2.0, name="B")
+        >>> mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([A, B])}))
+        >>> from unity.tir.transform.gpu import lower_cuda
+        >>> cg = CodeGenCUDA().add_module(lower_cuda(mod))
+        >>> cg.kernels, "__global__" in cg.finish()
+        (['main_kernel0'], True)
+    """
 
     def __init__(self) -> None:
         self.parts: list[str] = [_PRELUDE]

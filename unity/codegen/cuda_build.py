@@ -84,7 +84,18 @@ def build(mod_or_func: IRModule | PrimFunc, target: Target | str = "cuda") -> CU
 
 
 class CUDAModule:
-    """Host functions launching CUDA kernels: `lib["main"](*arrays)`, `get_source("cuda")`."""
+    """Host functions launching CUDA kernels: `lib["main"](*arrays)`, `get_source("cuda")`.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+        >>> A = te.placeholder((1024,), name="A")
+        >>> B = te.compute((1024,), lambda i: A[i] * 2.0, name="B")
+        >>> mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([A, B])}))
+        >>> lib = build(mod, "cuda")  # prints CUDA C; nvcc and a GPU are needed only to run it
+        >>> lib.host_names, "__global__" in lib.get_source("cuda")
+        (['main'], True)
+    """
 
     def __init__(self, mod: IRModule, source: str, arch: str) -> None:
         self.mod, self.source, self.arch = mod, source, arch

@@ -35,7 +35,17 @@ _DIM_OPS = {
 def function_metadata(
     name: str, func: PrimFunc, shape_vars: tuple[Var, ...], asserts: list[str]
 ) -> dict[str, Any]:
-    """The JSON the runtime checks arguments with (format: `unity.runtime.function`)."""
+    """The JSON the runtime checks arguments with (format: `unity.runtime.function`).
+
+    Example:
+        >>> from unity import tir
+        >>> n = tir.SizeVar("n")
+        >>> A = tir.decl_buffer((n, 4), "float32", "A")
+        >>> func = tir.PrimFunc((A,), tir.Evaluate(tir.const(0)))
+        >>> meta = function_metadata("f", func, func.shape_vars(), [])
+        >>> meta["params"][0]["shape"], meta["shape_vars"]
+        (['n', 4], ['n'])
+    """
     keys: dict[Var, str] = {}
     for var in shape_vars:
         key, n = var.name, 0

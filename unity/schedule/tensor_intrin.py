@@ -26,7 +26,7 @@ class TensorIntrin:
         >>> from unity import tir
         >>> A = tir.decl_buffer((4,), "float32", "A")
         >>> desc = tir.PrimFunc([A], tir.Evaluate(tir.const(0)))
-        >>> intrin = TensorIntrin.register("example_noop_4", desc, desc)
+        >>> intrin = TensorIntrin.register("example_noop_4", desc, desc, override=True)
         >>> TensorIntrin.get("example_noop_4") is intrin
         True
     """

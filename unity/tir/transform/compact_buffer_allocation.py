@@ -56,13 +56,45 @@ from unity.tir.transform._base import is_const_int, with_body
 
 @dataclass(frozen=True)
 class CompactBufferAllocation(ModulePass):
-    """Place each `Allocate` as deep as its accesses allow and shrink it to what they touch."""
+    """Place each `Allocate` as deep as its accesses allow and shrink it to what they touch.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.schedule import Schedule
+        >>> from unity.tir.transform import ConvertBlocksToLoops
+        >>> A = te.placeholder((64,), name="A")
+        >>> D = te.compute((64,), lambda i: A[i] + 1.0, name="D")
+        >>> E = te.compute((64,), lambda i: D[i] * 2.0, name="E")
+        >>> sch = Schedule(te.create_prim_func([A, E]))
+        >>> sch.compute_at(sch.get_block("D"), sch.get_loops(sch.get_block("E"))[0])
+        >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+        >>> out = CompactBufferAllocation()(IRModule({"main": func}))
+        >>> 'T.allocate_buffer((1,), "float32")' in out.script()
+        True
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> from unity.schedule.schedule import Schedule
+            >>> from unity.tir.transform import ConvertBlocksToLoops
+            >>> A = te.placeholder((64,), name="A")
+            >>> D = te.compute((64,), lambda i: A[i] + 1.0, name="D")
+            >>> E = te.compute((64,), lambda i: D[i] * 2.0, name="E")
+            >>> sch = Schedule(te.create_prim_func([A, E]))
+            >>> sch.compute_at(sch.get_block("D"), sch.get_loops(sch.get_block("E"))[0])
+            >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+            >>> print(CompactBufferAllocation().transform_function(func).body.script())
+            for i in T.serial(64):
+                with T.allocate_buffer((1,), "float32") as D:
+                    D[0] = A[i] + T.float32(1.0)
+                    E[i] = D[0] * T.float32(2.0)
+        """
         return with_body(func, _Compactor().visit_stmt(func.body))
 
 

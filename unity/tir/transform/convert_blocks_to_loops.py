@@ -38,13 +38,40 @@ from unity.tir.transform.lower_init_block import lower_init
 
 @dataclass(frozen=True)
 class ConvertBlocksToLoops(ModulePass):
-    """Remove every `Block`/`BlockRealize`, keeping their meaning with loops and `if`s."""
+    """Remove every `Block`/`BlockRealize`, keeping their meaning with loops and `if`s.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4, 8), name="A")
+        >>> k = te.reduce_axis((0, 8), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> func = te.create_prim_func([A, B])
+        >>> from unity.tir.transform import LowerInitBlock
+        >>> mod = LowerInitBlock()(IRModule({"main": func}))
+        >>> "T.block" in ConvertBlocksToLoops()(mod)["main"].script()
+        False
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> A = te.placeholder((4, 8), name="A")
+            >>> k = te.reduce_axis((0, 8), name="k")
+            >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+            >>> func = te.create_prim_func([A, B])
+            >>> from unity.tir.transform import LowerInitBlock
+            >>> func = LowerInitBlock().transform_function(func)
+            >>> print(ConvertBlocksToLoops().transform_function(func).body.script())
+            for i, k in T.grid(4, 8):
+                if k == 0:
+                    B[i] = T.float32(0.0)
+                B[i] = B[i] + A[i, k]
+        """
         return with_body(func, _BlockLowerer().visit_stmt(func.body))
 
 

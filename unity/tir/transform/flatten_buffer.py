@@ -39,13 +39,47 @@ from unity.tir.transform._base import fold_add, fold_mul, is_const_int, with_bod
 
 @dataclass(frozen=True)
 class FlattenBuffer(ModulePass):
-    """Rewrite `buf[i0, ..., ik]` into `flat[elem_offset + sum(i_d * stride_d)]`."""
+    """Rewrite `buf[i0, ..., ik]` into `flat[elem_offset + sum(i_d * stride_d)]`.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4, 8), name="A")
+        >>> k = te.reduce_axis((0, 8), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> func = te.create_prim_func([A, B])
+        >>> from unity.tir.transform import ConvertBlocksToLoops, LowerInitBlock
+        >>> func = LowerInitBlock().transform_function(func)
+        >>> func = ConvertBlocksToLoops().transform_function(func)
+        >>> out = FlattenBuffer()(IRModule({"main": func}))
+        >>> "A_1[i * 8 + k]" in out.script()  # a flat alias of A
+        True
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> A = te.placeholder((4, 8), name="A")
+            >>> k = te.reduce_axis((0, 8), name="k")
+            >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+            >>> func = te.create_prim_func([A, B])
+            >>> from unity.tir.transform import ConvertBlocksToLoops, LowerInitBlock
+            >>> func = LowerInitBlock().transform_function(func)
+            >>> func = ConvertBlocksToLoops().transform_function(func)
+            >>> print(FlattenBuffer().transform_function(func).script())
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+                T.func_attr({"tir.noalias": True})
+                A_1 = T.Buffer((32,), "float32", data=A.data)
+                for i, k in T.grid(4, 8):
+                    if k == 0:
+                        B[i] = T.float32(0.0)
+                    B[i] = B[i] + A_1[i * 8 + k]
+        """
         return with_body(func, _Flattener().visit_stmt(func.body))
 
 

@@ -39,13 +39,42 @@ from unity.tir.transform._base import with_body
 
 @dataclass(frozen=True)
 class HoistReductionInit(ModulePass):
-    """Move `if v == v_min: init` at the start of loop `v` in front of the loop."""
+    """Move `if v == v_min: init` at the start of loop `v` in front of the loop.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4, 8), name="A")
+        >>> k = te.reduce_axis((0, 8), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> func = te.create_prim_func([A, B])
+        >>> from unity.tir.transform import ConvertBlocksToLoops, LowerInitBlock
+        >>> func = LowerInitBlock().transform_function(func)
+        >>> func = ConvertBlocksToLoops().transform_function(func)
+        >>> "if k == 0" in HoistReductionInit()(IRModule({"main": func}))["main"].script()
+        False
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> A = te.placeholder((4, 8), name="A")
+            >>> k = te.reduce_axis((0, 8), name="k")
+            >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+            >>> func = te.create_prim_func([A, B])
+            >>> from unity.tir.transform import ConvertBlocksToLoops, LowerInitBlock
+            >>> func = LowerInitBlock().transform_function(func)
+            >>> func = ConvertBlocksToLoops().transform_function(func)
+            >>> print(HoistReductionInit().transform_function(func).body.script())
+            for i in T.serial(4):
+                B[i] = T.float32(0.0)
+                for k in T.serial(8):
+                    B[i] = B[i] + A[i, k]
+        """
         return with_body(func, _Hoister().visit_stmt(func.body))
 
 

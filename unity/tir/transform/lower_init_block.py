@@ -35,13 +35,40 @@ from unity.tir.transform._base import with_body
 
 @dataclass(frozen=True)
 class LowerInitBlock(ModulePass):
-    """Replace `Block.init` by `if (all reduce vars at their min): init` before the body."""
+    """Replace `Block.init` by `if (all reduce vars at their min): init` before the body.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4, 8), name="A")
+        >>> k = te.reduce_axis((0, 8), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> func = te.create_prim_func([A, B])
+        >>> "if v_k == 0:" in LowerInitBlock()(IRModule({"main": func}))["main"].script()
+        True
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> A = te.placeholder((4, 8), name="A")
+            >>> k = te.reduce_axis((0, 8), name="k")
+            >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+            >>> func = te.create_prim_func([A, B])
+            >>> print(LowerInitBlock().transform_function(func).body.script())
+            for i, k in T.grid(4, 8):
+                with T.block("B"):
+                    v_i, v_k = T.axis.remap("SR", [i, k])
+                    T.reads(A[v_i, v_k])
+                    T.writes(B[v_i])
+                    if v_k == 0:
+                        B[v_i] = T.float32(0.0)
+                    B[v_i] = B[v_i] + A[v_i, v_k]
+        """
         return with_body(func, _InitLowerer().visit_stmt(func.body))
 
 

@@ -37,7 +37,19 @@ from unity.tir.transform._base import with_body
 
 @dataclass(frozen=True)
 class LowerIntrinsics(ModulePass):
-    """Replace `tanh`, `sigmoid`, `erf`, `rsqrt`, `isnan`, ... by LLVM-supported math."""
+    """Replace `tanh`, `sigmoid`, `erf`, `rsqrt`, `isnan`, ... by LLVM-supported math.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.tir.transform import ConvertBlocksToLoops
+        >>> A = te.placeholder((64,), name="A")
+        >>> B = te.compute((64,), lambda i: te.tanh(A[i]), name="B")
+        >>> func = te.create_prim_func([A, B])
+        >>> func = ConvertBlocksToLoops().transform_function(func)
+        >>> out = LowerIntrinsics()(IRModule({"main": func}))
+        >>> "T.tanh" in func.script(), "T.tanh" in out.script()
+        (True, False)
+    """
 
     fast_exp: bool = True
     """Also rewrite float32 `exp` into a polynomial (a few ulps, vectorizes: LLVM's
@@ -47,7 +59,19 @@ class LowerIntrinsics(ModulePass):
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> from unity.tir.transform import ConvertBlocksToLoops
+            >>> A = te.placeholder((64,), name="A")
+            >>> B = te.compute((64,), lambda i: te.tanh(A[i]), name="B")
+            >>> func = te.create_prim_func([A, B])
+            >>> func = ConvertBlocksToLoops().transform_function(func)
+            >>> lowered = LowerIntrinsics().transform_function(func)
+            >>> "T.tanh" in lowered.script(), "T.floor" in lowered.script()
+            (False, True)
+        """
         return with_body(func, _IntrinsicLowerer(self.fast_exp).visit_stmt(func.body))
 
 

@@ -32,13 +32,45 @@ from unity.tir.transform._base import with_body
 
 @dataclass(frozen=True)
 class LowerThreadBindingCPU(ModulePass):
-    """Make `THREAD_BINDING` loops and parallel loops nested in parallel ones `SERIAL`."""
+    """Make `THREAD_BINDING` loops and parallel loops nested in parallel ones `SERIAL`.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.schedule import Schedule
+        >>> from unity.tir.transform import ConvertBlocksToLoops
+        >>> A = te.placeholder((64,), name="A")
+        >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+        >>> sch = Schedule(te.create_prim_func([A, B]))
+        >>> i_0, i_1 = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
+        >>> sch.bind(i_0, "blockIdx.x")
+        >>> sch.bind(i_1, "threadIdx.x")
+        >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+        >>> out = LowerThreadBindingCPU()(IRModule({"main": func}))
+        >>> "thread_binding" in out.script()
+        False
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> from unity.schedule.schedule import Schedule
+            >>> from unity.tir.transform import ConvertBlocksToLoops
+            >>> A = te.placeholder((64,), name="A")
+            >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+            >>> sch = Schedule(te.create_prim_func([A, B]))
+            >>> i_0, i_1 = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
+            >>> sch.bind(i_0, "blockIdx.x")
+            >>> sch.bind(i_1, "threadIdx.x")
+            >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+            >>> print(LowerThreadBindingCPU().transform_function(func).body.script())
+            for i_0, i_1 in T.grid(8, 8):
+                B[i_0 * 8 + i_1] = A[i_0 * 8 + i_1] * T.float32(2.0)
+        """
         return with_body(func, _KindNormalizer().visit_stmt(func.body))
 
 

@@ -31,13 +31,34 @@ from unity.tir.transform._base import with_body
 
 @dataclass(frozen=True)
 class Simplify(ModulePass):
-    """Run `Analyzer.simplify` on each expression; prune constant `if`s and unit loops."""
+    """Run `Analyzer.simplify` on each expression; prune constant `if`s and unit loops.
+
+    Example:
+        >>> from unity import tir
+        >>> A, i = tir.decl_buffer((64,), "float32", "A"), tir.Var("i")
+        >>> store = tir.BufferStore(A, tir.const(0.0), ((i * 4 + 3) // 4,))
+        >>> loop = tir.For(i, tir.const(0), tir.const(64), tir.ForKind.SERIAL, store)
+        >>> func = tir.PrimFunc((A,), loop)
+        >>> "A[i] =" in Simplify()(IRModule({"main": func}))["main"].script()
+        True
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import tir
+            >>> A, i = tir.decl_buffer((64,), "float32", "A"), tir.Var("i")
+            >>> store = tir.BufferStore(A, tir.const(0.0), ((i * 4 + 3) // 4,))
+            >>> loop = tir.For(i, tir.const(0), tir.const(64), tir.ForKind.SERIAL, store)
+            >>> func = tir.PrimFunc((A,), loop)
+            >>> print(Simplify().transform_function(func).body.script())
+            for i in T.serial(64):
+                A[i] = T.float32(0.0)
+        """
         return with_body(func, _Simplifier(Analyzer()).visit_stmt(func.body))
 
 

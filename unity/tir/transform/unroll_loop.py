@@ -32,7 +32,21 @@ from unity.tir.transform._base import with_body
 
 @dataclass(frozen=True)
 class UnrollLoop(ModulePass):
-    """Replace `for i in T.unroll(n)` by `n` copies of its body (n <= `max_extent`)."""
+    """Replace `for i in T.unroll(n)` by `n` copies of its body (n <= `max_extent`).
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.schedule import Schedule
+        >>> from unity.tir.transform import ConvertBlocksToLoops
+        >>> A = te.placeholder((64,), name="A")
+        >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+        >>> sch = Schedule(te.create_prim_func([A, B]))
+        >>> i_0, i_1 = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 2])
+        >>> sch.unroll(i_1)
+        >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+        >>> "T.unroll" in UnrollLoop()(IRModule({"main": func}))["main"].script()
+        False
+    """
 
     max_extent: int = 64
     """Unrolled loops with a larger (or symbolic) extent stay loops, made serial."""
@@ -41,7 +55,23 @@ class UnrollLoop(ModulePass):
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> from unity.schedule.schedule import Schedule
+            >>> from unity.tir.transform import ConvertBlocksToLoops
+            >>> A = te.placeholder((64,), name="A")
+            >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+            >>> sch = Schedule(te.create_prim_func([A, B]))
+            >>> i_0, i_1 = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 2])
+            >>> sch.unroll(i_1)
+            >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+            >>> print(UnrollLoop().transform_function(func).body.script())
+            for i_0 in T.serial(32):
+                B[i_0 * 2 + 0] = A[i_0 * 2 + 0] * T.float32(2.0)
+                B[i_0 * 2 + 1] = A[i_0 * 2 + 1] * T.float32(2.0)
+        """
         return with_body(func, _Unroller(self.max_extent).visit_stmt(func.body))
 
 

@@ -40,7 +40,21 @@ from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 @dataclass(frozen=True)
 class VectorizeLoop(ModulePass):
-    """Rewrite `for i in T.vectorized(n)` into vector expressions over `Ramp(min, 1, W)`."""
+    """Rewrite `for i in T.vectorized(n)` into vector expressions over `Ramp(min, 1, W)`.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.schedule import Schedule
+        >>> from unity.tir.transform import ConvertBlocksToLoops
+        >>> A = te.placeholder((64,), name="A")
+        >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+        >>> sch = Schedule(te.create_prim_func([A, B]))
+        >>> i_0, i_1 = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
+        >>> sch.vectorize(i_1)
+        >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+        >>> "T.Ramp" in VectorizeLoop()(IRModule({"main": func}))["main"].script()
+        True
+    """
 
     vector_bits: int = 512
     """Width of one vector in bits; with float32 elements `W` is at most 16."""
@@ -51,12 +65,35 @@ class VectorizeLoop(ModulePass):
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import te
+            >>> from unity.schedule.schedule import Schedule
+            >>> from unity.tir.transform import ConvertBlocksToLoops
+            >>> A = te.placeholder((64,), name="A")
+            >>> B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+            >>> sch = Schedule(te.create_prim_func([A, B]))
+            >>> i_0, i_1 = sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[None, 8])
+            >>> sch.vectorize(i_1)
+            >>> func = ConvertBlocksToLoops().transform_function(sch.mod["main"])
+            >>> print(VectorizeLoop().transform_function(func).body.script())
+            for i_0 in T.serial(8):
+                B[T.Ramp(i_0 * 8, 1, 8)] = A[T.Ramp(i_0 * 8, 1, 8)] * T.Broadcast(T.float32(2.0), 8)
+        """
         return with_body(func, _LoopVectorizer(self).visit_stmt(func.body))
 
 
 class CannotVectorize(Exception):
-    """Raised inside the vectorizer when a body has no vector form (caught: loop -> serial)."""
+    """Raised inside the vectorizer when a body has no vector form (caught: loop -> serial).
+
+    Example:
+        >>> try:
+        ...     raise CannotVectorize("a loop-carried dependence")
+        ... except CannotVectorize as err:
+        ...     str(err)
+        'a loop-carried dependence'
+    """
 
 
 def vectorize_body(

@@ -51,13 +51,38 @@ _EMPTY: _State = (frozenset(), frozenset())
 
 @dataclass(frozen=True)
 class InsertSyncthreads(ModulePass):
-    """Put a block-wide barrier between cross-thread shared-memory writes and reads."""
+    """Put a block-wide barrier between cross-thread shared-memory writes and reads.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.ir.transform import Sequential
+        >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+        >>> from unity.tir.transform.gpu.gpu_pipeline import gpu_lowering_passes
+        >>> A = te.placeholder((4, 256), name="A")
+        >>> k = te.reduce_axis((0, 256), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> mod = IRModule({"main": te.create_prim_func([A, B])})
+        >>> mod = apply_default_gpu_schedules(mod)
+        >>> passes = gpu_lowering_passes()
+        >>> n = [type(p) for p in passes].index(InsertSyncthreads)
+        >>> before = Sequential(passes[:n])(mod)  # the passes that run first
+        >>> after = InsertSyncthreads()(before)
+        >>> "syncthreads" in before.script(), "syncthreads" in after.script()
+        (False, True)
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when it needs no barrier)."""
+        """Rewrite one function (itself when it needs no barrier).
+
+        Example:
+            >>> from unity import tir
+            >>> f = tir.PrimFunc([], tir.Evaluate(tir.const(0)))
+            >>> InsertSyncthreads().transform_function(f) is f  # nothing to do
+            True
+        """
         return with_body(func, _Kernels().visit_stmt(func.body))
 
 

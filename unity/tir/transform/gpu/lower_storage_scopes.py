@@ -50,13 +50,39 @@ ON_CHIP = ("shared", "shared.dyn", "local", "warp")
 
 @dataclass(frozen=True)
 class LowerStorageScopes(ModulePass):
-    """Move on-chip buffers into their kernel and shrink them to a block's / thread's part."""
+    """Move on-chip buffers into their kernel and shrink them to a block's / thread's part.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.ir.transform import Sequential
+        >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+        >>> from unity.tir.transform.gpu.gpu_pipeline import gpu_lowering_passes
+        >>> A = te.placeholder((4, 256), name="A")
+        >>> k = te.reduce_axis((0, 256), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> mod = IRModule({"main": te.create_prim_func([A, B])})
+        >>> mod = apply_default_gpu_schedules(mod)
+        >>> passes = gpu_lowering_passes()
+        >>> n = [type(p) for p in passes].index(LowerStorageScopes)
+        >>> before = Sequential(passes[:n])(mod)  # the passes that run first
+        >>> local = 'T.allocate_buffer((1,), "float32", scope="local")'  # one per thread
+        >>> after = LowerStorageScopes()(before)
+        >>> local in before.script(), local in after.script()
+        (False, True)
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when nothing changes)."""
+        """Rewrite one function (itself when nothing changes).
+
+        Example:
+            >>> from unity import tir
+            >>> f = tir.PrimFunc([], tir.Evaluate(tir.const(0)))
+            >>> LowerStorageScopes().transform_function(f) is f  # nothing to do
+            True
+        """
         host = _Host()
         body = host.visit_stmt(func.body)
         if host.pending:

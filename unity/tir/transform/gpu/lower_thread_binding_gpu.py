@@ -43,13 +43,38 @@ from unity.tir.transform.gpu.intrinsics import THREAD_TAGS
 
 @dataclass(frozen=True)
 class LowerThreadBindingGPU(ModulePass):
-    """Rewrite each outermost thread-bound loop nest into a canonical kernel launch nest."""
+    """Rewrite each outermost thread-bound loop nest into a canonical kernel launch nest.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.ir.transform import Sequential
+        >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+        >>> from unity.tir.transform.gpu.gpu_pipeline import gpu_lowering_passes
+        >>> A = te.placeholder((4, 256), name="A")
+        >>> k = te.reduce_axis((0, 256), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> mod = IRModule({"main": te.create_prim_func([A, B])})
+        >>> mod = apply_default_gpu_schedules(mod)
+        >>> passes = gpu_lowering_passes()
+        >>> n = [type(p) for p in passes].index(LowerThreadBindingGPU)
+        >>> before = Sequential(passes[:n])(mod)  # the passes that run first
+        >>> after = LowerThreadBindingGPU()(before)
+        >>> "blockIdx_x" in before.script(), "blockIdx_x" in after.script()
+        (False, True)
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
-        """Rewrite one function (itself when it binds no thread)."""
+        """Rewrite one function (itself when it binds no thread).
+
+        Example:
+            >>> from unity import tir
+            >>> f = tir.PrimFunc([], tir.Evaluate(tir.const(0)))
+            >>> LowerThreadBindingGPU().transform_function(f) is f  # nothing to do
+            True
+        """
         return with_body(func, _Host().visit_stmt(func.body))
 
 

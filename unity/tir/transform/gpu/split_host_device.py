@@ -49,7 +49,24 @@ KERNEL_CONV = "cuda_kernel"
 
 @dataclass(frozen=True)
 class SplitHostDevice(ModulePass):
-    """Outline every kernel launch nest into a `PrimFunc` and launch it from the host."""
+    """Outline every kernel launch nest into a `PrimFunc` and launch it from the host.
+
+    Example:
+        >>> from unity import te
+        >>> from unity.ir.transform import Sequential
+        >>> from unity.schedule.default_gpu import apply_default_gpu_schedules
+        >>> from unity.tir.transform.gpu.gpu_pipeline import gpu_lowering_passes
+        >>> A = te.placeholder((4, 256), name="A")
+        >>> k = te.reduce_axis((0, 256), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        >>> mod = IRModule({"main": te.create_prim_func([A, B])})
+        >>> mod = apply_default_gpu_schedules(mod)
+        >>> passes = gpu_lowering_passes()
+        >>> n = [type(p) for p in passes].index(SplitHostDevice)
+        >>> before = Sequential(passes[:n])(mod)  # the passes that run first
+        >>> [gv.name_hint for gv in SplitHostDevice()(before).get_global_vars()]
+        ['main', 'main_kernel0']
+    """
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         out = IRModule(attrs=mod.attrs)
