@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from unity.ir import dtype as dt
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
 from unity.tir.expr import IntImm, PrimExpr, const
 from unity.tir.function import PrimFunc
 
@@ -79,3 +81,31 @@ def _same_dtype(a: PrimExpr, b: PrimExpr) -> tuple[PrimExpr, PrimExpr]:
     if isinstance(a, IntImm) and dt.is_integer(b.dtype):
         return const(a.value, b.dtype), b
     return a, b
+
+
+class PrimFuncPass(ModulePass, register=False):
+    """A module pass that rewrites each `PrimFunc` on its own with `transform_function`.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Identity(PrimFuncPass):
+        ...     def transform_function(self, func):
+        ...         return func
+        >>> mod = IRModule()
+        >>> Identity()(mod) is mod
+        True
+    """
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Apply `transform_function` to every PrimFunc (`mod` itself when none changes)."""
+        return mod.map_functions(PrimFunc, self.transform_function)
+
+    def transform_function(self, func: PrimFunc) -> PrimFunc:
+        """Return the rewritten function (`func` itself when nothing changes).
+
+        Example:
+            >>> PrimFuncPass.transform_function  # doctest: +ELLIPSIS
+            <function PrimFuncPass.transform_function at ...>
+        """
+        raise TypeError(f"{type(self).__name__} must override transform_function")

@@ -39,8 +39,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.arith import Analyzer
 from unity.tir.arith.int_set import IntervalSet
 from unity.tir.arith.key import expr_key
@@ -51,11 +49,11 @@ from unity.tir.expr import min_value_of as tir_min
 from unity.tir.function import PrimFunc
 from unity.tir.functor import ExprVisitor, StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
-from unity.tir.transform._base import is_const_int, with_body
+from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
 
 
 @dataclass(frozen=True)
-class CompactBufferAllocation(ModulePass):
+class CompactBufferAllocation(PrimFuncPass):
     """Place each `Allocate` as deep as its accesses allow and shrink it to what they touch.
 
     Example:
@@ -72,9 +70,6 @@ class CompactBufferAllocation(ModulePass):
         >>> 'T.allocate_buffer((1,), "float32")' in out.script()
         True
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

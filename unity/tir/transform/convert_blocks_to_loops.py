@@ -25,19 +25,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
 from unity.tir.stmt import Allocate, Block, BlockRealize, BufferStore, IfThenElse, Stmt
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 from unity.tir.transform.lower_init_block import lower_init
 
 
 @dataclass(frozen=True)
-class ConvertBlocksToLoops(ModulePass):
+class ConvertBlocksToLoops(PrimFuncPass):
     """Remove every `Block`/`BlockRealize`, keeping their meaning with loops and `if`s.
 
     Example:
@@ -51,9 +49,6 @@ class ConvertBlocksToLoops(ModulePass):
         >>> "T.block" in ConvertBlocksToLoops()(mod)["main"].script()
         False
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

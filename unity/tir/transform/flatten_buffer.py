@@ -27,18 +27,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.buffer import Buffer
 from unity.tir.expr import BufferLoad, PrimExpr, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
 from unity.tir.stmt import Allocate, Block, BlockRealize, BufferStore, Stmt
-from unity.tir.transform._base import fold_add, fold_mul, is_const_int, with_body
+from unity.tir.transform._base import PrimFuncPass, fold_add, fold_mul, is_const_int, with_body
 
 
 @dataclass(frozen=True)
-class FlattenBuffer(ModulePass):
+class FlattenBuffer(PrimFuncPass):
     """Rewrite `buf[i0, ..., ik]` into `flat[elem_offset + sum(i_d * stride_d)]`.
 
     Example:
@@ -54,9 +52,6 @@ class FlattenBuffer(ModulePass):
         >>> "A_1[i * 8 + k]" in out.script()  # a flat alias of A
         True
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

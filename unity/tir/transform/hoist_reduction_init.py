@@ -27,18 +27,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.arith import Analyzer
 from unity.tir.expr import EQ, Add, And, IntImm, Mul, PrimExpr, Range, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
 from unity.tir.stmt import For, ForKind, IfThenElse, SeqStmt, Stmt, seq
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 
 
 @dataclass(frozen=True)
-class HoistReductionInit(ModulePass):
+class HoistReductionInit(PrimFuncPass):
     """Move `if v == v_min: init` at the start of loop `v` in front of the loop.
 
     Example:
@@ -53,9 +51,6 @@ class HoistReductionInit(ModulePass):
         >>> "if k == 0" in HoistReductionInit()(IRModule({"main": func}))["main"].script()
         False
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

@@ -24,17 +24,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.expr import IterType, PrimExpr, const, eq, logical_and
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
 from unity.tir.stmt import Block, IfThenElse, Stmt, seq
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 
 
 @dataclass(frozen=True)
-class LowerInitBlock(ModulePass):
+class LowerInitBlock(PrimFuncPass):
     """Replace `Block.init` by `if (all reduce vars at their min): init` before the body.
 
     Example:
@@ -46,9 +44,6 @@ class LowerInitBlock(ModulePass):
         >>> "if v_k == 0:" in LowerInitBlock()(IRModule({"main": func}))["main"].script()
         True
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

@@ -23,20 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from unity.ir import dtype as dt
-from unity.ir.module import IRModule
 from unity.ir.op import Op
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir import op
 from unity.tir.expr import (
     Broadcast, Call, FloatImm, IntImm, Let, PrimExpr, Var, const, eq, ne, select,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 
 
 @dataclass(frozen=True)
-class LowerIntrinsics(ModulePass):
+class LowerIntrinsics(PrimFuncPass):
     """Replace `tanh`, `sigmoid`, `erf`, `rsqrt`, `isnan`, ... by LLVM-supported math.
 
     Example:
@@ -54,9 +52,6 @@ class LowerIntrinsics(ModulePass):
     fast_exp: bool = True
     """Also rewrite float32 `exp` into a polynomial (a few ulps, vectorizes: LLVM's
     `llvm.exp` on a vector becomes one libm call per lane)."""
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

@@ -22,16 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
 from unity.tir.stmt import For, ForKind, Stmt
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 
 
 @dataclass(frozen=True)
-class LowerThreadBindingCPU(ModulePass):
+class LowerThreadBindingCPU(PrimFuncPass):
     """Make `THREAD_BINDING` loops and parallel loops nested in parallel ones `SERIAL`.
 
     Example:
@@ -49,9 +47,6 @@ class LowerThreadBindingCPU(ModulePass):
         >>> "thread_binding" in out.script()
         False
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

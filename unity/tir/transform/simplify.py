@@ -18,19 +18,17 @@ loops of extent one become their body with the loop variable replaced by the min
 from __future__ import annotations
 
 from dataclasses import dataclass
-from unity.ir.module import IRModule
 from unity.ir.node import dispatch_table
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.arith import Analyzer
 from unity.tir.expr import IntImm, PrimExpr, Range
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
 from unity.tir.stmt import Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt, seq
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 
 
 @dataclass(frozen=True)
-class Simplify(ModulePass):
+class Simplify(PrimFuncPass):
     """Run `Analyzer.simplify` on each expression; prune constant `if`s and unit loops.
 
     Example:
@@ -42,9 +40,6 @@ class Simplify(ModulePass):
         >>> "A[i] =" in Simplify()(IRModule({"main": func}))["main"].script()
         True
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

@@ -20,18 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.buffer import Buffer
 from unity.tir.expr import IntImm, Let, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import Allocate, Evaluate, For, ForKind, LetStmt, Stmt, seq
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 
 
 @dataclass(frozen=True)
-class UnrollLoop(ModulePass):
+class UnrollLoop(PrimFuncPass):
     """Replace `for i in T.unroll(n)` by `n` copies of its body (n <= `max_extent`).
 
     Example:
@@ -50,9 +48,6 @@ class UnrollLoop(ModulePass):
 
     max_extent: int = 64
     """Unrolled loops with a larger (or symbolic) extent stay loops, made serial."""
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

@@ -23,9 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir import dtype as dt
-from unity.ir.module import IRModule
 from unity.ir.node import dispatch_table
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.arith import Analyzer
 from unity.tir.expr import (
     Add, BinaryOp, Broadcast, BufferLoad, Call, Cast, IntImm, Let, Mul, Not, PrimExpr, Ramp,
@@ -34,12 +32,12 @@ from unity.tir.expr import (
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
 from unity.tir.stmt import BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
-from unity.tir.transform._base import fold_add, fold_mul, is_const_int, with_body
+from unity.tir.transform._base import PrimFuncPass, fold_add, fold_mul, is_const_int, with_body
 from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 
 @dataclass(frozen=True)
-class VectorizeLoop(ModulePass):
+class VectorizeLoop(PrimFuncPass):
     """Rewrite `for i in T.vectorized(n)` into vector expressions over `Ramp(min, 1, W)`.
 
     Example:
@@ -60,9 +58,6 @@ class VectorizeLoop(ModulePass):
     """Width of one vector in bits; with float32 elements `W` is at most 16."""
     max_lanes: int = 64
     """Upper bound on `W` whatever the element type (bool/int8 bodies)."""
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

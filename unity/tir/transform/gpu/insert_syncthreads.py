@@ -32,14 +32,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unity.ir.module import IRModule
 from unity.ir.node import Node
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.expr import BufferLoad, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
 from unity.tir.stmt import Allocate, BufferStore, For, IfThenElse, LetStmt, SeqStmt, Stmt, seq
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 from unity.tir.transform.gpu.intrinsics import is_syncthreads, syncthreads
 from unity.tir.transform.gpu.lower_thread_binding_gpu import is_launch_loop, launch_nest
 
@@ -50,7 +48,7 @@ _EMPTY: _State = (frozenset(), frozenset())
 
 
 @dataclass(frozen=True)
-class InsertSyncthreads(ModulePass):
+class InsertSyncthreads(PrimFuncPass):
     """Put a block-wide barrier between cross-thread shared-memory writes and reads.
 
     Example:
@@ -70,9 +68,6 @@ class InsertSyncthreads(ModulePass):
         >>> "syncthreads" in before.script(), "syncthreads" in after.script()
         (False, True)
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when it needs no barrier).

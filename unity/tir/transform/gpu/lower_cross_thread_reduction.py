@@ -44,16 +44,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
-from unity.ir.module import IRModule
 from unity.ir.structural import structural_equal
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir import expr as E
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, post_order_visit, substitute
 from unity.tir.op import max_value, min_value
 from unity.tir.stmt import Allocate, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 from unity.tir.transform.gpu.intrinsics import shfl_down
 
 _IDENTITY = {
@@ -64,7 +62,7 @@ _IDENTITY = {
 
 
 @dataclass(frozen=True)
-class LowerCrossThreadReduction(ModulePass):
+class LowerCrossThreadReduction(PrimFuncPass):
     """Turn thread-bound reductions into per-thread partials plus a shuffle/shared-memory tree.
 
     Example:
@@ -84,9 +82,6 @@ class LowerCrossThreadReduction(ModulePass):
         >>> "shfl_down" in before.script(), "shfl_down" in after.script()
         (False, True)
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when no reduction is bound to threads).

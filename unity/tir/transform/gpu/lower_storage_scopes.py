@@ -32,15 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
-from unity.ir.module import IRModule
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.arith import Analyzer
 from unity.tir.buffer import Buffer
 from unity.tir.expr import BufferLoad, IntImm, Range, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
 from unity.tir.stmt import Allocate, BufferStore, For, Stmt
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 from unity.tir.transform.compact_buffer_allocation import _Placer  # the same placement rules
 from unity.tir.transform.gpu.lower_thread_binding_gpu import is_launch_loop, launch_nest
 
@@ -49,7 +47,7 @@ ON_CHIP = ("shared", "shared.dyn", "local", "warp")
 
 
 @dataclass(frozen=True)
-class LowerStorageScopes(ModulePass):
+class LowerStorageScopes(PrimFuncPass):
     """Move on-chip buffers into their kernel and shrink them to a block's / thread's part.
 
     Example:
@@ -70,9 +68,6 @@ class LowerStorageScopes(ModulePass):
         >>> local in before.script(), local in after.script()
         (False, True)
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when nothing changes).

@@ -30,19 +30,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
-from unity.ir.module import IRModule
 from unity.ir.structural import structural_equal
-from unity.ir.transform import ModulePass, PassContext
 from unity.tir.expr import LT, IntImm, PrimExpr, Var, cast, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import For, ForKind, IfThenElse, Stmt
-from unity.tir.transform._base import with_body
+from unity.tir.transform._base import PrimFuncPass, with_body
 from unity.tir.transform.gpu.intrinsics import THREAD_TAGS
 
 
 @dataclass(frozen=True)
-class LowerThreadBindingGPU(ModulePass):
+class LowerThreadBindingGPU(PrimFuncPass):
     """Rewrite each outermost thread-bound loop nest into a canonical kernel launch nest.
 
     Example:
@@ -62,9 +60,6 @@ class LowerThreadBindingGPU(ModulePass):
         >>> "blockIdx_x" in before.script(), "blockIdx_x" in after.script()
         (False, True)
     """
-
-    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return mod.map_functions(PrimFunc, self.transform_function)
 
     def transform_function(self, func: PrimFunc) -> PrimFunc:
         """Rewrite one function (itself when it binds no thread).
