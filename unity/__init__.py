@@ -6,12 +6,11 @@ Example:
     []
 """
 
+from unity import instrument, runtime, transform
 from unity.ir import IRModule
-from unity import instrument, transform
+from unity.runtime import cpu, cuda
 
 __version__ = "0.1.0"
-from unity import runtime
-from unity.runtime import cpu, cuda
 
 
 def __getattr__(name: str) -> object:
