@@ -11,8 +11,7 @@ buffer that LLVM keeps in registers:
   reduction step, `tx` input values are broadcast and multiplied with one `to`-wide
   vector of packed weights; the tile is `to` channels x `tx` columns;
 - **columns in the vector** (depthwise, other groupings, odd channel counts): the tile is `to`
-  channels x `tx` columns of one output row, `x` vectorized, weights broadcast; a
-  depthwise conv takes one channel x its whole row (up to two vectors), serially when small.
+  channels x `tx` columns of one output row, `x` vectorized, weights broadcast.
 
 Loops ``(n, o0, y) parallel / x0 / rc, ry, rx / inner tile``; the tile's zeroing moves
 out of the reduction (`decompose_reduction`) and the write-back takes the elementwise
@@ -38,13 +37,7 @@ After ``schedule_conv2d`` (channels in the vector, abridged)::
 from __future__ import annotations
 
 from unity.schedule.analysis import linear
-from unity.schedule.default.analysis import (
-    BlockInfo,
-    RuleContext,
-    const_extent,
-    loads_of,
-    work_size,
-)  # fmt: skip
+from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.default.prepack import PREPACK
@@ -179,7 +172,7 @@ def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
     for to in (2 * lanes, lanes, 8, *([oc] if 8 < oc <= 3 * lanes else [])):
         if oc % to:
             continue
-        vectors = to // lanes + (to % lanes).bit_count()  # LLVM's power-of-two pieces
+        vectors = to // lanes + bin(to % lanes).count("1")  # LLVM's power-of-two pieces
         efficiency = to / (vectors * lanes)
         for tx in range(1, min(ow, 16) + 1):
             if ow % tx or vectors * tx > budget:
@@ -206,21 +199,8 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     tile = _channel_tile(per_group or oc, ow, ctx.lanes) if per_group is not None else None
     if channel_vector and tile is not None:
         return _channels_in_vector(sch, info, w_load, *tile, ctx)
-    if per_group is None and ow <= 2 * ctx.lanes:  # depthwise: one input plane per channel
-        return _columns_in_vector(sch, info, 1, ow, ctx, parallel=_worth_parallel(info, ctx))
     to = _divisor(oc, 8 if ow >= ctx.lanes else 4)
     return _columns_in_vector(sch, info, to, _column_tile(ow, ctx.lanes), ctx)
-
-
-_DEPTHWISE_PARALLEL_MIN = 8
-"""A depthwise conv runs serially below this many times `parallel_min_work` iterations:
-its loop outlined into a parallel closure lost LLVM's vectorization of the row's scalar
-tail (gathers), and 256 channels x 28x28 x 3x3 took 0.29 ms parallel vs 0.077 serial."""
-
-
-def _worth_parallel(info: BlockInfo, ctx: RuleContext) -> bool:
-    work = work_size(info)
-    return work is None or work >= _DEPTHWISE_PARALLEL_MIN * ctx.parallel_min_work
 
 
 def raise_unsupported(what: str) -> None:
@@ -267,7 +247,7 @@ def _channels_in_vector(
 
 
 def _columns_in_vector(
-    sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: RuleContext, parallel: bool = True
+    sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: RuleContext
 ) -> list[str]:
     c = sch.get_block(info.name)
     n, o, y, x, *red = sch.get_loops(c)
@@ -278,8 +258,7 @@ def _columns_in_vector(
     sch.reorder(n, o0, y, x0, *red, o1, x1)
     sch.reverse_compute_at(acc, x0)
     init = sch.decompose_reduction(c, red[0])
-    if parallel:
-        _parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    _parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
     sch.unroll(o1)
     sch.vectorize(x1)
     sch.vectorize(sch.get_loops(init)[-1])

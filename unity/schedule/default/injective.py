@@ -15,27 +15,19 @@ After ``schedule_injective``::
 
 The outer loops are fused into one parallel loop (only when the nest is big enough to
 pay for a parallel launch); the innermost loop is vectorized when it walks the written
-buffer contiguously and no load of it would be a gather (an index not linear in the
-loop, such as a padding's clamp).  `VectorizeLoop` turns any extent into vector chunks
-plus a scalar tail, and falls back to a serial loop for a body with no vector form, so the
+buffer contiguously.  `VectorizeLoop` turns any extent into vector chunks plus a
+scalar tail, and falls back to a serial loop for a body with no vector form, so the
 rule never needs to prove more than that the loops are data parallel, which the
 `parallel`/`vectorize` primitives check themselves.
 """
 
 from __future__ import annotations
 
-from unity.schedule.analysis import linear, used_vars
-from unity.schedule.default.analysis import (
-    BlockInfo,
-    RuleContext,
-    loads_of,
-    stride_in,
-    work_size,
-)  # fmt: skip
+from unity.schedule.default.analysis import BlockInfo, RuleContext, stride_in, work_size
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import LoopRV
 
-__all__ = ["applies", "gathers_in", "parallel_outer", "schedule_injective"]
+__all__ = ["applies", "parallel_outer", "schedule_injective"]
 
 
 def applies(info: BlockInfo) -> bool:
@@ -59,35 +51,13 @@ def schedule_injective(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     if not loops:
         return
     inner_var = info.iter_var(info.loops[-1])
-    contiguous = (
-        inner_var is not None
-        and stride_in(info.store.indices, inner_var) == 1
-        and not gathers_in(info, inner_var)
-    )
+    contiguous = inner_var is not None and stride_in(info.store.indices, inner_var) == 1
     outer = loops[:-1] if contiguous else loops
     if contiguous:
         sch.vectorize(loops[-1])
     work = work_size(info)
     if outer and (work is None or work >= ctx.parallel_min_work):
         parallel_outer(sch, outer)
-
-
-def gathers_in(info: BlockInfo, var) -> bool:
-    """True when a load of the block's value would be a gather in a loop over `var`.
-
-    A load whose index is not linear in `var` (a padding's clamped ``max(min(x - 1, 27),
-    0)``) becomes one gather per vector: on AVX-512 slower than the scalar loop (a 3x3
-    depthwise conv's padding took 0.07 ms vectorized, 2.5x its conv).
-
-    Example:
-        >>> gathers_in(info, x)  # doctest: +SKIP
-        True
-    """
-    return any(
-        var in used_vars(index) and linear(index) is None
-        for ld in loads_of(info.store.value)
-        for index in ld.indices
-    )
 
 
 def parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
