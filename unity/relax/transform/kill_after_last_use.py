@@ -42,6 +42,7 @@ from unity.relax.expr import (
     Binding, BindingBlock, Call, Expr, Function, If, MatchCast, SeqExpr, Tuple, TupleGetItem,
     Var, VarBinding,
 )  # fmt: skip
+from unity.relax.analysis.fresh_names import FreshNames
 from unity.relax.expr_functor import ExprVisitor
 from unity.relax.struct_info import TupleStructInfo
 from unity.relax.vm import memory
@@ -64,28 +65,9 @@ class KillAfterLastUse(ModulePass):
 
 
 def _kill_function(func: Function) -> Function:
-    names = _Names()
-    names.visit_expr(func)
+    names = FreshNames.of(func, "_")
     return func.replace(body=_kill_seq(func.body, names))
 
-
-class _Names(ExprVisitor):
-    """The var names of a function, and fresh `_N` names beside them."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
-        self.count = 0
-
-    def visit_var_def(self, var: Var) -> None:
-        self.taken.add(var.name_hint)
-
-    def fresh(self) -> str:
-        while True:
-            name = "_" if self.count == 0 else f"_{self.count}"
-            self.count += 1
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
 
 
 class _Refs(ExprVisitor):
@@ -104,7 +86,7 @@ def _refs(expr: Expr) -> set[Var]:
     return refs.vars
 
 
-def _kill_seq(seq: SeqExpr, names: _Names) -> SeqExpr:
+def _kill_seq(seq: SeqExpr, names: FreshNames) -> SeqExpr:
     seq = _kill_branches(seq, names)
     bindings = [b for block in seq.blocks for b in block.bindings]
     objects: dict[Var, Call] = {}  # object var -> its allocation
@@ -141,7 +123,7 @@ def _kill_seq(seq: SeqExpr, names: _Names) -> SeqExpr:
 _VOID = TupleStructInfo(())
 
 
-def _kill_branches(seq: SeqExpr, names: _Names) -> SeqExpr:
+def _kill_branches(seq: SeqExpr, names: FreshNames) -> SeqExpr:
     blocks = []
     for block in seq.blocks:
         new = []
@@ -171,7 +153,7 @@ def _with_blocks(seq: SeqExpr, blocks: list[BindingBlock]) -> SeqExpr:
     return seq.replace(blocks=tuple(blocks))
 
 
-def _insert(seq: SeqExpr, kills: dict[int, list[Call]], names: _Names) -> SeqExpr:
+def _insert(seq: SeqExpr, kills: dict[int, list[Call]], names: FreshNames) -> SeqExpr:
     blocks = []
     index = 0
     for block in seq.blocks:

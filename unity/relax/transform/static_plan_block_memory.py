@@ -61,6 +61,7 @@ from unity.relax.expr import (
     Binding, BindingBlock, Call, DataTypeImm, Expr, Function, If, MatchCast, PrimValue, SeqExpr,
     ShapeExpr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
+from unity.relax.analysis.fresh_names import FreshNames
 from unity.relax.expr_functor import ExprVisitor
 from unity.relax.struct_info import ObjectStructInfo
 from unity.relax.utils import free_symbols
@@ -94,8 +95,7 @@ class StaticPlanBlockMemory(ModulePass):
 
 def _plan_function(mod: IRModule, func: Function) -> Function:
     bounds = _upper_bounds(func)
-    names = _Names()
-    names.visit_expr(func)
+    names = FreshNames.of(func, "storage")
     symbols = {s for p in func.params for s in free_symbols(p.struct_info)}
     return func.replace(body=_plan_seq(mod, func.body, bounds, names, symbols))
 
@@ -117,24 +117,6 @@ def _upper_bounds(func: Function) -> dict[str, int]:
         bounds[str(name)] = int(value)
     return bounds
 
-
-class _Names(ExprVisitor):
-    """Fresh `storage`, `storage1`, ... names that no var of the function uses."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
-        self.count = 0
-
-    def visit_var_def(self, var: Var) -> None:
-        self.taken.add(var.name_hint)
-
-    def fresh(self) -> str:
-        while True:
-            name = "storage" if self.count == 0 else f"storage{self.count}"
-            self.count += 1
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
 
 
 @dataclass(eq=False)
@@ -168,7 +150,7 @@ def _plan_seq(
     mod: IRModule,
     seq: SeqExpr,
     bounds: dict[str, int],
-    names: _Names,
+    names: FreshNames,
     symbols: set[sympy.Symbol],
 ) -> SeqExpr:
     seq = _plan_branches(mod, seq, bounds, names, symbols)
@@ -181,7 +163,7 @@ def _plan_seq(
 
 
 def _plan_branches(
-    mod: IRModule, seq: SeqExpr, bounds: dict[str, int], names: _Names, symbols: set[sympy.Symbol]
+    mod: IRModule, seq: SeqExpr, bounds: dict[str, int], names: FreshNames, symbols: set[sympy.Symbol]
 ) -> SeqExpr:
     """Plan the `SeqExpr`s of `If` branches on their own."""
     blocks = []
@@ -350,7 +332,7 @@ def _sort_key(size: sympy.Expr) -> tuple[int, str]:
     return (int(size), "") if size.is_Integer else (0, str(size))
 
 
-def _rewrite(seq: SeqExpr, planned: dict[Var, _Token], names: _Names) -> SeqExpr:
+def _rewrite(seq: SeqExpr, planned: dict[Var, _Token], names: FreshNames) -> SeqExpr:
     blocks = []
     for block in seq.blocks:
         bindings: list[Binding] = []
