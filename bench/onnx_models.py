@@ -55,6 +55,7 @@ from onnx import helper, shape_inference
 
 import unity
 from unity.cli.default_model import light_model_path, with_random_weights
+from unity.cli.timing import alternate_latencies
 from unity.ir.instrument import PassInstrument
 from unity.ir.transform import PassContext
 from unity.relax.frontend.onnx import from_onnx
@@ -222,16 +223,11 @@ def bench_model(name: str, repeat: int, profile: int = 0) -> Result:
         float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
         for a, b in zip(ours, theirs)
     )
-    t_unity, t_ort = [], []
-    for _ in range(repeat):  # alternate: both see the same share of the machine
-        start = time.perf_counter()
-        vm["main"](*args)
-        t_unity.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        session.run(None, feed)
-        t_ort.append(time.perf_counter() - start)
-    result.unity_ms = float(np.median(t_unity)) * 1e3
-    result.ort_ms = float(np.median(t_ort)) * 1e3
+    t_unity, t_ort = alternate_latencies(  # same drift for both, neither's spin on the other
+        [lambda: vm["main"](*args), lambda: session.run(None, feed)], repeat
+    )
+    result.unity_ms = float(np.median(t_unity))
+    result.ort_ms = float(np.median(t_ort))
     return result
 
 

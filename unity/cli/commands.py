@@ -18,6 +18,7 @@ import numpy as np
 from unity.cli.errors import CliError
 from unity.cli.inputs import load_inputs, parse_shapes, random_input, resolve_dims
 from unity.cli.progress import PassProgress, Stage
+from unity.cli.timing import alternate_latencies
 
 
 def load_onnx(path: str | None, shapes: dict[str, tuple[int, ...]]) -> tuple[Any, str]:
@@ -210,17 +211,6 @@ def _as_arrays(value: Any) -> list[np.ndarray]:
     return [value.numpy() if hasattr(value, "numpy") else np.asarray(value)]
 
 
-def _latencies(fn: Any, repeat: int, warmup: int = 1) -> np.ndarray:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return np.array(times) * 1e3
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     """`unity bench [model.onnx]`: unity's latency next to onnxruntime's, and the ratio.
 
@@ -246,8 +236,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     diff = max(float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
                for a, b in zip(ours, theirs))
     with Stage(f"time {args.repeat} runs each"):
-        t_unity = _latencies(lambda: vm["main"](*inputs), args.repeat)
-        t_ort = _latencies(lambda: session.run(None, feed), args.repeat)
+        t_unity, t_ort = alternate_latencies(
+            [lambda: vm["main"](*inputs), lambda: session.run(None, feed)], args.repeat
+        )
     _report(compile_s, t_unity, t_ort, diff)
     return 0
 

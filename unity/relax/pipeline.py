@@ -46,7 +46,10 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             FuseTIR(),  # each group -> one PrimFunc
         ]
         if not _is_cuda(target):
-            passes.append(DefaultSchedules())  # CPU schedule rules for every unscheduled PrimFunc
+            passes += [
+                DefaultSchedules(),  # CPU schedule rules for every unscheduled PrimFunc
+                DeadCodeElimination(),  # constants that are now passed prepacked
+            ]
     if _is_cuda(target):
         passes.append(DefaultGPUSchedules())  # blocks/threads for every unscheduled PrimFunc
     passes += [

@@ -89,3 +89,26 @@ def test_constant_weights_are_packed_at_compile_time():
     a = rng.standard_normal((1, 16, 10, 10), dtype=np.float32)
     ref = np.maximum(_conv_ref(a, wv), 0).reshape(32, 100).T @ dv
     np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-4, atol=1e-3)
+
+
+def test_a_constant_bound_to_a_variable_is_packed_and_the_binding_dropped():
+    """`FoldConstant` leaves ``lv = R.const(W.T)``: the call passes `lv`, not the constant
+    (ONNX Gemm with transB). The GEMV still gets the packed weight, and the unpacked
+    copy does not stay in the executable."""
+    wv = rng.standard_normal((64, 96), dtype=np.float32)
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 96), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.matmul(x, op.permute_dims(relax.Constant(wv))))
+        bb.emit_func_output(out)
+    with PassContext(opt_level=2):
+        lowered = get_pipeline()(bb.get())
+        ex = unity.compile(bb.get())
+    assert [gv.name_hint for gv in lowered.get_global_vars() if "prepacked" in gv.name_hint]
+    text = lowered["main"].script()
+    assert text.count("R.const") == 1  # the packed weight only
+    a = rng.standard_normal((1, 96), dtype=np.float32)
+    np.testing.assert_allclose(
+        relax.VirtualMachine(ex, unity.cpu())["main"](a).numpy(), a @ wv.T, rtol=1e-4, atol=1e-4
+    )

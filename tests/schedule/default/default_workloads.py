@@ -135,6 +135,8 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "matmul_bcast": lambda: matmul((2, 8, 24), (24, 16)),
     "dense_bias_relu": lambda: dense_bias_relu(32, 40, 48),
     "gemv": lambda: dense_bias_relu(1, 64, 100),
+    "gemv_kn": lambda: matmul((1, 96), (96, 64)),
+    "dense_few_rows": lambda: dense_bias_relu(3, 40, 48),
     "matmul_symbolic_batch": lambda: symbolic_matmul(12, 32),
     "softmax": lambda: softmax((6, 37)),
     "softmax_rows_vectorized": lambda: softmax((3, 5, 64)),

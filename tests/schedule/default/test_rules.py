@@ -55,7 +55,7 @@ def test_interpreted_schedule_matches(name: str) -> None:
     "name",
     ["conv3x3", "conv_depthwise", "conv3x3s2", "conv_bias_relu", "conv_grouped_vector",
      "conv1x1_prime_width", "conv_grouped_odd", "matmul_tiled",
-     "dense_bias_relu", "matmul_symbolic_batch", "softmax", "layer_norm", "max_pool3x3s2"],
+     "dense_bias_relu", "gemv_kn", "dense_few_rows", "matmul_symbolic_batch", "softmax", "layer_norm", "max_pool3x3s2"],
 )  # fmt: skip
 def test_built_schedule_matches(name: str) -> None:
     func = WORKLOADS[name]()
@@ -65,3 +65,13 @@ def test_built_schedule_matches(name: str) -> None:
     got = _args(func)
     unity.build(scheduled)["main"](*got)
     np.testing.assert_allclose(got[-1], expected[-1], rtol=1e-4, atol=1e-4)
+
+
+def test_gemv_threads_split_the_packed_panels() -> None:
+    """Few rows: the parallel loop runs over `B`'s column panels (each thread streams its
+    own), not over the one row."""
+    scheduled = schedule_primfunc(WORKLOADS["gemv_kn"](), EAGER)
+    parallel = [s for s in walk(scheduled.body) if isinstance(s, For) and s.kind is ForKind.PARALLEL]
+    assert [int(s.extent.value) for s in parallel] == [2, 2]  # packing copy, then the panels
+    packed = [b for b in scheduled.body.block.alloc_buffers if b.scope == "global"]
+    assert [tuple(int(d.value) for d in b.shape) for b in packed] == [(2, 96, 32)]

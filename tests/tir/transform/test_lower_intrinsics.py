@@ -1,3 +1,5 @@
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,19 @@ def _remaining_ops(mod) -> set[str]:  # noqa: ANN001
         assert top.UNARY_MATH.get(name.removeprefix("tir."), None) is None or \
             top.UNARY_MATH[name.removeprefix("tir.")].attrs["llvm"] is not None
     return names
+
+
+@pytest.mark.parametrize("exponent", [1.0, 2.0, 3.0, -1.0, -2.0, 0.5, 0.25, 0.75, -0.5, 1.3])
+def test_pow_with_a_constant_exponent_uses_products_and_roots(exponent):  # noqa: ANN001
+    func = _unary(lambda x: tir.power(x, tir.const(exponent, "float32")), kind=ForKind.VECTORIZED)
+    lowered = LowerIntrinsics()(VectorizeLoop()(module(func)))
+    assert ("tir.pow" in _remaining_ops(lowered)) == (exponent == 1.3)  # only 1.3 stays libm
+    special = [0, -0.0, np.inf, np.nan, 1, 4, -2] + ([-np.inf] if exponent != 1.3 else [])
+    x = np.concatenate([np.linspace(1e-3, 50, N - len(special)), special]).astype("float32")
+    out = np.zeros(N, "float32")
+    with np.errstate(all="ignore"):
+        tir.interpret(lowered, x, out)
+    c_pow = ctypes.CDLL(None).pow  # C's pow is the reference (numpy's differs at -inf)
+    c_pow.restype, c_pow.argtypes = ctypes.c_double, [ctypes.c_double, ctypes.c_double]
+    expected = np.array([c_pow(float(v), exponent) for v in x], "float32")
+    np.testing.assert_allclose(out, expected, rtol=4e-7, atol=0)

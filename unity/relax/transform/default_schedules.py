@@ -4,7 +4,9 @@ constant weights at compile time.
 Runs `unity.schedule.default.apply_default_schedules` (PrimFuncs marked
 ``tir.is_scheduled`` are left alone), then, for each ``call_tir`` that passes a
 constant to a kernel whose schedule packs that operand (`unity.schedule.default.prepack`),
-calls a copy of the kernel without the packing step and passes the packed constant.
+calls a copy of the kernel without the packing step and passes the packed constant
+(the constant may be an argument or bound to a variable; a binding no longer used is
+left for `DeadCodeElimination`).
 
 Before::
 
@@ -31,7 +33,7 @@ from typing import Any
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.pass_context import PassContext, list_configs, register_config
 from unity.ir.transform import ModulePass
-from unity.relax.expr import Call, Constant, Function, Tuple
+from unity.relax.expr import Call, Constant, Function, Tuple, Var, VarBinding
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op.call_tir import call_tir
 from unity.schedule.default import apply_default_schedules
@@ -77,6 +79,7 @@ class DefaultSchedules(ModulePass):
         rewriter = _Prepack(out, packs)
         for gv, func in list(scheduled.items()):
             if isinstance(func, Function):
+                rewriter.constants = _constant_bindings(func)
                 out.update_func(gv, rewriter.visit_expr(func))
         for gv in packs:
             if not _called_elsewhere(out, gv):
@@ -90,6 +93,7 @@ class _Prepack(ExprMutator):
     def __init__(self, mod: IRModule, packs: dict[GlobalVar, dict[int, str]]) -> None:
         super().__init__(mod)
         self.packs = packs
+        self.constants: dict[Var, Constant] = {}
         self.variants: dict[tuple[GlobalVar, frozenset[int]], GlobalVar] = {}
 
     def visit_call_(self, expr: Call) -> Any:
@@ -100,12 +104,11 @@ class _Prepack(ExprMutator):
         if gv not in self.packs or not isinstance(args, Tuple):
             return call
         recipes = self.packs[gv]
-        chosen = {
-            k for k in recipes if k < len(args.fields) and isinstance(args.fields[k], Constant)
-        }
+        fields = [self.constants.get(f, f) for f in args.fields]  # `lv = R.const(..)` too
+        chosen = {k for k in recipes if k < len(fields) and isinstance(fields[k], Constant)}
         if not chosen:
             return call
-        fields = list(args.fields)
+        fields = [f if k in chosen else args.fields[k] for k, f in enumerate(fields)]
         for k in chosen:
             fields[k] = Constant(pack_array(recipes[k], fields[k].data))
         key = (gv, frozenset(chosen))
@@ -118,6 +121,17 @@ class _Prepack(ExprMutator):
             *call.args[2:],
         )
         return self.refresh(call.replace(args=new_args))
+
+
+def _constant_bindings(func: Function) -> dict[Var, Constant]:
+    """`{var: constant}` for each ``var = R.const(...)`` binding of `func`."""
+    found: dict[Var, Constant] = {}
+    body = func.body
+    for block in getattr(body, "blocks", ()):
+        for binding in block.bindings:
+            if isinstance(binding, VarBinding) and isinstance(binding.value, Constant):
+                found[binding.var] = binding.value
+    return found
 
 
 def _called_elsewhere(mod: IRModule, gv: GlobalVar) -> bool:

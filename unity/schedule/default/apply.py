@@ -36,7 +36,12 @@ from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
+from unity.schedule.analysis import used_vars
+from unity.schedule.default.analysis import loads_of
+from unity.tir.expr import BinaryOp, Call, IterType
 from unity.tir.function import PrimFunc
+from unity.tir.functor import post_order_visit
+from unity.tir.stmt import Block, BufferStore
 
 __all__ = ["apply_default_schedules", "schedule_primfunc"]
 
@@ -143,9 +148,51 @@ def _inline_spatial(
         ]
         if not readers or any(b.name in anchors for b in readers):
             continue
+        if any(_recomputes(b) for b in readers) and _costly(sch.get(sch.get_block(info.name))):
+            continue  # a windowed reader (pooling) would evaluate it once per window position
         trial = sch.copy()
         try:
             trial.compute_inline(trial.get_block(info.name))
         except ScheduleError:
             continue
         sch.state, sch.trace = trial.state, trial.trace
+
+
+_COSTLY_OPS = 8
+"""Arithmetic nodes above which a producer is not recomputed per window position."""
+
+
+_CHEAP_CALLS = frozenset(
+    f"tir.{name}" for name in ("fabs", "floor", "ceil", "round", "trunc", "isnan", "isinf")
+)
+
+
+def _recomputes(reader: BlockInfo) -> bool:
+    """True when `reader` loads a buffer at indices that use a reduction iteration
+    variable (a pooling window): inlining a producer there evaluates it several times
+    per element."""
+    reduce = {iv.var for iv in reader.block.iter_vars if iv.iter_type is not IterType.SPATIAL}
+    if not reduce or reader.store is None:
+        return False
+    return any(
+        reduce & used_vars(index)
+        for load in loads_of(reader.store.value)
+        if load.buffer is not reader.store.buffer
+        for index in load.indices
+    )
+
+
+def _costly(block: Block) -> bool:
+    """True when `block`'s value calls a math function or has many arithmetic nodes."""
+    if not isinstance(block.body, BufferStore):
+        return True
+    count = [0, False]
+
+    def visit(node: object) -> None:
+        if isinstance(node, Call) and node.op.name not in _CHEAP_CALLS:
+            count[1] = True
+        elif isinstance(node, BinaryOp):
+            count[0] += 1
+
+    post_order_visit(block.body.value, visit)
+    return count[1] or count[0] > _COSTLY_OPS

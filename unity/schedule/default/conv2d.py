@@ -279,4 +279,4 @@ def _parallel_tile_loops(
     while len(loops) > 1 and extents[0] == 1:
         loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]
         extents = [extents[1], *extents[2:]]
-    parallel_one(sch, loops, extents, ctx)
+    parallel_one(sch, loops, extents, ctx, hoist=True)

@@ -72,14 +72,20 @@ def parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
 
 
 def parallel_one(
-    sch: Schedule, loops: list[LoopRV], extents: list[int | None], ctx: RuleContext
+    sch: Schedule,
+    loops: list[LoopRV],
+    extents: list[int | None],
+    ctx: RuleContext,
+    hoist: bool = False,
 ) -> None:
     """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing.
 
     Takes the outermost loop with at least `4 * num_cores` iterations, else a loop of
-    symbolic extent (a batch size, which may well be 1), else the one with the most.  Used above a register tile accumulated in a
-    `local` buffer: a fused loop's `//` and `%` indices keep `CompactBufferAllocation`
-    from proving the tiles disjoint, and the tile would stay a full-size buffer.
+    symbolic extent (a batch size, which may well be 1), else the one with the most.
+    With `hoist`, the chosen loop moves outermost, so the nest launches the thread pool
+    once.  Used above a register tile accumulated in a `local` buffer: a fused loop's
+    `//` and `%` indices keep `CompactBufferAllocation` from proving the tiles disjoint,
+    and the tile would stay a full-size buffer.
 
     Example:
         >>> parallel_one(sch, [n, o0, y], [1, 2, 56], RuleContext())  # doctest: +SKIP
@@ -94,4 +100,6 @@ def parallel_one(
         pick = max(range(len(loops)), key=lambda k: extents[k])
     if extents[pick] == 1:
         return
+    if hoist and pick:
+        sch.reorder(loops[pick], *loops[:pick])  # one parallel launch, not one per outer step
     sch.parallel(loops[pick])

@@ -103,6 +103,10 @@ def applies(info: BlockInfo) -> bool:
     return match(info) is not None
 
 
+_FEW_ROWS = 8
+"""Below this many rows (GEMV, a decoder step) each thread streams its own panels of `B`."""
+
+
 def _pick(extent: int | None, choices: list[int]) -> int | None:
     if extent is None:
         return None
@@ -115,11 +119,13 @@ def _tiles(
     ext = {v: const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)}
     tj = _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
     ti = _pick(ext[i], [8, 6, 4, 3, 2])
+    if ti is None and ext[i] is not None and ext[i] < _FEW_ROWS:
+        ti = ext[i]  # GEMV-like: every row in one tile
     if tj is None or ti is None or ext[k] is None:
         return None
-    if tj == ctx.lanes // 2:
+    if tj == ctx.lanes // 2 and ext[i] >= _FEW_ROWS:
         ti = _pick(ext[i], [8, 4, 2]) or ti
-    kb = 256 if ext[k] % 256 == 0 and ext[k] > 256 else None
+    kb = 256 if ext[k] % 256 == 0 and ext[k] > 256 and ext[i] >= _FEW_ROWS else None
     return ti, tj, kb
 
 
@@ -136,7 +142,8 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         return _untiled(sch, info, ctx, b_contig)
     ti, tj, kb = tiles
     m = const_extent(info.loops[info.loop_of(i)])
-    pack = len(b_load.indices) == 2 and (not b_contig or m >= 32)
+    few_rows = m < _FEW_ROWS  # B streams once: one panel per thread, parallel over panels
+    pack = len(b_load.indices) == 2 and (not b_contig or m >= 32 or few_rows)
     c = sch.get_block(info.name)
     loops = sch.get_loops(c)
     if pack:
@@ -147,10 +154,14 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     i0, i1 = sch.split(loops[info.loop_of(i)], [None, ti])
     j0, j1 = sch.split(loops[info.loop_of(j)], [None, tj])
     ks = sch.split(loops[info.loop_of(k)], [None, kb]) if kb else [loops[info.loop_of(k)]]
-    sch.reorder(*batch, i0, j0, *ks, i1, j1)
-    sch.reverse_compute_at(acc, j0)
+    if few_rows:
+        sch.reorder(*batch, j0, i0, *ks, i1, j1)
+        sch.reverse_compute_at(acc, i0)
+    else:
+        sch.reorder(*batch, i0, j0, *ks, i1, j1)
+        sch.reverse_compute_at(acc, j0)
     init = sch.decompose_reduction(c, ks[0])
-    parallel_outer(sch, [*batch, i0])
+    parallel_outer(sch, [*batch, j0] if few_rows else [*batch, i0])
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])

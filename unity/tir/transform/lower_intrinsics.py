@@ -224,7 +224,37 @@ def _pow2(let: _Lets, k: PrimExpr) -> PrimExpr:
     return select(k < _c(k, 0.0), _c(k, 1.0) / acc, acc)
 
 
-_RULES: dict[Op, Callable[..., PrimExpr]] = {
+def _pow(let: _Lets, x: PrimExpr, y: PrimExpr) -> PrimExpr | None:
+    """`x ** y` for a constant exponent that products and square roots compute exactly
+    enough (LRN's 0.75, squares, reciprocals), else None (kept as `llvm.pow`, one libm
+    call per lane).  Square roots see `-inf` as `inf` and `-0` as `+0`, as `pow` does."""
+    value = y.value if isinstance(y, Broadcast) else y
+    if not isinstance(value, FloatImm) or value.value not in _POW_FORMS:
+        return None
+    roots, form = _POW_FORMS[value.value]
+    x = let("x", x)
+    if not roots:
+        return form(x, _c(x, 1.0))
+    x = let("x", select(eq(x, _c(x, -math.inf)), _c(x, math.inf), x) + _c(x, 0.0))
+    r = let("r", op.sqrt(x))
+    return form(r, let("q", op.sqrt(r)), _c(x, 1.0))
+
+
+_POW_FORMS: dict[float, tuple[bool, Callable[..., PrimExpr]]] = {
+    1.0: (False, lambda x, one: x),
+    2.0: (False, lambda x, one: x * x),
+    3.0: (False, lambda x, one: x * x * x),
+    -1.0: (False, lambda x, one: one / x),
+    -2.0: (False, lambda x, one: one / (x * x)),
+    0.5: (True, lambda r, q, one: r),
+    0.25: (True, lambda r, q, one: q),
+    0.75: (True, lambda r, q, one: r * q),
+    -0.5: (True, lambda r, q, one: one / r),
+}
+"""Exponent -> (uses roots, form): ``form(x, one)``, or ``form(sqrt(x), sqrt(sqrt(x)), one)``."""
+
+
+_RULES: dict[Op, Callable[..., PrimExpr | None]] = {
     op.rsqrt_op: _rsqrt,                                   # rsqrt(x) -> 1 / sqrt(x)
     op.sigmoid_op: _sigmoid,                               # sigmoid(x) -> 1 / (1 + exp(-x))
     op.tanh_op: _tanh,                                     # (1 - e^-2|x|) / (1 + e^-2|x|), signed
@@ -239,6 +269,7 @@ _RULES: dict[Op, Callable[..., PrimExpr]] = {
     op.sinh_op: _sinh,                                     # (e^x - e^-x) / 2, Taylor near 0
     op.cosh_op: _cosh,                                     # (e^x + e^-x) / 2
     op.fmod_op: _fmod,                                     # fmod(a, b) -> a - trunc(a / b) * b
+    op.pow_op: _pow,                                       # constant exponents: products, roots
 }  # fmt: skip
 """How each intrinsic without an LLVM counterpart is computed: `rule(let, *args)`."""
 
@@ -264,4 +295,5 @@ class _IntrinsicLowerer(StmtExprMutator):
         if rule is None:
             return call
         let = _Lets()
-        return self.visit_expr(let.wrap(rule(let, *call.args)))
+        lowered = rule(let, *call.args)
+        return call if lowered is None else self.visit_expr(let.wrap(lowered))
