@@ -48,6 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "relax" / "frontend"))
 
 import numpy as np
 import onnx
@@ -69,6 +70,18 @@ MODELS = {
     "vgg19": "light_vgg19", "zfnet512": "light_zfnet512", "alexnet": "light_bvlc_alexnet",
 }  # fmt: skip
 """Short name -> file stem in `onnx/backend/test/data/light/`."""
+
+ENCODER = "encoder"
+"""A transformer encoder built here: BERT-base layers (d 768, 12 heads, FFN 3072), dynamic
+batch and sequence axes as exporters write them, run at `DYNAMIC_DIMS`."""
+
+ENCODER_LAYERS = 2
+
+DYNAMIC_DIMS = {"batch": 1, "seq": 128}
+"""Values of the named dynamic axes in the inputs the bench feeds."""
+
+MODEL_NAMES = [*MODELS, ENCODER]
+"""Every model the bench knows, in the order it runs them."""
 
 
 @dataclass
@@ -93,8 +106,12 @@ def count_flops(model: onnx.ModelProto) -> float:
     """
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
+    for value in copy.graph.input:  # named dynamic axes take the bench's values
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param:
+                dim.dim_value = DYNAMIC_DIMS.get(dim.dim_param, 1)
     copy.ir_version = max(copy.ir_version, 4)  # IR 3 ignores initializers not listed as inputs
-    inferred = shape_inference.infer_shapes(copy)
+    inferred = shape_inference.infer_shapes(copy, data_prop=True)  # shapes made by Shape ops
     graph = inferred.graph
     shapes: dict[str, tuple[int, ...]] = {}
     for value in [*graph.input, *graph.value_info, *graph.output]:
@@ -121,12 +138,16 @@ def count_flops(model: onnx.ModelProto) -> float:
 
 
 def load_model(name: str, seed: int = 0) -> onnx.ModelProto:
-    """The light model `name` (a key of MODELS) with seeded random weights.
+    """The model `name` (of MODEL_NAMES) with seeded random weights.
 
     Example:
         >>> load_model("alexnet").graph.input[0].name  # doctest: +SKIP
         'data_0'
     """
+    if name == ENCODER:
+        from encoder_model import encoder_model
+
+        return encoder_model(d=768, heads=12, hidden=3072, layers=ENCODER_LAYERS, seed=seed)
     return with_random_weights(onnx.load(str(light_model_path(MODELS[name]))), seed)
 
 
@@ -144,7 +165,8 @@ def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray
         if value.name in initializers:
             continue
         tensor = value.type.tensor_type
-        shape = tuple(d.dim_value for d in tensor.shape.dim)
+        shape = tuple(DYNAMIC_DIMS.get(d.dim_param, 1) if d.dim_param else d.dim_value
+                      for d in tensor.shape.dim)  # fmt: skip
         dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type)
         feed[value.name] = rng.standard_normal(shape).astype(dtype)
     return feed
@@ -251,16 +273,16 @@ HEADER = (
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help=f"comma-separated subset of: {', '.join(MODELS)}")
+    parser.add_argument("--models", default=",".join(MODEL_NAMES),
+                        help=f"comma-separated subset of: {', '.join(MODEL_NAMES)}")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (median)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile each compile and print its top N functions (cumulative)")
     args = parser.parse_args()
     names = [n.strip() for n in args.models.split(",") if n.strip()]
-    unknown = [n for n in names if n not in MODELS]
+    unknown = [n for n in names if n not in MODEL_NAMES]
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODEL_NAMES)}")
     from peak import measure_peak_gflops
 
     peak = measure_peak_gflops()

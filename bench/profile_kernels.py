@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from onnx_models import MODELS, compile_model, load_model, random_inputs
+from onnx_models import MODEL_NAMES, compile_model, load_model, random_inputs
 
 from unity.runtime import cpu
 from unity.runtime.vm import VirtualMachine
@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="profiled runs (averaged)")
     args = parser.parse_args()
     for name in [n.strip() for n in args.models.split(",") if n.strip()]:
-        if name not in MODELS:
-            parser.error(f"unknown model {name}; known: {', '.join(MODELS)}")
+        if name not in MODEL_NAMES:
+            parser.error(f"unknown model {name}; known: {', '.join(MODEL_NAMES)}")
         model = load_model(name)
         ex, _ = compile_model(model)
         vm = VirtualMachine(ex, cpu())

@@ -13,6 +13,7 @@ from unity.relax.expr import Call, Constant
 from unity.relax.frontend.onnx import OnnxImportError, UnsupportedOpError, from_onnx
 from unity.relax.struct_info import sym
 
+from .encoder_model import encoder_model
 from .onnx_helpers import FLOAT, INT64, model, run_ort, run_unity, tensor
 
 B, S = sym("batch"), sym("seq")
@@ -243,52 +244,8 @@ def test_op_defined_by_a_function_body_is_expanded():
     assert "relax.nn.softmax" in _calls(mod)
 
 
-def _encoder_model(d: int = 16, heads: int = 2, hidden: int = 32) -> onnx.ModelProto:
-    """One transformer encoder layer as exporters write it (dynamic batch and seq)."""
-    rng = np.random.default_rng(0)
-    dh = d // heads
-    shapes = {"wq": (d, d), "wk": (d, d), "wv": (d, d), "wo": (d, d), "w1": (d, hidden), "w2": (hidden, d),
-              "bq": (d,), "bo": (d,), "b1": (hidden,), "g": (d,), "beta": (d,)}  # fmt: skip
-    inits = {n: (rng.standard_normal(s) * 0.3).astype("float32") for n, s in shapes.items()}
-    inits.update({"i0": np.array(0, "int64"), "i1": np.array(1, "int64"), "ax0": np.array([0], "int64"),
-                  "split_heads": np.array([heads, dh], "int64"), "model_dim": np.array([d], "int64"),
-                  "scale": np.array(1 / np.sqrt(dh), "float32"), "half": np.array(0.5, "float32"),
-                  "one": np.array(1.0, "float32"), "rsqrt2": np.array(1 / np.sqrt(2), "float32")})  # fmt: skip
-    n = helper.make_node
-    nodes = [
-        n("Shape", ["x"], ["s"]), n("Gather", ["s", "i0"], ["b"]), n("Gather", ["s", "i1"], ["q_len"]),
-        n("Unsqueeze", ["b", "ax0"], ["bu"]), n("Unsqueeze", ["q_len", "ax0"], ["su"]),
-        n("Concat", ["bu", "su", "split_heads"], ["head_shape"], axis=0),
-        n("Concat", ["bu", "su", "model_dim"], ["merge_shape"], axis=0),
-    ]
-    for name, bias in (("q", "bq"), ("k", None), ("v", None)):
-        nodes.append(n("MatMul", ["x", f"w{name}"], [f"{name}0"]))
-        src = f"{name}0"
-        if bias:
-            nodes.append(n("Add", [src, bias], [f"{name}1"]))
-            src = f"{name}1"
-        nodes.append(n("Reshape", [src, "head_shape"], [f"{name}r"]))
-        perm = [0, 2, 3, 1] if name == "k" else [0, 2, 1, 3]
-        nodes.append(n("Transpose", [f"{name}r"], [f"{name}t"], perm=perm))
-    nodes += [
-        n("MatMul", ["qt", "kt"], ["scores0"]), n("Mul", ["scores0", "scale"], ["scores"]),
-        n("Softmax", ["scores"], ["probs"], axis=-1), n("MatMul", ["probs", "vt"], ["ctx0"]),
-        n("Transpose", ["ctx0"], ["ctx1"], perm=[0, 2, 1, 3]), n("Reshape", ["ctx1", "merge_shape"], ["ctx"]),
-        n("MatMul", ["ctx", "wo"], ["attn0"]), n("Add", ["attn0", "bo"], ["attn"]),
-        n("Add", ["x", "attn"], ["res1"]),
-        n("LayerNormalization", ["res1", "g", "beta"], ["h"], axis=-1, epsilon=1e-5),
-        n("MatMul", ["h", "w1"], ["f0"]), n("Add", ["f0", "b1"], ["f1"]),
-        n("Mul", ["f1", "rsqrt2"], ["f2"]), n("Erf", ["f2"], ["f3"]), n("Add", ["f3", "one"], ["f4"]),
-        n("Mul", ["f1", "f4"], ["f5"]), n("Mul", ["f5", "half"], ["gelu"]),
-        n("MatMul", ["gelu", "w2"], ["f6"]), n("Add", ["h", "f6"], ["res2"]),
-        n("LayerNormalization", ["res2", "g", "beta"], ["y"], axis=-1, epsilon=1e-5),
-    ]
-    return model(nodes, [tensor("x", FLOAT, ["batch", "seq", d])], [tensor("y", FLOAT, ["batch", "seq", d])],
-                 inits)  # fmt: skip
-
-
 def test_transformer_encoder_compiles_once_and_runs_at_two_sizes():
-    proto = _encoder_model()
+    proto = encoder_model(layers=2)
     mod = from_onnx(proto)
     assert _ret_shape(mod) == (B, S, 16)
     import unity
