@@ -109,6 +109,13 @@ def symbolic_conv(c, h, w, o, k, pad):
     return te.create_prim_func([x, wt, b, topi.nn.relu(topi.add(topi.nn.conv2d(x, wt, 1, pad), b))])
 
 
+def symbolic_length_softmax(rows):
+    """softmax over rows of a symbolic length (attention scores: ``[rows, seq]``)."""
+    n = tir.SizeVar("seq", "int64")
+    x = _ph((rows, n), "x")
+    return te.create_prim_func([x, topi.nn.softmax(x, -1)])
+
+
 def symbolic_softmax(m):
     """softmax over rows of a symbolic count."""
     n = tir.SizeVar("n", "int64")
@@ -141,6 +148,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "softmax": lambda: softmax((6, 37)),
     "softmax_rows_vectorized": lambda: softmax((3, 5, 64)),
     "softmax_symbolic_rows": lambda: symbolic_softmax(48),
+    "softmax_symbolic_length": lambda: symbolic_length_softmax(5),
     "conv_symbolic_batch": lambda: symbolic_conv(4, 9, 9, 16, 3, 1),
     "softmax_axis0": lambda: softmax((9, 5), axis=0),
     "layer_norm": lambda: layer_norm((5, 48)),

@@ -75,3 +75,17 @@ def test_gemv_threads_split_the_packed_panels() -> None:
     assert [int(s.extent.value) for s in parallel] == [2, 2]  # packing copy, then the panels
     packed = [b for b in scheduled.body.block.alloc_buffers if b.scope == "global"]
     assert [tuple(int(d.value) for d in b.shape) for b in packed] == [(2, 96, 32)]
+
+
+@pytest.mark.parametrize("seq", [3, 16, 37, 64])
+def test_symbolic_length_rows_are_vectorized_with_a_guarded_tail(seq: int) -> None:
+    """A softmax over rows of symbolic length: 16-lane partial sums, the last chunk of a
+    row guarded; built, it matches numpy whether or not the length is a multiple of 16."""
+    func = WORKLOADS["softmax_symbolic_length"]()
+    scheduled = schedule_primfunc(func, EAGER)
+    assert ForKind.VECTORIZED in _kinds(scheduled)
+    x = np.random.default_rng(seq).standard_normal((5, seq)).astype("float32")
+    out = np.zeros_like(x)
+    unity.build(scheduled)["main"](x, out)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)

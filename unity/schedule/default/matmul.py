@@ -12,8 +12,9 @@ of `k` and `j` in `B`, optional casts) with a single reduction axis `k`, `i` not
 - an elementwise epilogue reading `C` (bias, activation) is inlined into the tile's
   write-back.
 
-Otherwise (symbolic or odd sizes, `B` with batch dims and `j` not contiguous) the
-simple schedule: ``(b.., i) parallel / k / j vectorized`` (a vector of outputs
+A symbolic row count (a sequence length) is tiled the same way: the split leaves a
+guard on the last tile, which `HoistGuards` tests once per tile.  Otherwise (symbolic
+`j` or `k`, odd sizes, `B` with batch dims and `j` not contiguous) the simple schedule: ``(b.., i) parallel / k / j vectorized`` (a vector of outputs
 accumulates along `k`, so the summation order per element is unchanged).
 
 Before::
@@ -106,6 +107,10 @@ def applies(info: BlockInfo) -> bool:
 _FEW_ROWS = 8
 """Below this many rows (GEMV, a decoder step) each thread streams its own panels of `B`."""
 
+_MANY_ROWS = 1 << 30
+"""What a symbolic row count (a sequence length) is taken to be: tiled, its last tile
+guarded (`HoistGuards` gives the full tiles a guard-free version)."""
+
 
 def _pick(extent: int | None, choices: list[int]) -> int | None:
     if extent is None:
@@ -118,14 +123,15 @@ def _tiles(
 ) -> tuple[int, int, int | None] | None:
     ext = {v: const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)}
     tj = _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
-    ti = _pick(ext[i], [8, 6, 4, 3, 2])
-    if ti is None and ext[i] is not None and ext[i] < _FEW_ROWS:
-        ti = ext[i]  # GEMV-like: every row in one tile
+    rows = ext[i] if ext[i] is not None else _MANY_ROWS  # symbolic: a guarded last tile
+    ti = 8 if ext[i] is None else _pick(ext[i], [8, 6, 4, 3, 2])
+    if ti is None and rows < _FEW_ROWS:
+        ti = rows  # GEMV-like: every row in one tile
     if tj is None or ti is None or ext[k] is None:
         return None
-    if tj == ctx.lanes // 2 and ext[i] >= _FEW_ROWS:
+    if tj == ctx.lanes // 2 and rows >= _FEW_ROWS and ext[i] is not None:
         ti = _pick(ext[i], [8, 4, 2]) or ti
-    kb = 256 if ext[k] % 256 == 0 and ext[k] > 256 and ext[i] >= _FEW_ROWS else None
+    kb = 256 if ext[k] % 256 == 0 and ext[k] > 256 and rows >= _FEW_ROWS else None
     return ti, tj, kb
 
 
@@ -142,6 +148,8 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         return _untiled(sch, info, ctx, b_contig)
     ti, tj, kb = tiles
     m = const_extent(info.loops[info.loop_of(i)])
+    symbolic_rows = m is None
+    m = _MANY_ROWS if symbolic_rows else m
     few_rows = m < _FEW_ROWS  # B streams once: one panel per thread, parallel over panels
     pack = len(b_load.indices) == 2 and (not b_contig or m >= 32 or few_rows)
     c = sch.get_block(info.name)
@@ -161,7 +169,11 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         sch.reorder(*batch, i0, j0, *ks, i1, j1)
         sch.reverse_compute_at(acc, j0)
     init = sch.decompose_reduction(c, ks[0])
-    parallel_outer(sch, [*batch, j0] if few_rows else [*batch, i0])
+    if symbolic_rows and batch:  # fusing would hide the tiles from CompactBufferAllocation
+        sch.reorder(i0, *batch)
+        sch.parallel(i0)
+    else:
+        parallel_outer(sch, [*batch, j0] if few_rows else [*batch, i0])
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])

@@ -113,11 +113,13 @@ def row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
     k_loop = info.loops[-1]
     k = info.iter_var(k_loop)
     extent = const_extent(k_loop)
-    if k is None or extent is None:
+    if k is None:
         return None
     loads = [ld for ld in loads_of(info.store.value) if ld.buffer is not info.store.buffer]
     if not loads or any(k in used_vars(ld) and stride_in(ld.indices, k) != 1 for ld in loads):
         return None
+    if extent is None:  # a symbolic row (a sequence): full vectors and a guarded last one
+        return ctx.lanes
     return next(
         (f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f), None
     )

@@ -8,6 +8,7 @@ Example:
 from unity.tir.transform.compact_buffer_allocation import CompactBufferAllocation
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
+from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
@@ -18,7 +19,8 @@ from unity.tir.transform.unroll_loop import UnrollLoop
 from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
-    "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistReductionInit",
+    "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistGuards",
+    "HoistReductionInit",
     "LowerInitBlock",
     "LowerIntrinsics", "LowerThreadBindingCPU", "Simplify", "UnrollLoop", "VectorizeLoop",
     "lower", "lowering_passes",

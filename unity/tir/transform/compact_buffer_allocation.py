@@ -25,7 +25,8 @@ provably touch disjoint elements (so no value flows from one iteration to the ne
 inside a parallel loop this makes the buffer private to each task).  Then each
 dimension shrinks to the constant upper bound of the extent the accesses cover there,
 and indices shift by the (possibly symbolic) lower bound, with
-`unity.tir.arith.Analyzer.int_set`.  A tile cached per `(io, jo)` iteration ends up
+`unity.tir.arith.Analyzer.int_set`.  A symbolic dimension (a batch or sequence
+length) shrinks the same way when the accesses cover a constant extent of it.  A tile cached per `(io, jo)` iteration ends up
 allocated, tile-sized, inside the `jo` loop.
 
 Cost: one walk of the allocation's body indexes every access with the statements
@@ -109,7 +110,7 @@ class _Compactor(StmtExprMutator):
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
         body = self.visit_stmt(alloc.body)
         buffer = alloc.buffer
-        if buffer.strides or not all(isinstance(d, IntImm) for d in buffer.shape):
+        if buffer.strides:
             return alloc.replace(body=body)
         placer = _Placer(buffer, self.analyzer)
         if placer.index(body).aliased:
@@ -277,7 +278,7 @@ class _Placer:
         buffer, shifts, shape = self.buffer, [], []
         for dim, bounds in zip(buffer.shape, self._box(stmt)):
             extent = None if bounds is None else self._extent_bound(bounds)
-            if extent is None or extent >= dim.value:  # type: ignore[attr-defined]  # IntImm
+            if extent is None or (isinstance(dim, IntImm) and extent >= dim.value):
                 shifts.append(const(0, dim.dtype))
                 shape.append(dim)
                 continue

@@ -16,6 +16,7 @@ from unity.tir.function import PrimFunc
 from unity.tir.transform.compact_buffer_allocation import CompactBufferAllocation
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
+from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
@@ -37,6 +38,7 @@ def lowering_passes() -> list[ModulePass]:
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
         HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         CompactBufferAllocation(),  # intermediate buffers shrunk to the region used
+        HoistGuards(),            # a tile's bound guards tested once: a guard-free version
         FlattenBuffer(),          # N-d accesses -> 1-D with strides and offset folded
         LowerThreadBindingCPU(),  # thread bindings -> serial, one level of parallel loops
         UnrollLoop(),             # small unrolled loops copied out

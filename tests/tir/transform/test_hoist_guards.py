@@ -1,0 +1,108 @@
+import numpy as np
+
+import unity
+from unity import te, tir, topi
+from unity.ir.structural import assert_structural_equal
+from unity.schedule import Schedule
+from unity.script import tir as T
+from unity.tir import IfThenElse
+from unity.tir.transform import HoistGuards
+
+from ._workloads import collect, module
+
+
+@T.prim_func
+def _before(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 64), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    for i0 in T.parallel((n + 7) // 8):
+        for k, i1 in T.grid(64, 8):
+            if i0 * 8 + i1 < n:
+                C[i0 * 8 + i1] = C[i0 * 8 + i1] + A[i0 * 8 + i1, k]
+
+
+@T.prim_func
+def _expected(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 64), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    for i0 in T.parallel((n + 7) // 8):
+        if i0 * 8 + 7 < n:
+            for k, i1 in T.grid(64, 8):
+                C[i0 * 8 + i1] = C[i0 * 8 + i1] + A[i0 * 8 + i1, k]
+        else:
+            for k, i1 in T.grid(64, 8):
+                if i0 * 8 + i1 < n:
+                    C[i0 * 8 + i1] = C[i0 * 8 + i1] + A[i0 * 8 + i1, k]
+
+
+def test_docstring_example():
+    assert_structural_equal(HoistGuards()(module(_before))["main"], _expected)
+
+
+def test_versions_agree_with_the_guarded_loop_for_any_length():
+    after = HoistGuards()(module(_before))
+    for n in (1, 7, 8, 21, 24):
+        a = np.random.default_rng(n).standard_normal((n, 64)).astype("float32")
+        want, got = np.zeros(n, "float32"), np.zeros(n, "float32")
+        tir.interpret(module(_before), a, want, n)
+        tir.interpret(after, a, got, n)
+        np.testing.assert_allclose(got, a.sum(1), rtol=1e-5)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_guards_that_read_memory_or_have_an_else_stay():
+    @T.prim_func
+    def f(a: T.Buffer((8,), "int32"), c: T.Buffer((8,), "float32")):
+        for i in T.serial(8):
+            if a[i] < 4:
+                c[i] = T.float32(1)
+            if i < 4:
+                c[i] = T.float32(2)
+            else:
+                c[i] = T.float32(3)
+
+    assert HoistGuards()(module(f))["main"] is f
+
+
+def test_an_allocation_is_never_duplicated():
+    """The check goes inside the allocation of the tile, not above it."""
+    @T.prim_func
+    def f(a: T.handle, n: T.int32):
+        A = T.match_buffer(a, (n,), "float32")
+        for i0 in T.serial((n + 3) // 4):
+            with T.allocate_buffer((4,), "float32", scope="local") as t:
+                for i1 in T.serial(4):
+                    if i0 * 4 + i1 < n:
+                        t[i1] = A[i0 * 4 + i1]
+                for i1 in T.serial(4):
+                    if i0 * 4 + i1 < n:
+                        A[i0 * 4 + i1] = t[i1] * T.float32(2)
+
+    after = HoistGuards()(module(f))["main"]
+    (alloc,) = collect(after.body, tir.Allocate)
+    assert isinstance(alloc.body, IfThenElse) and "i0 * 4 + 3 < n" in alloc.body.script()
+
+
+def test_symbolic_matmul_tile_is_guard_free_and_correct():
+    """A register tile split over a symbolic row count: the built kernel matches numpy
+    for lengths that are and are not multiples of the tile."""
+    s = tir.SizeVar("seq", "int64")
+    x, w = te.placeholder((s, 48), name="x"), te.placeholder((48, 32), name="w")
+    sch = Schedule(te.create_prim_func([x, w, topi.matmul(x, w)]))
+    c = sch.get_block("T_matmul")
+    i, j, k = sch.get_loops(c)
+    acc = sch.cache_write(c, 0, "local")
+    i0, i1 = sch.split(i, [None, 4])
+    sch.reorder(i0, j, k, i1)
+    sch.reverse_compute_at(acc, i0)
+    sch.decompose_reduction(c, k)
+    lowered = tir.lower(sch.mod)["main"]
+    (versions,) = [s for s in collect(lowered.body, IfThenElse) if s.else_case is not None]
+    assert not collect(versions.then_case, IfThenElse) and collect(versions.else_case, IfThenElse)
+    lib = unity.build(sch.mod)
+    rng = np.random.default_rng(0)
+    for n in (4, 6, 13):
+        a, b = rng.standard_normal((n, 48), dtype="float32"), rng.standard_normal((48, 32), dtype="float32")
+        out = np.zeros((n, 32), "float32")
+        lib["main"](a, b, out)
+        np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
