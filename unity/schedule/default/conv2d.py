@@ -156,28 +156,34 @@ def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
 
 
 def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
-    """`(to, tx)`: output channels (a multiple of 8, or all `oc` when that is at most 3
-    vectors) x columns of a register tile; None when no `to` divides `oc`.
+    """`(to, tx)`: output channels (a multiple of 8 dividing `oc`, or all `oc` when that is
+    at most 3 vectors) x columns of a register tile; None when no `to` divides `oc`.
 
     Enough independent vector accumulators (8) hide the FMA latency; more than the
-    register file holds (24 of AVX-512's 32, 12 of AVX2's 16) spill.  `tx` divides the
-    width, so a prime width such as 13 takes all 13 columns rather than 1.
+    register file holds (24 of AVX-512's 32, 12 of AVX2's 16) spill.  `tx` need not
+    divide the width: the last tile of a row is guarded (`HoistGuards` keeps the others
+    free of the guard), and a tile's worth is scaled by the share of its columns that
+    are real, so a width of 111 takes 8-column tiles rather than 3.
 
     Example:
         >>> _channel_tile(64, 56, 16), _channel_tile(1000, 13, 16), _channel_tile(192, 13, 16)
-        ((32, 8), (8, 13), (16, 13))
+        ((32, 8), (40, 7), (16, 13))
     """
     budget = 24 if lanes >= 16 else 12
+    channel_tiles = {2 * lanes, lanes, *range(8, 3 * lanes + 1, 8)}
+    if 8 < oc <= 3 * lanes:
+        channel_tiles.add(oc)
     best, best_key = None, None
-    for to in (2 * lanes, lanes, 8, *([oc] if 8 < oc <= 3 * lanes else [])):
+    for to in sorted(channel_tiles, reverse=True):
         if oc % to:
             continue
         vectors = to // lanes + bin(to % lanes).count("1")  # LLVM's power-of-two pieces
         efficiency = to / (vectors * lanes)
         for tx in range(1, min(ow, 16) + 1):
-            if ow % tx or vectors * tx > budget:
+            if vectors * tx > budget:
                 continue
-            key = (min(vectors * tx, 8) * efficiency, to * tx)
+            real = ow / (-(-ow // tx) * tx)  # columns computed that exist
+            key = (min(vectors * tx, 8) * efficiency * real, to * tx)
             if best_key is None or key > best_key:
                 best, best_key = (to, tx), key
     return best
