@@ -166,3 +166,20 @@ def test_compute_at_can_keep_unit_loops():
     extents = [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("D"))]
     assert extents == [8, 8, 1, 1]
     check_same_result(func, sch.mod)
+
+
+def test_reverse_compute_at_under_a_fused_loop_takes_one_tile():
+    """The tile's indices use `f // 2` and `f % 2` of a fused outer loop: the epilogue
+    still consumes just the tile (was: the whole output, in every iteration)."""
+    func = matmul_relu()
+    sch = Schedule(func)
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [None, 4])
+    sch.reorder(i0, j0, i1, j1)
+    f = sch.fuse(i0, j0)
+    sch.reverse_compute_at(sch.get_block("D"), f)
+    loops = sch.get_loops(sch.get_block("D"))
+    assert [sch.get(lp).extent.value for lp in loops] == [4, 4, 4]  # f, then a 4x4 tile
+    sch.parallel(f)  # each iteration writes its own tile: no race
+    check_same_result(func, sch.mod)

@@ -84,3 +84,23 @@ def test_unroll_of_a_vectorized_loop_is_refused():
     sch.vectorize(j)
     with pytest.raises(ScheduleError, match="unroll: loop j is already vectorized"):
         sch.unroll(j)
+
+
+def test_parallel_refuses_a_loop_whose_iterations_write_the_same_elements():
+    """Every iteration of `i` rewrites all of B: serially the last one wins, in parallel
+    the iterations would race."""
+    from unity.script import tir as T
+
+    @T.prim_func
+    def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.serial(4):
+            for j in T.serial(8):
+                with T.block("B"):
+                    v_j = T.axis.spatial(8, j)
+                    B[v_j] = A[3, v_j]
+
+    sch = Schedule(f)
+    i, j = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(ScheduleError, match="parallel: every iteration of loop i has block B write the same elements of B"):
+        sch.parallel(i)
+    sch.parallel(j)

@@ -196,7 +196,7 @@ def bound(expr: PrimExpr, doms: Mapping[Var, Range]) -> tuple[PrimExpr, PrimExpr
     if lin is None:
         if not used_vars(expr) & set(doms):
             return expr, expr
-        return None
+        return _bound_terms(expr, doms)
     coeffs, c0 = lin
     lo: PrimExpr = const(c0, expr.dtype)
     hi: PrimExpr = const(c0, expr.dtype)
@@ -210,6 +210,31 @@ def bound(expr: PrimExpr, doms: Mapping[Var, Range]) -> tuple[PrimExpr, PrimExpr
         a, b = (dmin, dmax) if c > 0 else (dmax, dmin)
         lo, hi = _add(lo, _scale(a, c)), _add(hi, _scale(b, c))
     return simplify(lo), simplify(hi)
+
+
+def _bound_terms(expr: PrimExpr, doms: Mapping[Var, Range]) -> tuple[PrimExpr, PrimExpr] | None:
+    """Interval arithmetic over `+`, `-`, and `*`, `//`, `%` by positive constants, for an
+    expression whose non-linear parts (``f % 2`` of an outer fused loop) are outer terms."""
+    from unity.tir.expr import Add, FloorDiv, FloorMod, Mul, Sub
+
+    if isinstance(expr, Add | Sub):
+        a, b = bound(expr.a, doms), bound(expr.b, doms)
+        if a is None or b is None:
+            return None
+        if isinstance(expr, Add):
+            return simplify(_add(a[0], b[0])), simplify(_add(a[1], b[1]))
+        return simplify(a[0] - b[1]), simplify(a[1] - b[0])
+    k = as_int(getattr(expr, "b", None)) if isinstance(expr, Mul | FloorDiv | FloorMod) else None
+    if k is None or k <= 0:
+        return None
+    a = bound(expr.a, doms)
+    if a is None:
+        return None
+    if isinstance(expr, Mul):
+        return simplify(_scale(a[0], k)), simplify(_scale(a[1], k))
+    if isinstance(expr, FloorDiv):
+        return simplify(a[0] // k), simplify(a[1] // k)
+    return const(0, expr.dtype), const(k - 1, expr.dtype)
 
 
 def _scale(e: PrimExpr, c: int) -> PrimExpr:

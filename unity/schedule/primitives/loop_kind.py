@@ -66,6 +66,13 @@ def _set_kind(
                     f"{realize.block.name_hint} {carried}, so its iterations depend on each other"
                 )
                 raise ScheduleError(primitive, msg, func, node)
+            if kind is ForKind.PARALLEL and _writes_everywhere(realize, node.loop_var):
+                msg = (
+                    f"every iteration of loop {node.loop_var.name} has block "
+                    f"{realize.block.name_hint} write the same elements of "
+                    f"{realize.block.writes[0].buffer.name}; parallel iterations would race"
+                )
+                raise ScheduleError(primitive, msg, func, node)
             if _is_reduction(realize) and not _feeds_spatial(realize, node.loop_var):
                 msg = (
                     f"loop {node.loop_var.name} feeds no spatial iteration variable of reduction "
@@ -121,6 +128,15 @@ def _text(region: BufferRegion) -> str:
         return f"{script(rng.min)}:{script(simplify(rng.min + rng.extent))}"
 
     return "[" + ", ".join(dim(rng) for rng in region.region) + "]"
+
+
+def _writes_everywhere(realize: BlockRealize, var: Var) -> bool:
+    """True when the block writes something, and no written index moves with loop `var`
+    (a write-back of a whole tile placed under the loop, say)."""
+    moving = {iv.var for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+              if var in used_vars(v)}  # fmt: skip
+    writes = realize.block.writes
+    return bool(writes) and not any(used_vars(w) & moving for w in writes)
 
 
 def _is_reduction(realize: BlockRealize) -> bool:
