@@ -122,8 +122,8 @@ def conv_relu(groups: int, channels: int = 8, hw: int = 8):
 def test_conv2d_gets_the_tiled_space_and_its_candidates_keep_the_result(groups):
     func = conv_relu(groups)
     names = [s.name for s in spaces_for(func)]
-    assert names == ["rules", "tiled"]
-    tiled = spaces_for(func)[1]
+    assert names == ["rules", "conv", "tiled"]
+    tiled = spaces_for(func)[-1]
     assert tiled.choices["t0"] == (1,) and tiled.choices["t3"] == (1, 4, 8)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)
@@ -136,3 +136,23 @@ def test_conv2d_gets_the_tiled_space_and_its_candidates_keep_the_result(groups):
         assert "reverse_compute_inline" in trace  # the relu went into the tile's write-back
         out = run(scheduled, [x, w, np.zeros((1, 8, 8, 8), np.float32)])
         np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4, err_msg=cand.id)
+
+
+def test_conv_space_sets_the_rules_tile_and_parallel_loop_and_keeps_the_result():
+    func = conv_relu(1, channels=32, hw=9)
+    conv = spaces_for(func)[1]
+    assert conv.name == "conv"
+    assert conv.default == {"variant": "channels", "to": 32, "tx": 9, "parallel": "auto"}
+    assert conv.choices["to"] == (1, 2, 4, 8, 16, 32) and conv.choices["variant"] == ("channels", "columns")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((1, 32, 9, 9), dtype=np.float32),
+            rng.standard_normal((32, 32, 3, 3), dtype=np.float32), np.zeros((1, 32, 9, 9), np.float32)]  # fmt: skip
+    ref = run(func, [a.copy() for a in args]).copy()
+    for knobs in ({"variant": "channels", "to": 16, "tx": 4, "parallel": "rows"},
+                  {"variant": "channels", "to": 8, "tx": 5, "parallel": "channels"},
+                  {"variant": "columns", "to": 4, "tx": 9, "parallel": "auto"}):  # fmt: skip
+        scheduled, _ = conv.apply(func, knobs)
+        assert 'T.allocate_buffer' not in scheduled.script()
+        np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ScheduleError, match="spills"):
+        conv.apply(func, {"variant": "channels", "to": 32, "tx": 16, "parallel": "auto"})

@@ -5,7 +5,8 @@
 kernel is not fork-safe).  A worker receives a scheduled PrimFunc, builds it, runs it
 once on random inputs (`make_args`, seeded, so every process draws the same arrays),
 compares every buffer with the reference outputs, and then, when the pool hands it the
-single timing token, times it.  Builds overlap each other, but a kernel is timed alone:
+single timing token, times it (with weights it packs already packed, as a compiled model
+runs it).  Builds overlap each other, but a kernel is timed alone:
 no other kernel and no build runs meanwhile (on a two-core machine a parallel kernel
 timed next to a build reports the build's load, tens of times its own latency).
 
@@ -344,7 +345,7 @@ def _serve(conn: Connection, kind: str, func_bytes: bytes, target: str, seed: in
         problem = _compare(args, ref)
         if problem:
             return MeasureResult("wrong", error=problem)
-        args = make_args(func, seed)
+        lib, args = _as_run_in_a_model(func, lib, make_args(func, seed), target)
         conn.send("ready")
         if conn.recv() != "go":
             return MeasureResult("error", error="worker: unexpected message")
@@ -353,6 +354,21 @@ def _serve(conn: Connection, kind: str, func_bytes: bytes, target: str, seed: in
     except Exception as exc:  # noqa: BLE001  # what a candidate raises is its result
         lines = traceback.format_exception_only(type(exc), exc)
         return MeasureResult("error", error="".join(lines).strip()[-500:])
+
+
+def _as_run_in_a_model(func: PrimFunc, lib: Any, args: list[np.ndarray], target: str):
+    """The kernel and arguments a compiled model runs: a weight the schedule packs comes
+    packed at compile time (`DefaultSchedules` does that for constant weights), so the
+    packing copy is not timed."""
+    import unity
+    from unity.ir.module import IRModule
+    from unity.schedule.default.prepack import pack_array, prepacked_params, split_prepacked
+
+    packs = prepacked_params(func)
+    if not packs:
+        return lib, args
+    lib = unity.build(IRModule({"main": split_prepacked(func, set(packs))}), target)
+    return lib, [pack_array(packs[k], a) if k in packs else a for k, a in enumerate(args)]
 
 
 def _compare(outs: list[np.ndarray], refs: list[np.ndarray]) -> str:

@@ -7,6 +7,9 @@ Each workload class gets the spaces that fit it (`spaces_for`):
 - a PrimFunc with one matmul block of constant extents: ``matmul``, the tiled template
   of `unity.tune.templates` (tile sizes that divide the extents, K blocking, packing,
   loop order, parallel, unroll);
+- a PrimFunc with one conv2d block the default rule tiles with channels in the vector:
+  ``conv``, that rule with its register tile (channels `to` x columns `tx`) and its
+  parallel loop (rows or channel blocks) set by knobs;
 - otherwise, a PrimFunc with one reduction block of constant extents (conv2d, pooling,
   a reduction with an epilogue): ``tiled``, the multi-level tiling of
   `unity.tune.tiling` (a tile size per spatial loop, unroll, which loop is parallel).
@@ -31,7 +34,15 @@ from typing import Any
 
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
-from unity.tune.templates import matmul_extents, schedule_matmul_tiled, schedule_with_rules
+from unity.schedule.default.apply import schedule_primfunc
+from unity.schedule.default.conv2d import ConvTiling
+from unity.schedule.error import ScheduleError
+from unity.tune.templates import (
+    conv_tiling,
+    matmul_extents,
+    schedule_matmul_tiled,
+    schedule_with_rules,
+)
 from unity.tune.tiling import reduction_extents, schedule_tiled
 
 __all__ = ["Candidate", "Space", "spaces_for"]
@@ -124,6 +135,9 @@ def spaces_for(func: PrimFunc, ctx: RuleContext | None = None) -> list[Space]:
     if extents is not None:
         spaces.append(_matmul_space(ctx, *extents))
         return spaces
+    conv = conv_tiling(func, ctx.lanes)
+    if conv is not None:
+        spaces.append(_conv_space(ctx, conv))
     spatial = reduction_extents(func)
     if spatial is not None:
         spaces.append(_tiled_space(ctx, spatial))
@@ -168,6 +182,48 @@ def _matmul_space(ctx: RuleContext, m: int, n: int, k: int, b_2d: bool) -> Space
         return sch.mod["main"], sch.trace.show()
 
     return Space("matmul", choices, apply)
+
+
+def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
+    """The default conv2d rule with its variant, register tile and parallel loop set by
+    knobs: channels in the vector (`to` a multiple of 8, `tx` up to 16 columns) or columns
+    in the vector (`to` channels unrolled, `tx` up to a whole row)."""
+    lanes = ctx.lanes
+    channel_tos = set()
+    if conv.per_group is not None:
+        channel_tos = {t for t in range(8, 3 * lanes + 1, 8) if conv.per_group % t == 0}
+        channel_tos |= {conv.per_group} if conv.per_group <= 3 * lanes else set()
+    column_tos = {t for t in (1, 2, 3, 4, 6, 8, 12, 16) if conv.out_channels % t == 0}
+    column_txs = {t for t in (8, 16, 32, 48, 64) if t < conv.width} | {min(conv.width, 4 * lanes)}
+    choices = {
+        "variant": ("channels", "columns") if channel_tos else ("columns",),
+        "to": tuple(sorted(channel_tos | column_tos)),
+        "tx": tuple(sorted(set(range(1, min(conv.width, 16) + 1)) | column_txs)),
+        "parallel": ("auto", "rows", "channels"),
+    }
+
+    def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
+        to, tx = knobs["to"], knobs["tx"]
+        if knobs["variant"] == "channels":
+            if to not in channel_tos or tx > 16:
+                raise ScheduleError("conv template", f"no channel tile {to}x{tx}")
+            registers = (to // lanes + bin(to % lanes).count("1")) * tx
+        else:
+            if to not in column_tos:
+                raise ScheduleError("conv template", f"no column tile {to}x{tx}")
+            registers = to * (tx // lanes + bin(tx % lanes).count("1"))
+        if registers > 30:  # accumulators spill out of the register file
+            raise ScheduleError("conv template", f"a {to}x{tx} tile spills")
+        tuned = (
+            ("conv.variant", knobs["variant"]),
+            ("conv.tile", (to, tx)),
+            ("conv.parallel", knobs["parallel"]),
+        )
+        rule_ctx = RuleContext(ctx.lanes, ctx.num_cores, ctx.parallel_min_work, tuned)
+        return schedule_primfunc(func, rule_ctx), f"schedule_primfunc(func, knobs={knobs})"
+
+    default = {"variant": conv.variant, "to": conv.tile[0], "tx": conv.tile[1], "parallel": "auto"}
+    return Space("conv", choices, apply, default)
 
 
 def _tiled_space(ctx: RuleContext, extents: list[int]) -> Space:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unity.schedule.default import injective, matmul, reduction
+from unity.schedule.default import conv2d, injective, matmul, reduction
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, const_extent
 from unity.schedule.default.apply import schedule_primfunc
 from unity.schedule.default.epilogue import inline_epilogue
@@ -44,6 +44,7 @@ from unity.schedule.schedule import Schedule
 from unity.tir.function import PrimFunc
 
 __all__ = [
+    "conv_tiling",
     "inline_producers",
     "matmul_extents",
     "schedule_matmul_tiled",
@@ -62,6 +63,18 @@ def schedule_with_rules(
     """
     ctx = RuleContext(lanes=lanes, num_cores=num_cores, parallel_min_work=parallel_min_work)
     return schedule_primfunc(func, ctx)
+
+
+def conv_tiling(func: PrimFunc, lanes: int) -> conv2d.ConvTiling | None:
+    """`conv2d.conv_tiling` of the one conv2d block of `func`; None without exactly one.
+
+    Example:
+        >>> conv_tiling(conv_func, 16).tile  # doctest: +SKIP
+        (32, 8)
+    """
+    infos = block_infos(unit_indices_as_vars(func))
+    anchors = [b for b in infos or [] if conv2d.applies(b)]
+    return conv2d.conv_tiling(anchors[0], lanes) if len(anchors) == 1 else None
 
 
 def matmul_extents(func: PrimFunc) -> tuple[int, int, int, bool] | None:

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from unity.schedule.analysis import as_int, child_realizes, linear, used_vars
 from unity.tir.buffer import Buffer
@@ -257,6 +258,7 @@ class RuleContext:
     Attributes:
         lanes: float32 lanes of one vector register (16 with AVX-512, 8 with AVX2).
         num_cores: Threads a parallel loop runs on.
+        knobs: Tuner settings that replace a rule's choice (see `knob`).
         parallel_min_work: Loop-nest iterations below which a nest stays serial (a
             parallel launch costs more than it saves: with passive waiting threads,
             2 busy cores, 2^18 made ShuffleNet 8.6 -> 7.0 ms, same on ResNet-50).
@@ -269,6 +271,17 @@ class RuleContext:
     lanes: int = 16
     num_cores: int = 2
     parallel_min_work: int = 1 << 18
+    knobs: tuple[tuple[str, Any], ...] = ()
+    """Choices a tuner fixes in place of a rule's own (``("conv.tile", (32, 8))``, ...)."""
+
+    def knob(self, name: str, default: Any = None) -> Any:
+        """The value a tuner set for `name`, else `default`.
+
+        Example:
+            >>> RuleContext(knobs=(("conv.tile", (32, 8)),)).knob("conv.tile")
+            (32, 8)
+        """
+        return dict(self.knobs).get(name, default)
 
     @staticmethod
     def for_target(target=None) -> RuleContext:

@@ -77,12 +77,14 @@ def parallel_one(
     extents: list[int | None],
     ctx: RuleContext,
     hoist: bool = False,
+    pick: int | None = None,
 ) -> None:
     """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing.
 
     Takes the outermost loop with at least `4 * num_cores` iterations, else a loop of
     symbolic extent (a batch size, which may well be 1), else the one with the most.
-    With `hoist`, the chosen loop moves outermost, so the nest launches the thread pool
+    `pick` (an index into `loops`) overrides the choice.  With `hoist`, the chosen loop
+    moves outermost, so the nest launches the thread pool
     once.  Used above a register tile accumulated in a `local` buffer: a fused loop's
     `//` and `%` indices keep `CompactBufferAllocation` from proving the tiles disjoint,
     and the tile would stay a full-size buffer.
@@ -93,7 +95,8 @@ def parallel_one(
     if not loops:
         return
     want = 4 * ctx.num_cores
-    pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
+    if pick is None:
+        pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
     if pick is None:
         pick = next((k for k, e in enumerate(extents) if e is None), None)
     if pick is None:
