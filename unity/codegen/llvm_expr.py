@@ -547,7 +547,30 @@ class ExprCodegen:
             align = self.vector_alignment(buffer, index.base)
             vec = self.builder.load(ptr, typ=ir.VectorType(elem, lanes), align=align)
             return self.from_memory(vec, load.dtype)
+        if _is_short_stride(index, dt.bits(buffer.dtype)) and dt.element(buffer.dtype) != "bool":
+            return self._strided(buffer, index, elem, load.dtype)
         return self._gather(buffer, index, elem, align, load.dtype)
+
+    def _strided(self, buffer: Buffer, index: E.Ramp, elem: ir.Type, dtype: str) -> ir.Value:
+        """`Ramp(base, s, n)` with a small constant stride: one masked load of the span the
+        lanes cover (lanes past the last element masked off, so nothing is read beyond
+        it), then a shuffle that keeps every `s`-th element (a stride-2 pooling or
+        convolution window: two vector loads and a permute instead of `n` scalar loads)."""
+        lanes, stride = dt.lanes(index.dtype), index.stride.value
+        wide, span = lanes * stride, (lanes - 1) * stride + 1
+        ptr = self.address(buffer, self.emit(index.base), index.base.dtype, elem)
+        vec = ir.VectorType(elem, wide)
+        name = f"llvm.masked.load.{_suffix(vec)}.p0"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            mask_ty = ir.VectorType(ir.IntType(1), wide)
+            fn = ir.Function(self.module, ir.FunctionType(vec, [PTR, I32, mask_ty, vec]), name)
+        mask = ir.Constant(ir.VectorType(ir.IntType(1), wide), [int(k < span) for k in range(wide)])
+        align = ir.Constant(I32, 4)  # 32-bit elements (`_is_short_stride`)
+        loaded = self.builder.call(fn, [ptr, align, mask, ir.Constant(vec, ir.Undefined)])
+        picks = ir.Constant(ir.VectorType(I32, lanes), [k * stride for k in range(lanes)])
+        out = self.builder.shuffle_vector(loaded, ir.Constant(vec, ir.Undefined), picks)
+        return self.from_memory(out, dtype)
 
     def _gather(
         self, buffer: Buffer, index: PrimExpr, elem: ir.Type, align: int, dtype: str
@@ -579,6 +602,15 @@ def _is_dense(index: PrimExpr) -> bool:
     return (
         isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value == 1
     )
+
+
+def _is_short_stride(index: PrimExpr, element_bits: int) -> bool:
+    """True for `Ramp(base, s, n)` with a constant stride of 2 to 4 over 32-bit elements
+    and at most 64 elements spanned: `_strided` loads it as one masked vector."""
+    if not (isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm)):
+        return False
+    stride = index.stride.value
+    return 2 <= stride <= 4 and dt.lanes(index.dtype) * stride <= 64 and element_bits == 32
 
 
 def _sum(terms: Any) -> PrimExpr:

@@ -47,21 +47,27 @@ def test_turns_loop_into_ramp_and_broadcast():
     assert_same_results(before, after)
 
 
-def test_extent_above_vector_width_gets_chunks_and_scalar_tail():
+def test_extent_above_vector_width_gets_chunks_and_a_vector_tail():
     before = module(_scale(40))
     after = VectorizeLoop()(before)  # float32 in 512 bits: 16 lanes, 2 chunks, tail of 8
     main, tail = after["main"].body.seq
     assert isinstance(main, For) and main.kind is ForKind.SERIAL and main.extent.value == 2
     assert main.body.value.dtype == "float32x16"
-    assert isinstance(tail, For) and (tail.min.value, tail.extent.value) == (32, 8)
-    assert tail.kind is ForKind.SERIAL and tail.body.value.dtype == "float32"
+    assert isinstance(tail, tir.BufferStore) and tail.value.dtype == "float32x8"
+    assert_structural_equal(tail.indices[0], Ramp(tir.const(32), tir.const(1), 8))
     assert_same_results(before, after)
 
 
 def test_single_chunk_needs_no_outer_loop():
     after = VectorizeLoop(vector_bits=256)(module(_scale(12)))  # 8 lanes + tail of 4
     main, tail = after["main"].body.seq
-    assert main.value.dtype == "float32x8" and tail.extent.value == 4
+    assert main.value.dtype == "float32x8" and tail.value.dtype == "float32x4"
+
+
+def test_a_one_element_tail_stays_scalar():
+    after = VectorizeLoop()(module(_scale(17)))
+    main, tail = after["main"].body.seq
+    assert main.value.dtype == "float32x16" and isinstance(tail, For) and tail.extent.value == 1
 
 
 def test_inner_loop_of_2d_nest_uses_contiguous_ramp():

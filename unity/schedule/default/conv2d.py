@@ -206,6 +206,10 @@ class ConvTiling:
         width: Output width.
         variant: ``"channels"`` or ``"columns"``, the rule's choice.
         tile: The rule's ``(to, tx)``.
+
+    Example:
+        >>> ConvTiling(64, 64, 56, "channels", (32, 8)).tile
+        (32, 8)
     """
 
     per_group: int | None
