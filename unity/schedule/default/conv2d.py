@@ -122,14 +122,29 @@ def _divisor(extent: int, limit: int) -> int:
 
 
 def _vector_cost(t: int, lanes: int) -> float:
-    """Instructions per element of a vectorized loop of extent `t` (chunks + scalar tail)."""
-    width = min(lanes, 1 << (t.bit_length() - 1))
-    return (t // width + t % width) / t
+    """Instructions per element of a vectorized loop of extent `t`: full vectors, then one
+    narrower vector for the rest, which LLVM splits into power-of-two pieces."""
+    return (t // lanes + bin(t % lanes).count("1")) / t
 
 
 def _column_tile(extent: int, lanes: int) -> int:
-    divisors = [d for d in range(1, min(extent, 2 * lanes) + 1) if extent % d == 0]
-    return min(divisors, key=lambda d: (_vector_cost(d, lanes), -d))
+    """Columns of a vectorized tile: a divisor of the width, or a vector or two with the
+    last tile of a row guarded (its guarded copy runs lane by lane), whichever costs the
+    fewest instructions per column.
+
+    Example:
+        >>> [_column_tile(w, 16) for w in (7, 28, 56, 111)]
+        [7, 28, 28, 32]
+    """
+    def cost(t: int) -> float:
+        if extent % t == 0:
+            return _vector_cost(t, lanes)
+        full, rest = divmod(extent, t)
+        return (full * _vector_cost(t, lanes) * t + rest) / extent
+
+    candidates = [d for d in range(1, min(extent, 2 * lanes) + 1) if extent % d == 0]
+    candidates += [t for t in (lanes, 2 * lanes) if t < extent and extent % t]
+    return min(candidates, key=lambda d: (cost(d), -d))
 
 
 def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
