@@ -12,7 +12,9 @@ that `peak.py` measures in the same run, and max |unity - onnxruntime| over outp
 The machine is shared: the peak is the best of a measurement before and after the
 models, and each latency is a median of `--repeat` runs.
 
-Run: ``python bench/onnx_models.py [--models resnet50,vgg19] [--repeat 5] [--profile N]``
+Run: ``python bench/onnx_models.py [--models resnet50,vgg19] [--repeat 5] [--profile N]
+[--tune TRIALS [--work-dir tune_logs]]``; with ``--tune`` each model is first tuned
+(`unity.tune`, resumable) and its tuned build is timed in the same alternation.
 
 Where it stood on 2026-11-29 (2 cores shared with other jobs, load ~8, so the peak
 measured only 62 of the ~230 GFLOP/s; `--repeat 3`; shares are of that 62)::
@@ -94,6 +96,8 @@ class Result:
     unity_ms: float = float("nan")
     ort_ms: float = float("nan")
     max_diff: float = float("nan")
+    tuned_ms: float = float("nan")
+    tune_s: float = float("nan")
     error: str = ""
 
 
@@ -189,7 +193,9 @@ class _StageTimes(PassInstrument):
             self.times[name] = self.times.get(name, 0.0) + took
 
 
-def compile_model(model: onnx.ModelProto, profile: int = 0) -> tuple[object, dict[str, float]]:
+def compile_model(
+    model: onnx.ModelProto, profile: int = 0, tuning_db: str | None = None
+) -> tuple[object, dict[str, float]]:
     """Import and compile; returns the Executable and the seconds per stage.
 
     Example:
@@ -205,7 +211,7 @@ def compile_model(model: onnx.ModelProto, profile: int = 0) -> tuple[object, dic
     mod = from_onnx(model)
     imported = time.perf_counter()
     with PassContext(opt_level=3, instruments=[stages]):
-        ex = unity.compile(mod, target="llvm")
+        ex = unity.compile(mod, target="llvm", tuning_db=tuning_db)
     end = time.perf_counter()
     if profiler:
         profiler.disable()
@@ -224,8 +230,21 @@ def _outputs(value: object) -> list[np.ndarray]:
     return [value.numpy() if hasattr(value, "numpy") else np.asarray(value)]  # type: ignore[attr-defined]
 
 
-def bench_model(name: str, repeat: int, profile: int = 0) -> Result:
-    """Compile `name`, check it against onnxruntime and time both.
+def tune_model(name: str, trials: int, work_dir: str) -> tuple[str, float]:
+    """Tune `name`'s kernels with `trials` measurements (resuming what `work_dir` holds);
+    returns the database path and the seconds it took.
+
+    Example:
+        >>> db, seconds = tune_model("resnet50", 600, "tune_logs/resnet50")  # doctest: +SKIP
+    """
+    start = time.perf_counter()
+    db = unity.tune(from_onnx(load_model(name)), "llvm", trials=trials, work_dir=work_dir)
+    return db, time.perf_counter() - start
+
+
+def bench_model(name: str, repeat: int, profile: int = 0, tuning_db: str | None = None) -> Result:
+    """Compile `name`, check it against onnxruntime and time both (and the tuned build,
+    from `tuning_db`, in the same alternation).
 
     Example:
         >>> bench_model("squeezenet", repeat=3).max_diff < 1e-3  # doctest: +SKIP
@@ -245,11 +264,14 @@ def bench_model(name: str, repeat: int, profile: int = 0) -> Result:
         float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
         for a, b in zip(ours, theirs)
     )
-    t_unity, t_ort = alternate_latencies(  # same drift for both, neither's spin on the other
-        [lambda: vm["main"](*args), lambda: session.run(None, feed)], repeat
-    )
-    result.unity_ms = float(np.median(t_unity))
-    result.ort_ms = float(np.median(t_ort))
+    runs = [lambda: vm["main"](*args), lambda: session.run(None, feed)]
+    if tuning_db is not None:
+        tuned = VirtualMachine(compile_model(model, tuning_db=tuning_db)[0], cpu())
+        runs.append(lambda: tuned["main"](*args))
+    times = alternate_latencies(runs, repeat)  # same drift for all, no one's spin on another
+    result.unity_ms, result.ort_ms = float(np.median(times[0])), float(np.median(times[1]))
+    if tuning_db is not None:
+        result.tuned_ms = float(np.median(times[2]))
     return result
 
 
@@ -262,6 +284,10 @@ def _row(r: Result, peak: float) -> str:
         f"{r.name:13s}{c['total']:7.1f}{c['relax']:6.1f}{c['lower']:6.1f}{c['codegen']:6.1f}"
         f"{r.unity_ms:9.1f}{r.ort_ms:9.1f}{r.unity_ms / r.ort_ms:7.2f}x{r.gflop:7.2f}"
         f"{100 * g_unity / peak:7.1f}%{100 * g_ort / peak:7.1f}%{r.max_diff:10.2e}"
+    ) + (
+        f"  tuned {r.tuned_ms:.1f} ms ({r.tuned_ms / r.ort_ms:.2f}x ort, "
+        f"{100 * r.gflop / r.tuned_ms * 1e3 / peak:.1f}% of peak; tuning {r.tune_s:.0f} s)"
+        if r.tuned_ms == r.tuned_ms else ""  # not NaN: the model was tuned
     )
 
 
@@ -276,6 +302,10 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODEL_NAMES),
                         help=f"comma-separated subset of: {', '.join(MODEL_NAMES)}")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (median)")
+    parser.add_argument("--tune", type=int, default=0, metavar="TRIALS",
+                        help="also tune each model (TRIALS measurements, resumable in "
+                             "--work-dir/MODEL) and time the tuned build")
+    parser.add_argument("--work-dir", default="tune_logs", help="tuning databases (with --tune)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile each compile and print its top N functions (cumulative)")
     args = parser.parse_args()
@@ -290,7 +320,11 @@ def main() -> None:
     for name in names:
         print(f"[{name}] compiling and timing ...", flush=True)
         try:
-            results.append(bench_model(name, args.repeat, args.profile))
+            db, tune_s = (
+                tune_model(name, args.tune, str(Path(args.work_dir) / name)) if args.tune else (None, float("nan"))
+            )
+            results.append(bench_model(name, args.repeat, args.profile, db))
+            results[-1].tune_s = tune_s
         except Exception as err:  # noqa: BLE001 - one failing model must not end the table
             results.append(Result(name, 0.0, error=f"FAILED: {type(err).__name__}: {err}"))
         print(HEADER + "\n" + _row(results[-1], peak), flush=True)
