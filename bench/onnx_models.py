@@ -238,7 +238,8 @@ def tune_model(name: str, trials: int, work_dir: str) -> tuple[str, float]:
         >>> db, seconds = tune_model("resnet50", 600, "tune_logs/resnet50")  # doctest: +SKIP
     """
     start = time.perf_counter()
-    db = unity.tune(from_onnx(load_model(name)), "llvm", trials=trials, work_dir=work_dir)
+    db = unity.tune(from_onnx(load_model(name)), "llvm", trials=trials, work_dir=work_dir,
+                    shape_hints=DYNAMIC_DIMS)  # symbolic dims measured at the bench's sizes
     return db, time.perf_counter() - start
 
 

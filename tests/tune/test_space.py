@@ -156,3 +156,25 @@ def test_conv_space_sets_the_rules_tile_and_parallel_loop_and_keeps_the_result()
         np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
     with pytest.raises(ScheduleError, match="spills"):
         conv.apply(func, {"variant": "channels", "to": 32, "tx": 16, "parallel": "auto"})
+
+
+def test_matmul_space_over_a_symbolic_row_count_keeps_the_result():
+    from unity import te, tir, topi
+
+    seq = tir.SizeVar("seq", "int64")
+    x, w = te.placeholder((2, seq, 32), name="x"), te.placeholder((32, 48), name="w")
+    func = te.create_prim_func([x, w, topi.matmul(x, w)])
+    space = spaces_for(func)[1]
+    assert space.name == "matmul" and space.choices["ti"] == (1, 2, 3, 4, 6, 8, 12, 16)
+    pick = random.Random(1)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        cand = space.sample(pick)
+        scheduled, _ = space.apply(func, cand.knobs)
+        lib = unity.build(scheduled)
+        for n in (5, 24):
+            a = rng.standard_normal((2, n, 32), dtype=np.float32)
+            b = rng.standard_normal((32, 48), dtype=np.float32)
+            out = np.zeros((2, n, 48), np.float32)
+            lib["main"](a, b, out)
+            np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4, err_msg=cand.id)

@@ -149,4 +149,33 @@ def test_symbolic_shapes_are_skipped_with_a_message(tmp_path, capsys):
         bb.emit_func_output(bb.emit(op.add(x, x)))
     path = unity.tune(bb.get(), trials=2, work_dir=tmp_path, num_workers=1, progress=False)
     assert Database(path).records == []
-    assert "symbolic shape; task skipped" in capsys.readouterr().err
+    assert "symbolic shape (give its dimensions a size with `shape_hints`); task skipped" in capsys.readouterr().err
+
+
+def _seq_matmul() -> PrimFunc:
+    from unity import te, tir, topi
+
+    seq = tir.SizeVar("seq", "int64")
+    x, w = te.placeholder((seq, 32), name="x"), te.placeholder((32, 48), name="w")
+    return te.create_prim_func([x, w, topi.matmul(x, w)])
+
+
+def test_symbolic_shapes_are_measured_at_the_hinted_sizes(tmp_path):
+    """Without a hint the task is skipped; with ``shape_hints`` it is measured at that
+    size, and the schedule it keeps stays symbolic: right at other lengths too."""
+    func = _seq_matmul()
+    unity.tune(func, trials=3, work_dir=tmp_path / "none", num_workers=1, progress=False)
+    assert not Database(tmp_path / "none" / "database.json").records
+    path = unity.tune(func, trials=3, work_dir=tmp_path / "hinted", num_workers=1,
+                      progress=False, shape_hints={"seq": 24})  # fmt: skip
+    records = Database(path).of(workload_key(func))
+    assert [r.status for r in records if not r.extra.get("recheck")] == ["ok"] * 3
+    tuned = ApplyTuningDatabase(path)(IRModule({"main": func}))["main"]
+    assert tuned.attrs["tir.tuned"] == Database(path).best(workload_key(func)).candidate_id
+    lib = unity.build(tuned)
+    rng = np.random.default_rng(0)
+    for seq in (5, 30):
+        a, b = rng.standard_normal((seq, 32), dtype="float32"), rng.standard_normal((32, 48), dtype="float32")
+        out = np.zeros((seq, 48), "float32")
+        lib["main"](a, b, out)
+        np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)

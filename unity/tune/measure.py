@@ -117,7 +117,8 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
         shape = tuple(as_int(d) for d in p.shape)
         if any(d is None for d in shape):
             raise ValueError(
-                f"cannot tune a PrimFunc whose parameter {p.name} has a symbolic shape"
+                f"cannot tune a PrimFunc whose parameter {p.name} has a symbolic shape "
+                "(give its dimensions a size with `shape_hints`)"
             )
         dtype = np.dtype("bool" if p.dtype == "bool" else p.dtype)
         if dtype.kind == "f":

@@ -160,9 +160,9 @@ def _rules_space(ctx: RuleContext) -> Space:
     )
 
 
-def _matmul_space(ctx: RuleContext, m: int, n: int, k: int, b_2d: bool) -> Space:
+def _matmul_space(ctx: RuleContext, m: int | None, n: int, k: int, b_2d: bool) -> Space:
     lanes = ctx.lanes
-    ti = tuple(t for t in (1, 2, 3, 4, 6, 8, 12, 16) if m % t == 0) or (1,)
+    ti = tuple(t for t in (1, 2, 3, 4, 6, 8, 12, 16) if m is None or m % t == 0) or (1,)
     tj = tuple(
         t for t in sorted({lanes // 2, lanes, 2 * lanes, 3 * lanes, 4 * lanes}) if t and n % t == 0
     )

@@ -80,7 +80,8 @@ def conv_tiling(func: PrimFunc, lanes: int) -> conv2d.ConvTiling | None:
 def matmul_extents(func: PrimFunc) -> tuple[int, int, int, bool] | None:
     """`(M, N, K, b_is_2d)` of the one matmul block of `func`; None without exactly one.
 
-    Extents must be constants.
+    `N` and `K` must be constants; `M` is None when symbolic (a sequence length: the
+    template then guards the last row tile).
 
     Example:
         >>> matmul_extents(matmul_func(64))  # doctest: +SKIP
@@ -93,7 +94,7 @@ def matmul_extents(func: PrimFunc) -> tuple[int, int, int, bool] | None:
     info = anchors[0]
     _, b_load, i, j, k = matmul.match(info)
     ext = [const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)]
-    if any(e is None for e in ext):
+    if ext[1] is None or ext[2] is None:
         return None
     return ext[0], ext[1], ext[2], len(b_load.indices) == 2
 
@@ -179,7 +180,7 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
     ti, tj, kb = knobs["ti"], knobs["tj"], knobs["kb"]
     extents = [const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)]
     for name, tile, extent in (
-        ("ti", ti, extents[0]),
+        ("ti", ti, extents[0] or ti),  # symbolic rows: any tile, the last one guarded
         ("tj", tj, extents[1]),
         ("kb", kb or 1, extents[2]),
     ):
@@ -204,7 +205,10 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
     sch.reorder(*batch, *outer, *ks, i1, j1)
     sch.reverse_compute_at(acc, outer[1])
     init = sch.decompose_reduction(c, ks[0])
-    if knobs["parallel"]:
+    if knobs["parallel"] and extents[0] is None and batch and knobs["order"] == "ij":
+        sch.reorder(i0, *batch)  # fusing with a symbolic batch would hide the tiles
+        sch.parallel(i0)
+    elif knobs["parallel"]:
         injective.parallel_outer(sch, [*batch, outer[0]])
     if knobs["unroll"]:
         sch.unroll(i1)
