@@ -93,20 +93,22 @@ def loads_ir(data: bytes) -> Any:
     return _IRUnpickler(io.BytesIO(data)).load()
 
 
-def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
-    """Random arrays for the buffer parameters of `func` (same `seed`, same arrays).
+def make_args(
+    func: PrimFunc, seed: int, shape_hints: dict[str, int] | None = None
+) -> list[np.ndarray]:
+    """Random arrays for the buffer parameters of `func` (same `seed`, same arrays); a
+    symbolic dimension takes its size from `shape_hints`, by the variable's name.
 
     Floats are standard normal; integers and booleans are 0 or 1 (safe as indices).
 
     Raises:
         TypeError: A parameter is a scalar.
-        ValueError: A parameter has a symbolic shape.
+        ValueError: A parameter has a symbolic dimension `shape_hints` does not size.
 
     Example:
         >>> [a.shape for a in make_args(func, 0)]  # doctest: +SKIP
         [(64, 64), (64, 64), (64, 64)]
     """
-    from unity.schedule.analysis import as_int
     from unity.tir.buffer import Buffer
 
     rng = np.random.default_rng(seed)
@@ -114,7 +116,7 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
     for p in func.params:
         if not isinstance(p, Buffer):
             raise TypeError(f"cannot tune a PrimFunc with the scalar parameter {p.name}")
-        shape = tuple(as_int(d) for d in p.shape)
+        shape = tuple(_size(d, shape_hints or {}) for d in p.shape)
         if any(d is None for d in shape):
             raise ValueError(
                 f"cannot tune a PrimFunc whose parameter {p.name} has a symbolic shape "
@@ -126,6 +128,17 @@ def make_args(func: PrimFunc, seed: int) -> list[np.ndarray]:
         else:
             args.append(rng.integers(0, 2, size=shape).astype(dtype))
     return args
+
+
+def _size(dim: Any, hints: dict[str, int]) -> int | None:
+    """A dimension's size: its value, or the hint for a symbolic variable (else None)."""
+    from unity.schedule.analysis import as_int
+    from unity.tir.expr import Var
+
+    value = as_int(dim)
+    if value is None and isinstance(dim, Var) and dim.name in hints:
+        value = int(hints[dim.name])
+    return value
 
 
 @dataclass
@@ -165,6 +178,8 @@ class WorkerPool:
         self.timeout_s = timeout_s
         self.target = target
         self.seed = 0
+        self.shape_hints: dict[str, int] = {}
+        """Sizes of symbolic dimensions in the measured inputs (the kernels stay symbolic)."""
         self._mp = multiprocessing.get_context("spawn")
         self.workers = [_Worker(self._mp) for _ in range(num_workers)]
 
@@ -200,7 +215,8 @@ class WorkerPool:
         """
         saved, self.timeout_s = self.timeout_s, timeout_s or 10 * self.timeout_s
         try:
-            result = self._run([("reference", dumps_ir(func), self.target, self.seed, None)])[0]
+            job = ("reference", dumps_ir(func), self.target, self.seed, self.shape_hints, None)
+            result = self._run([job])[0]
         finally:
             self.timeout_s = saved
         return result
@@ -212,7 +228,10 @@ class WorkerPool:
             >>> [r.status for r in pool.measure([good, crashing], ref)]  # doctest: +SKIP
             ['ok', 'crash']
         """
-        payloads = [("measure", dumps_ir(f), self.target, self.seed, reference) for f in funcs]
+        payloads = [
+            ("measure", dumps_ir(f), self.target, self.seed, self.shape_hints, reference)
+            for f in funcs
+        ]
         return self._run(payloads)
 
     # -- scheduling of jobs over workers ---------------------------------------------------
@@ -332,21 +351,23 @@ def _worker_main(conn: Connection) -> None:
         conn.send(_serve(conn, *payload))
 
 
-def _serve(conn: Connection, kind: str, func_bytes: bytes, target: str, seed: int, ref: Any) -> Any:
+def _serve(
+    conn: Connection, kind: str, func_bytes: bytes, target: str, seed: int, hints: Any, ref: Any
+) -> Any:
     try:
         import unity
         from unity.ir.module import IRModule
 
         func = loads_ir(func_bytes)
         lib = unity.build(IRModule({"main": func}), target)
-        args = make_args(func, seed)
+        args = make_args(func, seed, hints)
         lib["main"](*args)
         if kind == "reference":
             return args
         problem = _compare(args, ref)
         if problem:
             return MeasureResult("wrong", error=problem)
-        lib, args = _as_run_in_a_model(func, lib, make_args(func, seed), target)
+        lib, args = _as_run_in_a_model(func, lib, make_args(func, seed, hints), target)
         conn.send("ready")
         if conn.recv() != "go":
             return MeasureResult("error", error="worker: unexpected message")

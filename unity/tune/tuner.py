@@ -26,7 +26,6 @@ from typing import Any
 from unity.ir.module import IRModule
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
-from unity.tir.specialize import shape_vars, specialize
 from unity.tune.cost_model import CostModel, features
 from unity.tune.database import Database, Record
 from unity.tune.measure import MeasureResult, WorkerPool, make_args
@@ -69,9 +68,9 @@ def tune(
         seed: Seeds the search (and the random inputs).
         progress: Draw the progress bar on stderr.
         extra_spaces: More spaces for a function, beside `spaces_for` (experiments).
-        shape_hints: Sizes at which to measure functions with symbolic shapes, by the
-            dimension's name (``{"batch": 1, "seq": 128}``); the schedules found stay
-            symbolic.  A function with a symbolic dimension not named here is skipped.
+        shape_hints: Sizes of the inputs that measure functions with symbolic shapes, by
+            the dimension's name (``{"batch": 1, "seq": 128}``); the kernels measured
+            and kept are the symbolic ones the model runs.  A function with a symbolic dimension not named here is skipped.
 
     Returns:
         The database path, for ``unity.compile(..., tuning_db=path)``.
@@ -97,9 +96,9 @@ def tune(
     budgets = split_budget(trials, [sum(s.size for s in spaces) for spaces in task_spaces])
     bar = Progress(sum(budgets), stream=sys.stderr if progress else None)
     with WorkerPool(num_workers, timeout_s, str(target_obj)) as pool:
+        pool.shape_hints = dict(shape_hints or {})
         for task, spaces, budget in zip(tasks, task_spaces, budgets):
             tuner = _TaskTuner(task, spaces, db, pool, bar, str(target_obj), random.Random(seed))
-            tuner.shape_hints = dict(shape_hints or {})
             tuner.run(budget)
     return str(db.path)
 
@@ -166,7 +165,6 @@ class _TaskTuner:
         self.latencies: list[float] = []
         self.batch = max(2, 2 * len(pool.workers))
         self.offset = bar.done
-        self.shape_hints: dict[str, int] = {}
 
     def trials_done(self) -> int:
         return sum(
@@ -181,11 +179,11 @@ class _TaskTuner:
         if self.trials_done() >= budget:
             return
         try:
-            make_args(self._measured(self.task.func), 0)
+            make_args(self.task.func, 0, self.pool.shape_hints)
         except (TypeError, ValueError) as exc:
             print(f"[tune] {self.task.name}: {exc}; task skipped", file=sys.stderr)
             return
-        reference = self.pool.reference(self._measured(self.task.func))
+        reference = self.pool.reference(self.task.func)
         if isinstance(reference, MeasureResult):
             print(
                 f"[tune] {self.task.name}: the unscheduled function fails ({reference.status}: "
@@ -200,18 +198,13 @@ class _TaskTuner:
             first = []
             if not batch:
                 break  # the spaces are exhausted
-            results = self.pool.measure([self._measured(f) for _, f, _ in batch], reference)
+            results = self.pool.measure([func for _, func, _ in batch], reference)
             for (cand, func, trace), result in zip(batch, results):
                 self._record(cand, func, trace, result)
             self.model.fit(self.rows, self.latencies)
             self._show()
         self._recheck(reference)
         self._show(final=True)
-
-    def _measured(self, func: PrimFunc) -> PrimFunc:
-        """`func` as it is measured: its symbolic dimensions set to the shape hints."""
-        names = shape_vars(func)
-        return specialize(func, {k: v for k, v in self.shape_hints.items() if k in names})
 
     def _recheck(self, reference: list[Any]) -> None:
         """Measure the fastest few and the default again, in interleaved rounds.
@@ -231,7 +224,7 @@ class _TaskTuner:
             picked.append(Candidate("rules", default.default))
         applied = [(c, *self._apply(c)) for c in picked]
         for _ in range(_RECHECK_ROUNDS):
-            results = self.pool.measure([self._measured(f) for _, f, _ in applied], reference)
+            results = self.pool.measure([func for _, func, _ in applied], reference)
             for (cand, func, trace), result in zip(applied, results):
                 rec = self._record_of(cand, result.status, result.latency_s, result.error, trace)
                 self.db.add(dataclasses.replace(rec, extra={RECHECK: True}))

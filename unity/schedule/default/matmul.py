@@ -169,9 +169,11 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         sch.reorder(*batch, i0, j0, *ks, i1, j1)
         sch.reverse_compute_at(acc, j0)
     init = sch.decompose_reduction(c, ks[0])
-    if symbolic_rows and batch:  # fusing would hide the tiles from CompactBufferAllocation
-        sch.reorder(i0, *batch)
-        sch.parallel(i0)
+    symbolic_batch = any(const_extent(info.loops[n]) is None for n in range(len(batch)))
+    if batch and (symbolic_rows or symbolic_batch):  # fusing would hide the tiles from
+        outer = j0 if few_rows else i0  # CompactBufferAllocation: one tile loop, hoisted
+        sch.reorder(outer, *batch)
+        sch.parallel(outer)
     else:
         parallel_outer(sch, [*batch, j0] if few_rows else [*batch, i0])
     sch.unroll(i1)
