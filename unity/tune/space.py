@@ -35,7 +35,7 @@ from typing import Any
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 from unity.schedule.default.apply import schedule_primfunc
-from unity.schedule.default.conv2d import ConvTiling
+from unity.schedule.default.conv2d import ConvTiling, vector_pieces
 from unity.schedule.error import ScheduleError
 from unity.tune.templates import (
     conv_tiling,
@@ -207,11 +207,11 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
         if knobs["variant"] == "channels":
             if to not in channel_tos or tx > 16:
                 raise ScheduleError("conv template", f"no channel tile {to}x{tx}")
-            registers = (to // lanes + bin(to % lanes).count("1")) * tx
+            registers = vector_pieces(to, lanes) * tx
         else:
             if to not in column_tos:
                 raise ScheduleError("conv template", f"no column tile {to}x{tx}")
-            registers = to * (tx // lanes + bin(tx % lanes).count("1"))
+            registers = to * vector_pieces(tx, lanes)
         if registers > 30:  # accumulators spill out of the register file
             raise ScheduleError("conv template", f"a {to}x{tx} tile spills")
         tuned = (

@@ -31,7 +31,7 @@ def test_docstring_example():
 N = 512
 
 
-def _unary(fn, dtype="float32", kind=ForKind.SERIAL) -> tir.PrimFunc:  # noqa: ANN001
+def _unary(fn, dtype="float32", kind=ForKind.SERIAL) -> tir.PrimFunc:
     A = tir.decl_buffer((N,), dtype, "A")
     B = tir.decl_buffer((N,), "float32" if fn in (tir.isnan, tir.isinf) else dtype, "B")
     i = tir.Var("i")
@@ -66,7 +66,7 @@ _CASES = [
 
 
 @pytest.mark.parametrize("fn,ref,bounds", _CASES, ids=[c[0].__name__ for c in _CASES])
-def test_lowered_math_matches_numpy(fn, ref, bounds):  # noqa: ANN001
+def test_lowered_math_matches_numpy(fn, ref, bounds):
     if ref is None:
         import math
 
@@ -133,7 +133,7 @@ def test_nothing_to_do_returns_same_module():
     assert LowerIntrinsics()(mod) is mod
 
 
-def _remaining_ops(mod) -> set[str]:  # noqa: ANN001
+def _remaining_ops(mod) -> set[str]:
     names = {call.op.name for call in collect(mod["main"].body, Call)}
     for name in names:
         assert top.UNARY_MATH.get(name.removeprefix("tir."), None) is None or \
@@ -142,7 +142,7 @@ def _remaining_ops(mod) -> set[str]:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("exponent", [1.0, 2.0, 3.0, -1.0, -2.0, 0.5, 0.25, 0.75, -0.5, 1.3])
-def test_pow_with_a_constant_exponent_uses_products_and_roots(exponent):  # noqa: ANN001
+def test_pow_with_a_constant_exponent_uses_products_and_roots(exponent):
     func = _unary(lambda x: tir.power(x, tir.const(exponent, "float32")), kind=ForKind.VECTORIZED)
     lowered = LowerIntrinsics()(VectorizeLoop()(module(func)))
     assert ("tir.pow" in _remaining_ops(lowered)) == (exponent == 1.3)  # only 1.3 stays libm

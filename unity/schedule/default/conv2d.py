@@ -50,7 +50,7 @@ from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, Cast, Mul, PrimExpr, Var
 
-__all__ = ["ConvTiling", "applies", "conv_tiling", "match", "schedule_conv2d"]
+__all__ = ["ConvTiling", "applies", "conv_tiling", "match", "schedule_conv2d", "vector_pieces"]
 
 
 def _strip(expr: PrimExpr) -> PrimExpr:
@@ -121,10 +121,21 @@ def _divisor(extent: int, limit: int) -> int:
     return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
 
 
+def vector_pieces(t: int, lanes: int) -> int:
+    """Vector registers `t` float32 lanes take: full vectors, then LLVM's power-of-two
+    pieces of the rest (40 lanes of 16: 16 + 16 + 8, three).
+
+    Example:
+        >>> vector_pieces(40, 16), vector_pieces(28, 16)
+        (3, 3)
+    """
+    return t // lanes + (t % lanes).bit_count()
+
+
 def _vector_cost(t: int, lanes: int) -> float:
     """Instructions per element of a vectorized loop of extent `t`: full vectors, then one
     narrower vector for the rest, which LLVM splits into power-of-two pieces."""
-    return (t // lanes + bin(t % lanes).count("1")) / t
+    return vector_pieces(t, lanes) / t
 
 
 def _column_tile(extent: int, lanes: int) -> int:
@@ -198,7 +209,7 @@ def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
     for to in sorted(channel_tiles, reverse=True):
         if oc % to:
             continue
-        vectors = to // lanes + bin(to % lanes).count("1")  # LLVM's power-of-two pieces
+        vectors = vector_pieces(to, lanes)
         efficiency = to / (vectors * lanes)
         for tx in range(1, min(ow, 16) + 1):
             if vectors * tx > budget:
