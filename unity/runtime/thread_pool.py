@@ -2,9 +2,11 @@
 
 Mechanism (chosen by measured launch overhead, see `bench/elementwise.py`): compiled
 code calls libgomp's `GOMP_parallel(body, closure, num_threads, 0)`. libgomp keeps a
-pool of worker threads for the whole process, so one launch costs about 1.5-13 us on
-this 2-core machine (more while other jobs hold the cores), against 40-70 us to fan
-the same call out from Python threads calling ctypes. A pthread pool of our own in
+pool of worker threads for the whole process; with workers that spin about 1 ms
+before they sleep (`SPIN_COUNT`) and are bound to cores of their own (`pin_workers`),
+one launch costs about 1 us on this 2-core machine (`bench/default_schedules.py`
+prints it; 75-85 us when workers sleep at once), against 40-70 us to fan the same call
+out from Python threads calling ctypes. A pthread pool of our own in
 LLVM IR would save nothing over libgomp's (both are a futex wake plus a barrier) and
 is far more code.
 
