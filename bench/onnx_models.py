@@ -322,9 +322,9 @@ def main() -> None:
     for name in names:
         print(f"[{name}] compiling and timing ...", flush=True)
         try:
-            db, tune_s = (
-                tune_model(name, args.tune, str(Path(args.work_dir) / name)) if args.tune else (None, float("nan"))
-            )
+            db, tune_s = None, float("nan")
+            if args.tune:
+                db, tune_s = tune_model(name, args.tune, str(Path(args.work_dir) / name))
             results.append(bench_model(name, args.repeat, args.profile, db))
             results[-1].tune_s = tune_s
         except Exception as err:  # noqa: BLE001 - one failing model must not end the table

@@ -547,7 +547,7 @@ class ExprCodegen:
             align = self.vector_alignment(buffer, index.base)
             vec = self.builder.load(ptr, typ=ir.VectorType(elem, lanes), align=align)
             return self.from_memory(vec, load.dtype)
-        if _is_short_stride(index, dt.bits(buffer.dtype)) and dt.element(buffer.dtype) != "bool":
+        if _is_short_stride(index, dt.bits(buffer.dtype)):
             return self._strided(buffer, index, elem, load.dtype)
         return self._gather(buffer, index, elem, align, load.dtype)
 
@@ -563,9 +563,9 @@ class ExprCodegen:
         name = f"llvm.masked.load.{_suffix(vec)}.p0"
         fn = self.module.globals.get(name)
         if fn is None:
-            mask_ty = ir.VectorType(ir.IntType(1), wide)
+            mask_ty = ir.VectorType(I1, wide)
             fn = ir.Function(self.module, ir.FunctionType(vec, [PTR, I32, mask_ty, vec]), name)
-        mask = ir.Constant(ir.VectorType(ir.IntType(1), wide), [int(k < span) for k in range(wide)])
+        mask = ir.Constant(ir.VectorType(I1, wide), [int(k < span) for k in range(wide)])
         align = ir.Constant(I32, 4)  # 32-bit elements (`_is_short_stride`)
         loaded = self.builder.call(fn, [ptr, align, mask, ir.Constant(vec, ir.Undefined)])
         picks = ir.Constant(ir.VectorType(I32, lanes), [k * stride for k in range(lanes)])

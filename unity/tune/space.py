@@ -7,9 +7,9 @@ Each workload class gets the spaces that fit it (`spaces_for`):
 - a PrimFunc with one matmul block of constant extents: ``matmul``, the tiled template
   of `unity.tune.templates` (tile sizes that divide the extents, K blocking, packing,
   loop order, parallel, unroll);
-- a PrimFunc with one conv2d block the default rule tiles with channels in the vector:
-  ``conv``, that rule with its register tile (channels `to` x columns `tx`) and its
-  parallel loop (rows or channel blocks) set by knobs;
+- a PrimFunc with one conv2d block of constant channels and width: ``conv``, the
+  default rule with its variant (channels or columns in the vector), register tile
+  (`to` x `tx`) and parallel loop (rows or channel blocks) set by knobs;
 - otherwise, a PrimFunc with one reduction block of constant extents (conv2d, pooling,
   a reduction with an epilogue): ``tiled``, the multi-level tiling of
   `unity.tune.tiling` (a tile size per spatial loop, unroll, which loop is parallel).
@@ -29,14 +29,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from unity.schedule.default.analysis import RuleContext
-from unity.tir.function import PrimFunc
 from unity.schedule.default.apply import schedule_primfunc
-from unity.schedule.default.conv2d import ConvTiling, vector_pieces
+from unity.schedule.default.conv2d import ConvTiling, channel_tiles, vector_pieces
 from unity.schedule.error import ScheduleError
+from unity.tir.function import PrimFunc
 from unity.tune.templates import (
     conv_tiling,
     matmul_extents,
@@ -189,10 +189,7 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
     knobs: channels in the vector (`to` a multiple of 8, `tx` up to 16 columns) or columns
     in the vector (`to` channels unrolled, `tx` up to a whole row)."""
     lanes = ctx.lanes
-    channel_tos = set()
-    if conv.per_group is not None:
-        channel_tos = {t for t in range(8, 3 * lanes + 1, 8) if conv.per_group % t == 0}
-        channel_tos |= {conv.per_group} if conv.per_group <= 3 * lanes else set()
+    channel_tos = set(channel_tiles(conv.per_group, lanes)) if conv.per_group else set()
     column_tos = {t for t in (1, 2, 3, 4, 6, 8, 12, 16) if conv.out_channels % t == 0}
     column_txs = {t for t in (8, 16, 32, 48, 64) if t < conv.width} | {min(conv.width, 4 * lanes)}
     choices = {
@@ -219,8 +216,7 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
             ("conv.tile", (to, tx)),
             ("conv.parallel", knobs["parallel"]),
         )
-        rule_ctx = RuleContext(ctx.lanes, ctx.num_cores, ctx.parallel_min_work, tuned)
-        return schedule_primfunc(func, rule_ctx), f"schedule_primfunc(func, knobs={knobs})"
+        return schedule_primfunc(func, replace(ctx, knobs=tuned)), f"schedule_primfunc(func, knobs={knobs})"
 
     default = {"variant": conv.variant, "to": conv.tile[0], "tx": conv.tile[1], "parallel": "auto"}
     return Space("conv", choices, apply, default)

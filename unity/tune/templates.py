@@ -205,12 +205,8 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
     sch.reorder(*batch, *outer, *ks, i1, j1)
     sch.reverse_compute_at(acc, outer[1])
     init = sch.decompose_reduction(c, ks[0])
-    symbolic_batch = any(const_extent(info.loops[n]) is None for n in range(len(batch)))
-    if knobs["parallel"] and batch and (symbolic_batch or extents[0] is None):
-        sch.reorder(outer[0], *batch)  # fusing with a symbolic batch would hide the tiles
-        sch.parallel(outer[0])
-    elif knobs["parallel"]:
-        injective.parallel_outer(sch, [*batch, outer[0]])
+    if knobs["parallel"]:
+        matmul.parallel_tiles(sch, info, batch, outer[0], extents[0] is None)
     if knobs["unroll"]:
         sch.unroll(i1)
     sch.vectorize(j1)

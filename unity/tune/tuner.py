@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
 import sys
 from collections.abc import Callable, Mapping
@@ -70,7 +69,8 @@ def tune(
         extra_spaces: More spaces for a function, beside `spaces_for` (experiments).
         shape_hints: Sizes of the inputs that measure functions with symbolic shapes, by
             the dimension's name (``{"batch": 1, "seq": 128}``); the kernels measured
-            and kept are the symbolic ones the model runs.  A function with a symbolic dimension not named here is skipped.
+            and kept are the symbolic ones the model runs.  A function with a symbolic
+            dimension not named here is skipped.
 
     Returns:
         The database path, for ``unity.compile(..., tuning_db=path)``.
@@ -114,7 +114,7 @@ def split_budget(trials: int, sizes: list[int]) -> list[int]:
     """
     caps = [min(size, _SMALL_SHARE) if size <= _SMALL_SPACE else size for size in sizes]
     budgets = [0] * len(sizes)
-    left, open_ = trials, [n for n in range(len(sizes))]
+    left, open_ = trials, list(range(len(sizes)))
     while left > 0 and open_:
         share = max(1, left // len(open_))
         for n in list(open_):
@@ -219,15 +219,16 @@ class _TaskTuner:
         for r in sorted((r for r in records if r.status == "ok"), key=lambda r: r.latency_s):
             fastest.setdefault(r.candidate_id, r)
         picked = [Candidate(r.space, r.knobs) for r in list(fastest.values())[:_RECHECK_TOP]]
-        default = self.spaces.get("rules")
-        if default is not None and all(c.id != f"rules:{json.dumps(default.default, sort_keys=True)}" for c in picked):
-            picked.append(Candidate("rules", default.default))
+        rules = self.spaces.get("rules")
+        default = Candidate("rules", rules.default) if rules is not None else None
+        if default is not None and all(c.id != default.id for c in picked):
+            picked.append(default)
         applied = [(c, *self._apply(c)) for c in picked]
         for _ in range(_RECHECK_ROUNDS):
             results = self.pool.measure([func for _, func, _ in applied], reference)
             for (cand, func, trace), result in zip(applied, results):
                 rec = self._record_of(cand, result.status, result.latency_s, result.error, trace)
-                self.db.add(dataclasses.replace(rec, extra={RECHECK: True}))
+                self.db.add(dataclasses.replace(rec, extra={RECHECK: True}))  # not a trial
 
     # -- proposing -------------------------------------------------------------------------
     def _propose(self, n: int, first: list[Candidate]) -> list[_Proposal]:

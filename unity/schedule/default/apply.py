@@ -30,14 +30,13 @@ import warnings
 from collections.abc import Callable
 
 from unity.ir.module import IRModule
+from unity.schedule.analysis import used_vars
 from unity.schedule.default import conv2d, injective, matmul, reduction
-from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos
+from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, loads_of
 from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
-from unity.schedule.analysis import used_vars
-from unity.schedule.default.analysis import loads_of
 from unity.tir.expr import BinaryOp, Call, IterType
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit
@@ -186,13 +185,8 @@ def _costly(block: Block) -> bool:
     """True when `block`'s value calls a math function or has many arithmetic nodes."""
     if not isinstance(block.body, BufferStore):
         return True
-    count = [0, False]
-
-    def visit(node: object) -> None:
-        if isinstance(node, Call) and node.op.name not in _CHEAP_CALLS:
-            count[1] = True
-        elif isinstance(node, BinaryOp):
-            count[0] += 1
-
-    post_order_visit(block.body.value, visit)
-    return count[1] or count[0] > _COSTLY_OPS
+    nodes: list[object] = []
+    post_order_visit(block.body.value, nodes.append)
+    if any(isinstance(n, Call) and n.op.name not in _CHEAP_CALLS for n in nodes):
+        return True
+    return sum(isinstance(n, BinaryOp) for n in nodes) > _COSTLY_OPS

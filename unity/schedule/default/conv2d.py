@@ -50,7 +50,10 @@ from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, Cast, Mul, PrimExpr, Var
 
-__all__ = ["ConvTiling", "applies", "conv_tiling", "match", "schedule_conv2d", "vector_pieces"]
+__all__ = [
+    "ConvTiling", "applies", "channel_tiles", "conv_tiling", "match", "schedule_conv2d",
+    "vector_pieces",
+]  # fmt: skip
 
 
 def _strip(expr: PrimExpr) -> PrimExpr:
@@ -187,6 +190,19 @@ def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
     return None
 
 
+def channel_tiles(oc: int, lanes: int) -> list[int]:
+    """The channel tiles `to` of the channels-in-vector variant for `oc` channels (per
+    group): one or two vectors and the multiples of 8 up to 3 vectors that divide it,
+    and all of them when that is at most 3 vectors.
+
+    Example:
+        >>> channel_tiles(1000, 16), channel_tiles(34, 16)
+        ([8, 40], [34])
+    """
+    tiles = {t for t in (lanes, 2 * lanes, *range(8, 3 * lanes + 1, 8)) if oc % t == 0}
+    return sorted(tiles | ({oc} if 8 < oc <= 3 * lanes else set()))
+
+
 def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
     """`(to, tx)`: output channels (a multiple of 8 dividing `oc`, or all `oc` when that is
     at most 3 vectors) x columns of a register tile; None when no `to` divides `oc`.
@@ -202,13 +218,8 @@ def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
         ((32, 8), (40, 7), (16, 13))
     """
     budget = 24 if lanes >= 16 else 12
-    channel_tiles = {2 * lanes, lanes, *range(8, 3 * lanes + 1, 8)}
-    if 8 < oc <= 3 * lanes:
-        channel_tiles.add(oc)
     best, best_key = None, None
-    for to in sorted(channel_tiles, reverse=True):
-        if oc % to:
-            continue
+    for to in sorted(channel_tiles(oc, lanes), reverse=True):
         vectors = vector_pieces(to, lanes)
         efficiency = to / (vectors * lanes)
         for tx in range(1, min(ow, 16) + 1):
@@ -223,7 +234,7 @@ def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class ConvTiling:
-    """What the rule would choose for a conv2d block, and what a tuner may vary.
+    """What the rule chooses for a conv2d block, and what a tuner may vary.
 
     Attributes:
         per_group: Output channels per group when the channels-in-vector variant
@@ -231,10 +242,13 @@ class ConvTiling:
         out_channels: Output channels.
         width: Output width.
         variant: ``"channels"`` or ``"columns"``, the rule's choice.
-        tile: The rule's ``(to, tx)``.
+        channel_tile: The channels-in-vector ``(to, tx)`` (None when it does not apply).
+        column_tile: The columns-in-vector ``(to, tx)``.
+        whole_rows: Whether `column_tile` is the whole-row tile of `_row_tile` (then
+            threads split the rows).
 
     Example:
-        >>> ConvTiling(64, 64, 56, "channels", (32, 8)).tile
+        >>> ConvTiling(64, 64, 56, "channels", (32, 8), (8, 28)).tile
         (32, 8)
     """
 
@@ -242,7 +256,14 @@ class ConvTiling:
     out_channels: int
     width: int
     variant: str
-    tile: tuple[int, int]
+    channel_tile: tuple[int, int] | None
+    column_tile: tuple[int, int]
+    whole_rows: bool = False
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        """The tile of the chosen variant."""
+        return self.channel_tile if self.variant == "channels" else self.column_tile
 
 
 def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
@@ -258,14 +279,13 @@ def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
     oc, ow = const_extent(info.loops[1]), const_extent(info.loops[3])
     if oc is None or ow is None:
         return None
-    per_group = _group_size(found[0], info.store.indices[1])
-    tile = _channel_tile(per_group or oc, ow, lanes) if per_group is not None else None
+    per_group = _group_size(found[0], info.store.indices[1])  # X's channel: (o // pg) * C/G + rc
+    channel = _channel_tile(per_group or oc, ow, lanes) if per_group is not None else None
     row = _row_tile(info, found[0], oc, ow, lanes)
-    if tile is not None and row is None:
-        return ConvTiling(per_group or oc, oc, ow, "channels", tile)
-    fallback = (_divisor(oc, 8 if ow >= lanes else 4), _column_tile(ow, lanes))
-    usable = per_group or oc if tile is not None else None
-    return ConvTiling(usable, oc, ow, "columns", row or fallback)
+    column = row or (_divisor(oc, 8 if ow >= lanes else 4), _column_tile(ow, lanes))
+    variant = "channels" if channel and not row else "columns"
+    usable = (per_group or oc) if channel is not None else None
+    return ConvTiling(usable, oc, ow, variant, channel, column, row is not None)
 
 
 def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
@@ -274,28 +294,20 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     Example:
         >>> schedule_conv2d(sch, info, RuleContext())  # doctest: +SKIP
     """
-    x_load, w_load = match(info)
-    o_var = info.store.indices[1]
-    oc, ow = const_extent(info.loops[1]), const_extent(info.loops[3])
-    if oc is None or ow is None:
+    rule = conv_tiling(info, ctx.lanes)
+    if rule is None:
         raise_unsupported("symbolic output channels or width")
-    per_group = _group_size(x_load, o_var)  # grouped: X's channel is (o // per_group) * C/G + rc
-    tile = _channel_tile(per_group or oc, ow, ctx.lanes) if per_group is not None else None
-    row = _row_tile(info, x_load, oc, ow, ctx.lanes)
-    variant = ctx.knob("conv.variant") or ("channels" if tile and not row else "columns")
+    variant = ctx.knob("conv.variant") or rule.variant
     tuned = ctx.knob("conv.tile")
     if variant == "channels":
-        if tuned is not None and (per_group is None or (per_group or oc) % tuned[0]):
-            raise_unsupported(f"the tile {tuned} (channels per group: {per_group})")
-        if tuned is None and tile is None:
-            raise_unsupported("no channel tile divides the channels")
-        return _channels_in_vector(sch, info, w_load, *(tuned or tile), ctx)
-    if tuned is not None and oc % tuned[0]:
-        raise_unsupported(f"the tile {tuned} (output channels: {oc})")
-    to, tx = tuned or row or (_divisor(oc, 8 if ow >= ctx.lanes else 4), _column_tile(ow, ctx.lanes))
-    if row and not ctx.knob("conv.parallel"):  # each thread keeps its input rows in cache
-        ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))
-    return _columns_in_vector(sch, info, to, tx, ctx)
+        if rule.per_group is None or (tuned is not None and rule.per_group % tuned[0]):
+            raise_unsupported(f"the channel tile {tuned} (channels per group: {rule.per_group})")
+        return _channels_in_vector(sch, info, match(info)[1], *(tuned or rule.channel_tile), ctx)
+    if tuned is not None and rule.out_channels % tuned[0]:
+        raise_unsupported(f"the tile {tuned} (output channels: {rule.out_channels})")
+    if rule.whole_rows and not ctx.knob("conv.parallel"):
+        ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))  # rows stay cached
+    return _columns_in_vector(sch, info, *(tuned or rule.column_tile), ctx)
 
 
 def _row_tile(

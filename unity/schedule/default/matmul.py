@@ -48,7 +48,7 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, Cast, IterType, Mul, PrimExpr, Var
 
-__all__ = ["applies", "match", "schedule_matmul"]
+__all__ = ["applies", "match", "parallel_tiles", "schedule_matmul"]
 
 
 def _strip(expr: PrimExpr) -> PrimExpr:
@@ -169,18 +169,31 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         sch.reorder(*batch, i0, j0, *ks, i1, j1)
         sch.reverse_compute_at(acc, j0)
     init = sch.decompose_reduction(c, ks[0])
-    symbolic_batch = any(const_extent(info.loops[n]) is None for n in range(len(batch)))
-    if batch and (symbolic_rows or symbolic_batch):  # fusing would hide the tiles from
-        outer = j0 if few_rows else i0  # CompactBufferAllocation: one tile loop, hoisted
-        sch.reorder(outer, *batch)
-        sch.parallel(outer)
-    else:
-        parallel_outer(sch, [*batch, j0] if few_rows else [*batch, i0])
+    parallel_tiles(sch, info, batch, j0 if few_rows else i0, symbolic_rows)
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(sch.get_loops(acc)[-1])
     return taken
+
+
+def parallel_tiles(
+    sch: Schedule, info: BlockInfo, batch: list, outer, symbolic_rows: bool
+) -> None:
+    """Make the batch loops and the outer tile loop `outer` (directly inside them) one
+    parallel loop.  With a symbolic batch or row count, `outer` alone moves above the
+    batch loops instead: a fused loop's `//` and `%` would keep `CompactBufferAllocation`
+    from proving the tiles disjoint, and the tile would not stay in registers.
+
+    Example:
+        >>> parallel_tiles(sch, info, batch, i0, symbolic_rows=False)  # doctest: +SKIP
+    """
+    symbolic_batch = any(const_extent(info.loops[n]) is None for n in range(len(batch)))
+    if batch and (symbolic_rows or symbolic_batch):
+        sch.reorder(outer, *batch)
+        sch.parallel(outer)
+    else:
+        parallel_outer(sch, [*batch, outer])
 
 
 def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int) -> None:

@@ -35,6 +35,7 @@ their loop by then) and before `UnrollLoop`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from unity.tir.arith import Analyzer
@@ -102,9 +103,7 @@ class _Hoister(StmtExprMutator):
             if check is None:
                 return None  # a guard that cannot be decided for the whole tile: go inside
             checks.append(check)
-        condition = checks[0]
-        for c in checks[1:]:
-            condition = And(condition, c)
+        condition = functools.reduce(And, checks)
         fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt)
         fast = substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})  # own loop vars
         return IfThenElse(condition, fast, stmt, span=stmt.span)
@@ -136,26 +135,18 @@ class _Hoister(StmtExprMutator):
         return None if edge is None or _uses(edge, defined) else edge
 
 
+def _nodes(expr: PrimExpr) -> list[object]:
+    out: list[object] = []
+    post_order_visit(expr, out.append)
+    return out
+
+
 def _uses(expr: PrimExpr, names: set[Var]) -> bool:
-    found = [False]
-
-    def visit(node: object) -> None:
-        if node in names:
-            found[0] = True
-
-    post_order_visit(expr, visit)
-    return found[0]
+    return any(isinstance(n, Var) and n in names for n in _nodes(expr))
 
 
 def _reads_memory(expr: PrimExpr) -> bool:
-    found = [False]
-
-    def visit(node: object) -> None:
-        if isinstance(node, BufferLoad | Call):
-            found[0] = True
-
-    post_order_visit(expr, visit)
-    return found[0]
+    return any(isinstance(n, BufferLoad | Call) for n in _nodes(expr))
 
 
 class _Scan(StmtExprVisitor):

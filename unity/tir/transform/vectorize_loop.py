@@ -12,10 +12,11 @@ After ``VectorizeLoop()``::
 The loop variable becomes `Ramp(min, 1, W)`; loop-invariant values stay scalar and are
 broadcast where they meet a vector.  `W` is the extent when it fits in `vector_bits`
 (for the widest element type the body loads or stores), else the widest power of two
-that fits: the loop then becomes a serial loop over chunks of `W` lanes plus the remainder: one
-narrower vector when the extent is constant (28 float32 lanes: 16, then 12, which LLVM
-splits into 8 + 4), else a scalar tail loop.  A symbolic extent `n` gets `n // W`
-chunks and a tail of `n % W`.  A loop that cannot be vectorized (a nested loop, an `if` on a vector
+that fits: the loop then becomes a serial loop over chunks of `W` lanes plus the
+remainder: one narrower vector when the extent is constant (28 float32 lanes: 16, then
+12, which LLVM splits into 8 + 4), else a scalar tail loop.  A symbolic extent `n` gets
+`n // W` chunks and a tail of `n % W`.  A loop that cannot be vectorized (a nested
+loop, an `if` on a vector
 condition, a store of a vector to a scalar index, ...) becomes a `SERIAL` loop.
 """
 
@@ -154,16 +155,15 @@ class _LoopVectorizer(StmtExprMutator):
         tail = _sub(extent, done)
         if is_const_int(tail, 0):
             return main
+        tail_var = Var(var.name, var.dtype)
+        tail_body = copy_with_fresh_vars(loop.body, {var: tail_var})
         if isinstance(tail, IntImm) and tail.value > 1:  # a constant tail: one narrower vector
-            tail_var = Var(var.name, var.dtype)
-            tail_body = copy_with_fresh_vars(loop.body, {var: tail_var})
+            start = fold_add(lo, done)
             try:
-                narrow = vectorize_body(tail_body, tail_var, fold_add(lo, done), tail.value, self.analyzer)
+                narrow = vectorize_body(tail_body, tail_var, start, tail.value, self.analyzer)
                 return SeqStmt((main, narrow))
             except CannotVectorize:
                 pass
-        tail_var = Var(var.name, var.dtype)
-        tail_body = copy_with_fresh_vars(loop.body, {var: tail_var})
         tail_loop = For(tail_var, fold_add(lo, done), tail, ForKind.SERIAL, tail_body)
         return SeqStmt((main, tail_loop))
 
