@@ -9,6 +9,7 @@ import unity
 from tests.tune.helpers import matmul
 from unity import te
 from unity.ir.module import IRModule
+from unity.schedule.default.analysis import RuleContext
 from unity.schedule.error import ScheduleError
 from unity.tune.space import Candidate, spaces_for
 
@@ -140,7 +141,7 @@ def test_conv2d_gets_the_tiled_space_and_its_candidates_keep_the_result(groups):
 
 def test_conv_space_sets_the_rules_tile_and_parallel_loop_and_keeps_the_result():
     func = conv_relu(1, channels=32, hw=9)
-    conv = spaces_for(func)[1]
+    conv = spaces_for(func, RuleContext(lanes=16))[1]  # the tiles of an AVX-512 machine
     assert conv.name == "conv"
     assert conv.default == {"variant": "channels", "to": 32, "tx": 9, "parallel": "auto"}
     assert conv.choices["to"] == (1, 2, 4, 8, 16, 32) and conv.choices["variant"] == ("channels", "columns")

@@ -11,6 +11,7 @@ from unity.ir.pass_context import PassContext
 from unity.relax import op
 from unity.relax.pipeline import get_pipeline
 from unity.relax.transform.default_schedules import DefaultSchedules
+from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 
 rng = np.random.default_rng(0)
@@ -78,13 +79,10 @@ def test_constant_weights_are_packed_at_compile_time():
     assert len(packed) == 2
     assert not [n for n in names if n + "_prepacked" in names]  # the unpacked kernels are gone
     conv = next(f for n, f in names.items() if "conv2d" in n)
-    assert tuple(int(d.value) for d in conv.params[1].shape) == (
-        1,
-        16,
-        3,
-        3,
-        32,
-    )  # packed [O/32, C, R, S, 32]
+    blocks, c, r, s, tile = (int(d.value) for d in conv.params[1].shape)  # [O/t, C, R, S, t]
+    lanes = RuleContext.for_target().lanes
+    assert (c, r, s) == (16, 3, 3) and blocks * tile == 32
+    assert tile == min(32, 2 * lanes)  # two vectors of output channels per register tile
     vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
     a = rng.standard_normal((1, 16, 10, 10), dtype=np.float32)
     ref = np.maximum(_conv_ref(a, wv), 0).reshape(32, 100).T @ dv
