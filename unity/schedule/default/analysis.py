@@ -285,6 +285,16 @@ class RuleContext:
         """
         return dict(self.knobs).get(name, default)
 
+    @property
+    def vector_registers(self) -> int:
+        """Vector registers of the target: 32 with AVX-512, else 16 (AVX2, SSE).
+
+        Example:
+            >>> RuleContext(lanes=8).vector_registers
+            16
+        """
+        return 32 if self.lanes >= 16 else 16
+
     @staticmethod
     def for_target(target=None) -> RuleContext:
         """The context of an `llvm` target (the host CPU when None).
