@@ -123,6 +123,43 @@ def test_vector_gather_select_and_broadcast():
     np.testing.assert_array_equal(b, np.maximum(a.reshape(4, 16)[:, ::2].ravel(), 0))
 
 
+@pytest.mark.parametrize("start", [-20, -3, 0, 2, 5, 30])
+@pytest.mark.parametrize("clamp_order", ["max_min", "min_max"])
+def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str):
+    """`A[row + clamp(Ramp(start, 1, 16), 0, 9)]` (a padded tensor's border load) reads
+    the lanes inside the row with one masked load and repeats the edge elements for the
+    lanes outside it, below and above, without reading past the row."""
+    A, B = tir.decl_buffer((40,), "float32", "A"), tir.decl_buffer((32,), "float32", "B")
+    i = tir.Var("i")
+    ramp = tir.Ramp(tir.const(start), tir.const(1), 16)
+    lo, hi = tir.Broadcast(tir.const(0), 16), tir.Broadcast(tir.const(9), 16)
+    clamp = tir.Max(tir.Min(ramp, hi), lo) if clamp_order == "max_min" else tir.Min(tir.Max(ramp, lo), hi)
+    value = A[tir.Broadcast(i * 10 + 10, 16) + clamp]  # rows 1 and 2 of a 4 x 10 buffer
+    body = tir.BufferStore(B, value, (tir.Ramp(i * 16, tir.const(1), 16),))
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 2, body)))
+    if -16 < start < 10:  # some lanes inside the row (else LLVM drops the all-off load)
+        assert "llvm.masked.load" in lib.get_source("ll")
+    a, b = _random((40,), "float32"), np.zeros(32, "float32")
+    lib["main"](a, b)
+    cols = np.clip(np.arange(start, start + 16), 0, 9)
+    np.testing.assert_array_equal(b, np.concatenate([a[10 + cols], a[20 + cols]]))
+
+
+@pytest.mark.parametrize("lanes", [7, 12, 14, 28])
+def test_vectors_of_any_lane_count_load_and_store_contiguously(lanes: int):
+    """A lane count that is not a power of two (a 14-column register tile) is loaded and
+    stored in power-of-two pieces where it is wider than a register: same values."""
+    n = 3 * lanes
+    A, B = tir.decl_buffer((n,), "float32", "A"), tir.decl_buffer((n,), "float32", "B")
+    i = tir.Var("i")
+    idx = tir.Ramp(i * lanes, tir.const(1), lanes)
+    body = tir.BufferStore(B, A[idx] * tir.Broadcast(tir.const(2.0), lanes), (idx,))
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 3, body)))
+    a, b = _random((n,), "float32"), np.zeros(n, "float32")
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
 @pytest.mark.parametrize("size", [16, 1 << 16])  # stack, then heap
 def test_allocate_intermediate_buffer(size: int):
     A, B = tir.decl_buffer((size,), "float32", "A"), tir.decl_buffer((size,), "float32", "B")

@@ -71,6 +71,7 @@ class CodeGenLLVM(ParallelCodegen):
         self.module.triple = target.triple
         self.env: dict[Var, ir.Value] = {}
         self.allocated: set[Var] = set()
+        self.vector_bits = 512 if target.has_feature("avx512f") else 256
         self.memo: dict[PrimExpr, ir.Value] = {}
         self.where = "<module>"
         self.asserts: list[str] = []
@@ -200,8 +201,7 @@ class CodeGenLLVM(ParallelCodegen):
             and isinstance(index.stride, E.IntImm)
             and index.stride.value == 1
         ):
-            ptr = self.address(buffer, self.emit(index.base), index.base.dtype, elem)
-            self.builder.store(stored, ptr, align=self.vector_alignment(buffer, index.base))
+            self.dense_store(buffer, index.base, stored, elem)
         else:
             offsets = self.emit(index)
             for lane in range(dt.lanes(index.dtype)):

@@ -308,6 +308,5 @@ class RuleContext:
         t = Target(target if target is not None else "llvm")
         if t.kind != "llvm":
             raise ValueError(f"default schedules: only llvm (CPU) targets are supported, got {t}")
-        features = t.features.split(",")
-        lanes = 16 if "+avx512f" in features else 8 if "+avx" in features else 4
+        lanes = 16 if t.has_feature("avx512f") else 8 if t.has_feature("avx") else 4
         return RuleContext(lanes=lanes, num_cores=max(1, t.num_cores))
