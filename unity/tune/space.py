@@ -209,7 +209,7 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
             if to not in column_tos:
                 raise ScheduleError("conv template", f"no column tile {to}x{tx}")
             registers = to * vector_pieces(tx, lanes)
-        if registers > 30:  # accumulators spill out of the register file
+        if registers > ctx.vector_registers - 2:  # accumulators spill out of the registers
             raise ScheduleError("conv template", f"a {to}x{tx} tile spills")
         tuned = (
             ("conv.variant", knobs["variant"]),

@@ -161,10 +161,15 @@ def _column_tile(extent: int, lanes: int) -> int:
     return min(candidates, key=lambda d: (cost(d), -d))
 
 
-def _register_budget(lanes: int) -> int:
-    """Vector accumulators a register tile may take: 24 of AVX-512's 32 registers, 12 of
-    AVX2's 16 (the rest hold the operands)."""
-    return 24 if lanes >= 16 else 12
+def _register_budget(lanes: int, variant: str = "channels") -> int:
+    """Vector accumulators a register tile may take: 24 of AVX-512's 32 registers; of
+    AVX2's 16, 10 for channels in the vector and 12 for columns (the rest hold the
+    operands).  Channel tiles of 12 spill on AVX2: 3x3 64->192 at width 56 on Zen 3 runs
+    11.7 ms as (24, 4) and 5.1 ms as (16, 5); a 1x1 272->272 grouped at width 14 runs
+    0.16 ms as 4 x 14 columns (12) and 0.20 ms as 2 x 14."""
+    if lanes >= 16:
+        return 24
+    return 10 if variant == "channels" else 12
 
 
 def _columns_tile(oc: int, ow: int, lanes: int) -> tuple[int, int]:
@@ -178,7 +183,7 @@ def _columns_tile(oc: int, ow: int, lanes: int) -> tuple[int, int]:
         ((4, 14), (4, 14))
     """
     tx = _column_tile(ow, lanes)
-    fits = max(1, _register_budget(lanes) // vector_pieces(tx, lanes))
+    fits = max(1, _register_budget(lanes, "columns") // vector_pieces(tx, lanes))
     return _divisor(oc, min(8 if ow >= lanes else 4, fits)), tx
 
 
@@ -229,7 +234,7 @@ def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
     at most 3 vectors) x columns of a register tile; None when no `to` divides `oc`.
 
     Enough independent vector accumulators (8) hide the FMA latency; more than the
-    register file holds (24 of AVX-512's 32, 12 of AVX2's 16) spill.  `tx` need not
+    register file holds (`_register_budget`) spill.  `tx` need not
     divide the width: the last tile of a row is guarded (`HoistGuards` keeps the others
     free of the guard), and a tile's worth is scaled by the share of its columns that
     are real, so a width of 111 takes 8-column tiles rather than 3.
@@ -339,7 +344,11 @@ def _row_tile(
     64->256 and 3x3 64->64 at width 56 run 68% -> 90% and 85% -> 95% of one core's peak;
     with 256 input channels the channel tiles stay ahead).  Threads split the rows: each
     keeps its rows of the input in cache across all channel blocks (ResNet-50 1.6% faster
-    than splitting the channel blocks)."""
+    than splitting the channel blocks).  AVX-512 only: with AVX2's 16 registers four
+    channels of a 3-4 vector row spill, and two channels lose to the channel tiles (3x3
+    32->128 at width 27 on Zen 3: 0.97 ms as (4, 27), 0.58 as (2, 27), 0.41 as (8, 9))."""
+    if lanes < 16:
+        return None
     lin = linear(x_load.indices[-1])
     x = info.store.indices[3]
     reduce_channels = const_extent(info.loops[4])
