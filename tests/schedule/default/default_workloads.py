@@ -116,6 +116,21 @@ def symbolic_length_softmax(rows):
     return te.create_prim_func([x, topi.nn.softmax(x, -1)])
 
 
+def attention_scores(heads, dim):
+    """Q K^T and P V over a symbolic batch and sequence: ``[b, h, s, d] x [b, h, d, s]``
+    (symbolic columns) and ``[b, h, s, s] x [b, h, s, d]`` (symbolic reduction)."""
+    b, n = tir.SizeVar("batch", "int64"), tir.SizeVar("seq", "int64")
+    q, kt = _ph((b, heads, n, dim), "q"), _ph((b, heads, dim, n), "kt")
+    return te.create_prim_func([q, kt, topi.matmul(q, kt)])
+
+
+def attention_values(heads, dim):
+    """P V over a symbolic batch and sequence (a symbolic reduction)."""
+    b, n = tir.SizeVar("batch", "int64"), tir.SizeVar("seq", "int64")
+    p, v = _ph((b, heads, n, n), "p"), _ph((b, heads, n, dim), "v")
+    return te.create_prim_func([p, v, topi.matmul(p, v)])
+
+
 def symbolic_softmax(m):
     """softmax over rows of a symbolic count."""
     n = tir.SizeVar("n", "int64")
@@ -149,6 +164,8 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "softmax_rows_vectorized": lambda: softmax((3, 5, 64)),
     "softmax_symbolic_rows": lambda: symbolic_softmax(48),
     "softmax_symbolic_length": lambda: symbolic_length_softmax(5),
+    "attention_scores": lambda: attention_scores(2, 8),
+    "attention_values": lambda: attention_values(2, 32),
     "conv_symbolic_batch": lambda: symbolic_conv(4, 9, 9, 16, 3, 1),
     "softmax_axis0": lambda: softmax((9, 5), axis=0),
     "layer_norm": lambda: layer_norm((5, 48)),

@@ -89,3 +89,22 @@ def test_symbolic_length_rows_are_vectorized_with_a_guarded_tail(seq: int) -> No
     unity.build(scheduled)["main"](x, out)
     e = np.exp(x - x.max(-1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("seq", [5, 32, 45])
+@pytest.mark.parametrize("name", ["attention_scores", "attention_values"])
+def test_attention_matmuls_over_a_symbolic_sequence_are_register_tiled(name: str, seq: int) -> None:
+    """Q K^T (symbolic columns: two-vector tiles, the last one guarded) and P V (symbolic
+    reduction) get the register tile, not the simple schedule, and match numpy whether or
+    not the sequence is a multiple of the tile."""
+    func = WORKLOADS[name]()
+    scheduled = schedule_primfunc(func, NARROW)
+    assert any(b.scope == "local" for b in scheduled.body.block.alloc_buffers)  # the tile
+    rng = np.random.default_rng(seq)
+    heads, dim = (2, 8) if name == "attention_scores" else (2, 32)
+    shapes = [(1, heads, seq, dim), (1, heads, dim, seq)] if name == "attention_scores" else [
+        (1, heads, seq, seq), (1, heads, seq, dim)]  # fmt: skip
+    a, b = (rng.standard_normal(s).astype("float32") for s in shapes)
+    out = np.zeros((1, heads, seq, b.shape[-1]), "float32")
+    unity.build(scheduled)["main"](a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)

@@ -136,3 +136,19 @@ def test_nothing_to_do_returns_same_module():
     mod = module(_scale(8, ForKind.SERIAL))
     assert VectorizeLoop()(mod) is mod
     assert not isinstance(mod["main"].body, SeqStmt)
+
+
+def test_an_index_widened_to_int64_stays_a_ramp():
+    """``B[Cast(int64, i) + 8]`` over an int32 loop (a symbolic shape's int64 indices):
+    the widened lanes are ``Ramp(int64(0) + 8, 1, 8)``, a contiguous access, not a cast
+    vector that codegen would gather lane by lane."""
+    A = tir.decl_buffer((16,), "float32", "A")
+    B = tir.decl_buffer((16,), "float32", "B")
+    i = tir.Var("i")
+    idx = tir.Cast("int64", i) + tir.const(8, "int64")
+    before = module(tir.PrimFunc((A, B), loop(i, 8, tir.BufferStore(B, A[idx], (idx,)), V)))
+    after = VectorizeLoop()(before)
+    store = after["main"].body
+    assert isinstance(store.indices[0], Ramp) and store.indices[0].dtype == "int64x8"
+    assert isinstance(store.value.indices[0], Ramp)
+    assert_same_results(before, after)

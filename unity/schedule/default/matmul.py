@@ -122,17 +122,18 @@ def _tiles(
     info: BlockInfo, i: Var, j: Var, k: Var, ctx: RuleContext
 ) -> tuple[int, int, int | None] | None:
     ext = {v: const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)}
-    tj = _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
+    # symbolic columns (attention's Q K^T over a sequence): two vectors, a guarded last tile
+    tj = 2 * ctx.lanes if ext[j] is None else _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
     rows = ext[i] if ext[i] is not None else _MANY_ROWS  # symbolic: a guarded last tile
     ti = _row_tile(ext[i], ctx)
     if ti is None and rows < _FEW_ROWS:
         ti = rows  # GEMV-like: every row in one tile
-    if tj is None or ti is None or ext[k] is None:
+    if tj is None or ti is None:
         return None
     if tj == ctx.lanes // 2 and rows >= _FEW_ROWS and ext[i] is not None:
         ti = _pick(ext[i], [8, 4, 2]) or ti
-    kb = 256 if ext[k] % 256 == 0 and ext[k] > 256 and rows >= _FEW_ROWS else None
-    return ti, tj, kb
+    blocked = ext[k] is not None and ext[k] % 256 == 0 and ext[k] > 256 and rows >= _FEW_ROWS
+    return ti, tj, 256 if blocked else None
 
 
 def _row_tile(m: int | None, ctx: RuleContext) -> int | None:
@@ -166,7 +167,12 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     symbolic_rows = m is None
     m = _MANY_ROWS if symbolic_rows else m
     few_rows = m < _FEW_ROWS  # B streams once: one panel per thread, parallel over panels
-    pack = len(b_load.indices) == 2 and (not b_contig or m >= 32 or few_rows)
+    symbolic_columns = const_extent(info.loops[info.loop_of(j)]) is None
+    pack = (
+        len(b_load.indices) == 2
+        and not symbolic_columns
+        and (not b_contig or m >= 32 or few_rows)
+    )
     c = sch.get_block(info.name)
     loops = sch.get_loops(c)
     if pack:

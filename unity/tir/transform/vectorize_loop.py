@@ -253,6 +253,14 @@ class _Vectorizer:
         value = self.expr(expr.value)
         if _lanes(value) == 1:
             return expr.replace(value=value)
+        if (
+            isinstance(value, Ramp)
+            and dt.is_integer(expr.dtype)
+            and dt.is_integer(value.dtype)
+            and dt.bits(expr.dtype) >= dt.bits(value.dtype)
+        ):  # a widened ramp is a ramp: int64 indices stay contiguous vector accesses
+            scalar = dt.element(expr.dtype)
+            return Ramp(value.base.astype(scalar), value.stride.astype(scalar), value.lanes)
         return Cast(dt.with_lanes(expr.dtype, self.lanes), value)
 
     def visit_not_(self, expr: Not) -> PrimExpr:
