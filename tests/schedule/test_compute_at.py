@@ -183,3 +183,17 @@ def test_reverse_compute_at_under_a_fused_loop_takes_one_tile():
     assert [sch.get(lp).extent.value for lp in loops] == [4, 4, 4]  # f, then a 4x4 tile
     sch.parallel(f)  # each iteration writes its own tile: no race
     check_same_result(func, sch.mod)
+
+
+def test_reverse_compute_at_refuses_a_tile_of_a_fused_row_loop():
+    """A 1x1-conv-like tile over the fused pixels ``y * 7 + x`` split by 4 writes part of
+    a row: the box around it spans whole rows, so the consumer would copy elements the
+    tile has not computed (and, with the loop parallel, race with the next tile)."""
+    func = matmul_relu(m=7, n=7, k=2)  # C[i, j], the epilogue D reads C
+    sch = Schedule(func)
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    p = sch.fuse(i, j)
+    p0, _ = sch.split(p, [None, 4])
+    with pytest.raises(ScheduleError, match=r"is not a box \(dimensions 0 and 1 both move with loop"):
+        sch.reverse_compute_at(sch.get_block("D"), p0)
+    check_same_result(func, sch.mod)  # the failed step left the schedule as it was

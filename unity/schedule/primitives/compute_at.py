@@ -41,6 +41,7 @@ from unity.schedule.analysis import (
     child_realizes,
     reduction_loop_vars,
     simplify,
+    used_vars,
 )  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import conjoin, scope_index, scope_realizes
@@ -109,8 +110,8 @@ def reverse_compute_at(
 
     Raises:
         ScheduleError: a producer is not under the loop, the loop is a reduction loop of
-            a producer (the consumer would read partial results), or the block comes
-            before the loop.
+            a producer (the consumer would read partial results), what one iteration
+            produces is not a box (`_check_box`), or the block comes before the loop.
 
     Example:
         >>> sch.reverse_compute_at(sch.get_block("C"), i_0)  # doctest: +SKIP
@@ -151,6 +152,8 @@ def reverse_compute_at(
     buf, key = _key_access(
         realize, tuple(r for r in realize.block.reads if r.buffer in produced), func, p, "reads"
     )
+    for q in producers:
+        _check_box(target, q, buf, realize, func)
     region = _hull(
         [_needed(target, q, buf, q.block.writes) for q in producers if buf in buffers_written([q])],
         buf,
@@ -205,6 +208,38 @@ def _key_access(
         msg = f"block {blk.name_hint} {what} {region.buffer.name} at something other than a point of distinct spatial iteration vars"
         raise ScheduleError(p, msg, func, blk)
     return region.buffer, key
+
+
+def _check_box(
+    target: For, producer: BlockRealize, buf: Buffer, consumer: BlockRealize, func: PrimFunc
+) -> None:
+    """Raise when what one iteration of `target` has `producer` write of `buf` is not a box:
+    two of its dimensions move with one loop inside `target` (a fused ``y * W + x`` loop
+    split into tiles writes part of a row).  The consumer's loops would cover the box
+    around it and read elements not yet computed; under a parallel loop, elements another
+    thread is computing (a race, and a wrong result)."""
+    path = find_path(target, lambda s: s is producer) or []
+    inner = {
+        s.loop_var for s in path[1:] if isinstance(s, For) and as_int(s.extent) != 1
+    }  # fmt: skip
+    bmap = binding_map(producer)
+    for region in producer.block.writes:
+        if region.buffer is not buf:
+            continue
+        seen: dict[Var, int] = {}
+        for dim, r in enumerate(region.region):
+            for var in used_vars(substitute(r.min, bmap)) & inner:
+                if var in seen and seen[var] != dim:
+                    msg = (
+                        f"what one iteration of loop {target.loop_var.name} has block "
+                        f"{producer.block.name_hint} write of {buf.name} is not a box "
+                        f"(dimensions {seen[var]} and {dim} both move with loop {var.name}); "
+                        f"block {consumer.block.name_hint} would read elements of it not yet "
+                        f"computed. Give each dimension its own loops, or move the block under "
+                        f"a loop that covers whole rows"
+                    )
+                    raise ScheduleError("reverse_compute_at", msg, func, target)
+                seen[var] = dim
 
 
 def _needed(
