@@ -133,7 +133,10 @@ def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str):
     i = tir.Var("i")
     ramp = tir.Ramp(tir.const(start), tir.const(1), 16)
     lo, hi = tir.Broadcast(tir.const(0), 16), tir.Broadcast(tir.const(9), 16)
-    clamp = tir.Max(tir.Min(ramp, hi), lo) if clamp_order == "max_min" else tir.Min(tir.Max(ramp, lo), hi)
+    if clamp_order == "max_min":
+        clamp = tir.Max(tir.Min(ramp, hi), lo)
+    else:
+        clamp = tir.Min(tir.Max(ramp, lo), hi)
     value = A[tir.Broadcast(i * 10 + 10, 16) + clamp]  # rows 1 and 2 of a 4 x 10 buffer
     body = tir.BufferStore(B, value, (tir.Ramp(i * 16, tir.const(1), 16),))
     lib = unity.build(tir.PrimFunc((A, B), _loop(i, 2, body)))

@@ -573,14 +573,16 @@ class ExprCodegen:
             )
             for at in (first, last)
         ]
-        offsets, low, high = self.emit(ramp), self.emit(E.Broadcast(lo, n)), self.emit(E.Broadcast(hi, n))
+        offsets = self.emit(ramp)
+        low, high = self.emit(E.Broadcast(lo, n)), self.emit(E.Broadcast(hi, n))
         below = self.builder.icmp_signed("<", offsets, low)
         above = self.builder.icmp_signed(">", offsets, high)
         inside = self.builder.not_(self.builder.or_(below, above))
         start = self.emit(base + first)
         if start.type != I64:
             start = self.builder.sext(start, I64)
-        ptr = self.builder.gep(self.visit_var_(buffer.data), [start], source_etype=elem)  # may lie outside: not inbounds
+        # lane 0 may lie before the buffer (its lanes are masked off): not `inbounds`
+        ptr = self.builder.gep(self.visit_var_(buffer.data), [start], source_etype=elem)
         vec = ir.VectorType(elem, n)
         name = f"llvm.masked.load.{_suffix(vec)}.p0"
         fn = self.module.globals.get(name)
@@ -630,7 +632,8 @@ class ExprCodegen:
             part = value
             if size != lanes:
                 picks = ir.Constant(ir.VectorType(I32, size), list(range(offset, offset + size)))
-                part = self.builder.shuffle_vector(value, ir.Constant(value.type, ir.Undefined), picks)
+                undef = ir.Constant(value.type, ir.Undefined)
+                part = self.builder.shuffle_vector(value, undef, picks)
             self.builder.store(part, ptr, align=self.vector_alignment(buffer, at))
 
     def _pieces(self, lanes: int, elem: ir.Type) -> list[tuple[int, int]]:
@@ -711,7 +714,8 @@ def _clamped_ramp(index: PrimExpr) -> tuple[PrimExpr, E.Ramp, PrimExpr, PrimExpr
     if not (isinstance(index, outer) and isinstance(index.a, inner)):
         return None
     ramp, first, second = index.a.a, index.a.b, index.b
-    if not (_is_dense(ramp) and isinstance(first, E.Broadcast) and isinstance(second, E.Broadcast)):
+    bounds = (first, second)
+    if not (_is_dense(ramp) and all(isinstance(b, E.Broadcast) for b in bounds)):
         return None
     lo, hi = (second.value, first.value) if outer is E.Max else (first.value, second.value)
     zero = E.IntImm(ramp.base.dtype, 0)

@@ -93,7 +93,9 @@ def test_symbolic_length_rows_are_vectorized_with_a_guarded_tail(seq: int) -> No
 
 @pytest.mark.parametrize("seq", [5, 32, 45])
 @pytest.mark.parametrize("name", ["attention_scores", "attention_values"])
-def test_attention_matmuls_over_a_symbolic_sequence_are_register_tiled(name: str, seq: int) -> None:
+def test_attention_matmuls_over_a_symbolic_sequence_are_register_tiled(
+    name: str, seq: int
+) -> None:
     """Q K^T (symbolic columns: two-vector tiles, the last one guarded) and P V (symbolic
     reduction) get the register tile, not the simple schedule, and match numpy whether or
     not the sequence is a multiple of the tile."""

@@ -123,7 +123,8 @@ def _tiles(
 ) -> tuple[int, int, int | None] | None:
     ext = {v: const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)}
     # symbolic columns (attention's Q K^T over a sequence): two vectors, a guarded last tile
-    tj = 2 * ctx.lanes if ext[j] is None else _pick(ext[j], [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2])
+    widths = [2 * ctx.lanes, ctx.lanes, ctx.lanes // 2]
+    tj = widths[0] if ext[j] is None else _pick(ext[j], widths)
     rows = ext[i] if ext[i] is not None else _MANY_ROWS  # symbolic: a guarded last tile
     ti = _row_tile(ext[i], ctx)
     if ti is None and rows < _FEW_ROWS:
