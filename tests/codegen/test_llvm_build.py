@@ -125,14 +125,15 @@ def test_vector_gather_select_and_broadcast():
 
 @pytest.mark.parametrize("start", [-20, -3, 0, 2, 5, 30])
 @pytest.mark.parametrize("clamp_order", ["max_min", "min_max"])
-def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str):
-    """`A[row + clamp(Ramp(start, 1, 16), 0, 9)]` (a padded tensor's border load) reads
+@pytest.mark.parametrize("bounds", [(0, 9), (7, 2)])  # (7, 2): lo > hi, one element
+def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str, bounds):
+    """`A[row + clamp(Ramp(start, 1, 16), lo, hi)]` (a padded tensor's border load) reads
     the lanes inside the row with one masked load and repeats the edge elements for the
     lanes outside it, below and above, without reading past the row."""
     A, B = tir.decl_buffer((40,), "float32", "A"), tir.decl_buffer((32,), "float32", "B")
     i = tir.Var("i")
     ramp = tir.Ramp(tir.const(start), tir.const(1), 16)
-    lo, hi = tir.Broadcast(tir.const(0), 16), tir.Broadcast(tir.const(9), 16)
+    lo, hi = (tir.Broadcast(tir.const(b), 16) for b in bounds)
     if clamp_order == "max_min":
         clamp = tir.Max(tir.Min(ramp, hi), lo)
     else:
@@ -140,11 +141,15 @@ def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str):
     value = A[tir.Broadcast(i * 10 + 10, 16) + clamp]  # rows 1 and 2 of a 4 x 10 buffer
     body = tir.BufferStore(B, value, (tir.Ramp(i * 16, tir.const(1), 16),))
     lib = unity.build(tir.PrimFunc((A, B), _loop(i, 2, body)))
-    if -16 < start < 10:  # some lanes inside the row (else LLVM drops the all-off load)
+    if bounds == (0, 9) and -16 < start < 10:  # some lanes inside (else LLVM drops the load)
         assert "llvm.masked.load" in lib.get_source("ll")
     a, b = _random((40,), "float32"), np.zeros(32, "float32")
     lib["main"](a, b)
-    cols = np.clip(np.arange(start, start + 16), 0, 9)
+    x = np.arange(start, start + 16)
+    if clamp_order == "max_min":
+        cols = np.maximum(np.minimum(x, bounds[1]), bounds[0])
+    else:
+        cols = np.minimum(np.maximum(x, bounds[0]), bounds[1])
     np.testing.assert_array_equal(b, np.concatenate([a[10 + cols], a[20 + cols]]))
 
 
