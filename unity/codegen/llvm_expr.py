@@ -511,8 +511,12 @@ class ExprCodegen:
                 flat = flat * extent + idx
         return flat if buffer.elem_offset is None else flat + buffer.elem_offset
 
-    def address(self, buffer: Buffer, index: ir.Value, index_dtype: str, elem: ir.Type) -> ir.Value:
-        """Pointer to element `index` (a scalar integer) of `buffer`.
+    def address(
+        self, buffer: Buffer, index: ir.Value, index_dtype: str, elem: ir.Type,
+        inbounds: bool = True,
+    ) -> ir.Value:  # fmt: skip
+        """Pointer to element `index` (a scalar integer) of `buffer` (`inbounds`: LLVM may
+        assume it points into the buffer; pass False for a masked access's base).
 
         Example:
             >>> ptr = cg.address(A, cg.emit(i), "int32", F32)  # doctest: +SKIP
@@ -524,7 +528,7 @@ class ExprCodegen:
                 if dt.is_uint(index_dtype)
                 else self.builder.sext(index, I64)
             )
-        return self.builder.gep(base, [index], inbounds=True, source_etype=elem)
+        return self.builder.gep(base, [index], inbounds=inbounds, source_etype=elem)
 
     def vector_alignment(self, buffer: Buffer, base: PrimExpr) -> int:
         """`align` of a contiguous vector access from element `base` of `buffer`.
@@ -551,12 +555,12 @@ class ExprCodegen:
             return self._strided(buffer, index, elem, load.dtype)
         clamped = _clamped_ramp(index)
         if clamped is not None:
-            return self.from_memory(self._clamped(buffer, *clamped, elem), load.dtype)
+            return self.from_memory(self._clamped(buffer, *clamped, elem, align), load.dtype)
         return self._gather(buffer, index, elem, align, load.dtype)
 
     def _clamped(
         self, buffer: Buffer, base: PrimExpr, ramp: E.Ramp, lo: PrimExpr, hi: PrimExpr,
-        max_outer: bool, elem: ir.Type,
+        max_outer: bool, elem: ir.Type, align: int,
     ) -> ir.Value:  # fmt: skip
         """`buffer[base + clamp(Ramp(r, 1, n), lo, hi)]` (the safe load of a padded
         tensor's border) without a gather: the lanes inside ``[lo, hi]`` are one masked
@@ -574,7 +578,7 @@ class ExprCodegen:
             self.builder.load(
                 self.address(buffer, self.emit(base + clamp(at)), base.dtype, elem),
                 typ=elem,
-                align=max(1, _type_bits(elem) // 8),
+                align=align,
             )
             for at in (first, last)
         ]
@@ -583,15 +587,12 @@ class ExprCodegen:
         below = self.builder.icmp_signed("<", offsets, low)
         above = self.builder.icmp_signed(">", offsets, high)
         inside = self.builder.not_(self.builder.or_(below, above))
-        start = self.emit(base + first)
-        if start.type != I64:
-            start = self.builder.sext(start, I64)
         # lane 0 may lie before the buffer (its lanes are masked off): not `inbounds`
-        ptr = self.builder.gep(self.visit_var_(buffer.data), [start], source_etype=elem)
+        ptr = self.address(buffer, self.emit(base + first), base.dtype, elem, inbounds=False)
         vec = ir.VectorType(elem, n)
-        align = ir.Constant(I32, max(1, _type_bits(elem) // 8))
         loaded = self.builder.call(
-            self._masked_load(vec), [ptr, align, inside, ir.Constant(vec, ir.Undefined)]
+            self._masked_load(vec),
+            [ptr, ir.Constant(I32, align), inside, ir.Constant(vec, ir.Undefined)],
         )
         out = self.builder.select(below, self.splat(edges[0], n), loaded)
         return self.builder.select(above, self.splat(edges[1], n), out)
@@ -609,7 +610,7 @@ class ExprCodegen:
             >>> cg.dense_load(A, i * 14, 14, F32)  # doctest: +SKIP
         """
         parts = []
-        for offset, size in self._pieces(lanes, elem):
+        for offset, size in self._pieces(lanes, buffer):
             at = base if offset == 0 else base + offset
             ptr = self.address(buffer, self.emit(at), base.dtype, elem)
             align = self.vector_alignment(buffer, at)
@@ -627,7 +628,7 @@ class ExprCodegen:
             >>> cg.dense_store(A, i * 14, vec14, F32)  # doctest: +SKIP
         """
         lanes = value.type.count
-        for offset, size in self._pieces(lanes, elem):
+        for offset, size in self._pieces(lanes, buffer):
             at = base if offset == 0 else base + offset
             ptr = self.address(buffer, self.emit(at), base.dtype, elem)
             part = value
@@ -637,11 +638,11 @@ class ExprCodegen:
                 part = self.builder.shuffle_vector(value, undef, picks)
             self.builder.store(part, ptr, align=self.vector_alignment(buffer, at))
 
-    def _pieces(self, lanes: int, elem: ir.Type) -> list[tuple[int, int]]:
+    def _pieces(self, lanes: int, buffer: Buffer) -> list[tuple[int, int]]:
         """Whole when the vector fits a register or its lane count is a power of two (a
         ``<7 x float>`` on AVX2 stays whole: LLVM handles it well, and 4 + 2 + 1 pieces
         measured 2x slower); else `_pow2_pieces`."""
-        bits = lanes * _type_bits(elem)
+        bits = lanes * max(8, dt.bits(dt.element(buffer.dtype)))  # bool: a byte each
         if lanes & (lanes - 1) == 0 or bits <= self.vector_bits:
             return [(0, lanes)]
         return _pow2_pieces(lanes)
@@ -726,13 +727,6 @@ def _clamped_ramp(index: PrimExpr) -> tuple[PrimExpr, E.Ramp, PrimExpr, PrimExpr
     lo, hi = (second.value, first.value) if outer is E.Max else (first.value, second.value)
     zero = E.IntImm(ramp.base.dtype, 0)
     return (base if base is not None else zero), ramp, lo, hi, outer is E.Max
-
-
-def _type_bits(ty: ir.Type) -> int:
-    """Bits of a scalar LLVM type (`i1` counted as 8, as stored)."""
-    if isinstance(ty, ir.IntType):
-        return max(8, ty.width)
-    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}.get(type(ty), 64)
 
 
 def _pow2_pieces(lanes: int) -> list[tuple[int, int]]:

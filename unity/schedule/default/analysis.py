@@ -32,6 +32,7 @@ __all__ = [
     "loads_of",
     "root_block",
     "stride_in",
+    "vector_registers",
     "work_size",
 ]
 
@@ -251,6 +252,17 @@ def stride_in(indices: tuple[PrimExpr, ...], var: Var) -> int | None:
     return lin[0].get(var, 0)
 
 
+def vector_registers(lanes: int) -> int:
+    """Vector registers of a target whose float32 vectors have `lanes` lanes: 32 with
+    AVX-512 (16 lanes), else 16 (AVX2, SSE).
+
+    Example:
+        >>> vector_registers(16), vector_registers(8)
+        (32, 16)
+    """
+    return 32 if lanes >= 16 else 16
+
+
 @dataclass(frozen=True)
 class RuleContext:
     """What the rules know about the target.
@@ -293,7 +305,7 @@ class RuleContext:
             >>> RuleContext(lanes=8).vector_registers
             16
         """
-        return 32 if self.lanes >= 16 else 16
+        return vector_registers(self.lanes)
 
     @staticmethod
     def for_target(target=None) -> RuleContext:

@@ -43,7 +43,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from unity.schedule.analysis import linear
-from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, loads_of
+from unity.schedule.default.analysis import (
+    BlockInfo,
+    RuleContext,
+    const_extent,
+    loads_of,
+    vector_registers,
+)
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.default.prepack import PREPACK
@@ -167,7 +173,7 @@ def _register_budget(lanes: int, variant: str = "channels") -> int:
     operands).  Channel tiles of 12 spill on AVX2: 3x3 64->192 at width 56 on Zen 3 runs
     11.7 ms as (24, 4) and 5.1 ms as (16, 5); a 1x1 272->272 grouped at width 14 runs
     0.16 ms as 4 x 14 columns (12) and 0.20 ms as 2 x 14."""
-    if lanes >= 16:
+    if vector_registers(lanes) >= 32:
         return 24
     return 10 if variant == "channels" else 12
 

@@ -256,9 +256,9 @@ class _Vectorizer:
         if (
             isinstance(value, Ramp)
             and dt.is_integer(expr.dtype)
-            and dt.is_integer(value.dtype)
+            and dt.is_int(value.dtype)
             and dt.bits(expr.dtype) >= dt.bits(value.dtype)
-        ):  # a widened ramp is a ramp: int64 indices stay contiguous vector accesses
+        ):  # a widened signed ramp is a ramp: int64 indices stay contiguous vector accesses
             scalar = dt.element(expr.dtype)
             return Ramp(value.base.astype(scalar), value.stride.astype(scalar), value.lanes)
         return Cast(dt.with_lanes(expr.dtype, self.lanes), value)
