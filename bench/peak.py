@@ -101,8 +101,9 @@ def _clock_kernel() -> ir.Module:
     counter, value = b.phi(i64), b.phi(i64)
     counter.add_incoming(ir.Constant(i64, 0), entry)
     value.add_incoming(ir.Constant(i64, 0), entry)
-    adds = ir.InlineAsm(ir.FunctionType(i64, [i64]), "add $$1, $0\n" * CHAIN, "=r,0,~{flags}")
-    result = b.call(adds, [value])
+    # `add reg, reg`, not `add $1, reg`: Golden Cove cores fold immediate adds at rename
+    adds = ir.InlineAsm(ir.FunctionType(i64, [i64, i64]), "add $2, $0\n" * CHAIN, "=r,0,r,~{flags}")
+    result = b.call(adds, [value, ir.Constant(i64, 1)])
     value.add_incoming(result, loop)
     step = b.add(counter, ir.Constant(i64, 1))
     counter.add_incoming(step, loop)

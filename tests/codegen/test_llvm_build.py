@@ -168,10 +168,13 @@ def test_vectors_of_any_lane_count_load_and_store_contiguously(lanes: int):
     np.testing.assert_array_equal(b, a * 2)
 
 
-@pytest.mark.parametrize("size", [16, 1 << 16])  # stack, then heap
-def test_allocate_intermediate_buffer(size: int):
+@pytest.mark.parametrize(
+    "size, scope",
+    [(16, "global"), (1 << 16, "global"), (16, "local"), (1 << 22, "local")],
+)  # stack, then heap; a 16 MiB "local" buffer too (on the stack it overflowed: a crash)
+def test_allocate_intermediate_buffer(size: int, scope: str):
     A, B = tir.decl_buffer((size,), "float32", "A"), tir.decl_buffer((size,), "float32", "B")
-    T = tir.decl_buffer((size,), "float32", "T")
+    T = tir.decl_buffer((size,), "float32", "T", scope=scope)
     i, j = tir.Var("i"), tir.Var("j")
     body = tir.seq(
         _loop(i, size, tir.BufferStore(T, A[i] * tir.const(2.0), (i,))),

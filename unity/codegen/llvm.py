@@ -44,7 +44,9 @@ from unity.tir.expr import PrimExpr, Var
 from unity.tir.function import PrimFunc
 
 STACK_LIMIT_BYTES = 64 * 1024
-"""Constant-size "global" allocations up to this size go on the stack, larger on the heap."""
+"""Constant-size allocations up to this size go on the stack, larger ones (of any scope:
+a "local" buffer that did not shrink to a tile) on the heap; a worker thread's stack is
+a few MB, and overflowing it kills the process."""
 
 
 @dataclass
@@ -294,7 +296,7 @@ class CodeGenLLVM(ParallelCodegen):
         elem = llvm_type(dt.element(buffer.dtype), memory=True)
         count = _const_elements(buffer)
         nbytes = None if count is None else count * max(1, dt.bits(buffer.dtype) // 8)
-        on_stack = nbytes is not None and (buffer.scope == "local" or nbytes <= STACK_LIMIT_BYTES)
+        on_stack = nbytes is not None and nbytes <= STACK_LIMIT_BYTES
         self.allocated.add(buffer.data)  # stack slots and heap blocks are 64-byte aligned
         if on_stack:
             assert count is not None

@@ -88,3 +88,34 @@ def test_nothing_to_do_returns_same_module():
     back = loop(j2, 4, tir.BufferStore(X, A[3 - j2], (j2,)))
     mod = module(tir.PrimFunc((X,), Allocate(A, tir.seq(fill, back))))
     assert CompactBufferAllocation()(mod) is mod
+
+
+def _fused_tiles(col_index) -> tir.PrimFunc:
+    """`acc` cached per iteration of a fused loop `f` over 4 x 3 tiles of 2 x 8."""
+    X = tir.decl_buffer((8, 24), "float32", "X")
+    Y = tir.decl_buffer((8, 24), "float32", "Y")
+    acc = tir.decl_buffer((8, 24), "float32", "acc")
+    f, i, j = tir.Var("f"), tir.Var("i"), tir.Var("j")
+    row, col = f // 3 * 2 + i, col_index(f, j)
+    fill = loop(i, 2, loop(j, 8, tir.BufferStore(acc, X[row, col] * 2.0, (row, col))))
+    out = loop(i, 2, loop(j, 8, tir.BufferStore(Y, acc[row, col] + 1.0, (row, col))))
+    return tir.PrimFunc((X, Y), Allocate(acc, loop(f, 12, tir.seq(fill, out), ForKind.PARALLEL)))
+
+
+def test_fused_loop_tiles_become_private_to_each_iteration():
+    # rows follow f // 3, columns f % 3: distinct iterations touch distinct tiles
+    before = module(_fused_tiles(lambda f, j: f % 3 * 8 + j))
+    after = CompactBufferAllocation()(before)
+    par = after["main"].body
+    assert par.kind is ForKind.PARALLEL and isinstance(par.body, Allocate)
+    assert [d.value for d in par.body.buffer.shape] == [2, 8]
+    assert_same_results(before, after)
+
+
+def test_fused_loop_sharing_columns_keeps_the_buffer_outside():
+    # the columns do not follow f % 3: iterations 0, 1 and 2 write the same 2 x 8 tile
+    before = module(_fused_tiles(lambda f, j: j))
+    after = CompactBufferAllocation()(before)
+    outside = after["main"].body
+    assert isinstance(outside, Allocate) and outside.body.kind is ForKind.PARALLEL
+    assert [d.value for d in outside.buffer.shape] == [8, 8]  # shrunk, still shared

@@ -26,8 +26,10 @@ inside a parallel loop this makes the buffer private to each task).  Then each
 dimension shrinks to the constant upper bound of the extent the accesses cover there,
 and indices shift by the (possibly symbolic) lower bound, with
 `unity.tir.arith.Analyzer.int_set`.  A symbolic dimension (a batch or sequence
-length) shrinks the same way when the accesses cover a constant extent of it.  A tile cached per `(io, jo)` iteration ends up
-allocated, tile-sized, inside the `jo` loop.
+length) shrinks the same way when the accesses cover a constant extent of it.  A tile
+cached per `(io, jo)` iteration ends up allocated, tile-sized, inside the `jo` loop; so
+does one cached per iteration of a fused loop `f` whose rows follow `f // c` and whose
+columns follow `f % c` (each part steps past its previous box).
 
 Cost: one walk of the allocation's body indexes every access with the statements
 around it; each level of the descent then evaluates only the loops between that level
@@ -44,11 +46,11 @@ from unity.tir.arith import Analyzer
 from unity.tir.arith.int_set import IntervalSet
 from unity.tir.arith.key import expr_key
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
+from unity.tir.expr import BufferLoad, FloorDiv, FloorMod, IntImm, PrimExpr, Range, Var, const
 from unity.tir.expr import max_value_of as tir_max
 from unity.tir.expr import min_value_of as tir_min
 from unity.tir.function import PrimFunc
-from unity.tir.functor import ExprVisitor, StmtExprMutator, StmtExprVisitor, substitute
+from unity.tir.functor import ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, substitute
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
 
@@ -264,15 +266,28 @@ class _Placer:
         return expr_key(expr, self._keys)  # type: ignore[arg-type]  # identity-keyed memo
 
     def _disjoint(self, loop: For) -> bool:
-        """True when consecutive iterations of `loop` access disjoint elements."""
+        """True when distinct iterations of `loop` access disjoint elements: one dimension
+        moves past its last box at each step, or (a fused loop `f`, indexed through
+        `f // c` and `f % c`) one dimension does so at each step of `f // c` and one at
+        each step of `f % c`."""
         var = loop.loop_var
-        for bounds in self._box(loop.body):
-            if bounds is None:
-                continue
-            lo, hi = bounds
-            if self.analyzer.can_prove(substitute(lo, {var: var + 1}) > hi):
+        box = [b for b in self._box(loop.body) if b is not None]
+        if any(self._advances(lo, hi, var, {}) for lo, hi in box):
+            return True
+        for c in sorted(_divisors_of(var, [e for b in box for e in b])):
+            q, r, r2 = (Var(f"{var.name}_{n}", var.dtype) for n in ("q", "r", "r2"))
+            self.analyzer.bind(q, Range(const(0, var.dtype), loop.extent // c + 1))
+            self.analyzer.bind(r, Range(const(0, var.dtype), const(c, var.dtype)))
+            self.analyzer.bind(r2, Range(const(0, var.dtype), const(c, var.dtype)))
+            split = [tuple(_Unfuse(var, c, q, r).visit_expr(e) for e in b) for b in box]
+            rows = any(self._advances(lo, hi, q, {r: r2}) for lo, hi in split)
+            if rows and any(self._advances(lo, hi, r, {}) for lo, hi in split):
                 return True
         return False
+
+    def _advances(self, lo: PrimExpr, hi: PrimExpr, var: Var, also: dict[Var, PrimExpr]) -> bool:
+        """`lo` at `var + 1` (and the other variables of `also` replaced) exceeds `hi`."""
+        return self.analyzer.can_prove(substitute(lo, {var: var + 1, **also}) > hi)
 
     def _compact(self, stmt: Stmt) -> Stmt:
         buffer, shifts, shape = self.buffer, [], []
@@ -295,6 +310,42 @@ class _Placer:
         extent = self.analyzer.simplify(hi - lo + 1)
         top = self.analyzer.const_int_bound(extent).max_value
         return top if isinstance(top, int) and 0 < top < 2**40 else None
+
+
+def _divisors_of(var: Var, exprs: list[PrimExpr]) -> set[int]:
+    """Constants `c` of the `var // c` and `var % c` in `exprs` (a fused loop's parts)."""
+    finder = _DivisorFinder(var)
+    for e in exprs:
+        finder.visit_expr(e)
+    return finder.found
+
+
+class _DivisorFinder(ExprVisitor):
+    def __init__(self, var: Var) -> None:
+        self.var = var
+        self.found: set[int] = set()
+
+    def visit_expr(self, expr: PrimExpr) -> None:
+        if isinstance(expr, FloorDiv | FloorMod) and expr.a is self.var:
+            if isinstance(expr.b, IntImm) and expr.b.value > 1:
+                self.found.add(expr.b.value)
+        super().visit_expr(expr)
+
+
+class _Unfuse(ExprMutator):
+    """`var // c` -> `q`, `var % c` -> `r`, any other `var` -> `q * c + r`."""
+
+    def __init__(self, var: Var, c: int, q: Var, r: Var) -> None:
+        super().__init__()
+        self.var, self.c, self.q, self.r = var, c, q, r
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        if isinstance(expr, FloorDiv | FloorMod) and expr.a is self.var:
+            if isinstance(expr.b, IntImm) and expr.b.value == self.c:
+                return self.q if isinstance(expr, FloorDiv) else self.r
+        if expr is self.var:
+            return self.q * self.c + self.r
+        return super().visit_expr(expr)
 
 
 def _distinct(sets: Iterable[IntervalSet]) -> list[IntervalSet]:
