@@ -155,6 +155,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "matmul_k512": lambda: matmul((16, 512), (512, 32)),
     "batch_matmul": lambda: matmul((3, 16, 24), (3, 24, 32)),
     "matmul_bcast": lambda: matmul((2, 8, 24), (24, 16)),
+    "matmul_unit_batch": lambda: matmul((1, 16, 24), (24, 64)),
     "dense_bias_relu": lambda: dense_bias_relu(32, 40, 48),
     "gemv": lambda: dense_bias_relu(1, 64, 100),
     "gemv_kn": lambda: matmul((1, 96), (96, 64)),

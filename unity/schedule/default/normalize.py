@@ -15,14 +15,13 @@ Before::
 
 After ``unit_indices_as_vars(func)``::
 
-    T_add[vn, vc, vy, vx] = T_conv2d[vn, vc, vy, vx] + bias[0, vc, 0, 0]
+    T_add[vn, vc, vy, vx] = T_conv2d[vn, vc, vy, vx] + bias[vn, vc, 0, 0]
 """
 
 from __future__ import annotations
 
 from unity.schedule.analysis import as_int, with_regions
 from unity.schedule.tree import replace_stmts, walk
-from unity.tir.buffer import Buffer
 from unity.tir.expr import BufferLoad, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
@@ -32,15 +31,16 @@ __all__ = ["unit_indices_as_vars"]
 
 
 def unit_indices_as_vars(func: PrimFunc) -> PrimFunc:
-    """Rewrite constant-0 indices of intermediate buffers as the matching unit iter var.
+    """Rewrite constant-0 indices into unit dimensions as the matching unit iter var.
 
-    Only loads of buffers the function allocates are touched, at a position where the
-    block's store uses an iteration variable of domain ``[0, 1)``.
+    Loads of the same rank as the block's store are touched (parameters too: a
+    ``[1, 128, 768] x [768, 3072]`` matmul reads ``a[0, i, k]``, which kept it from
+    the matmul rule, at 1 GFLOP/s), at a position where the store uses an iteration
+    variable of domain ``[0, 1)``.
 
     Example:
         >>> func = unit_indices_as_vars(func)  # doctest: +SKIP
     """
-    params = set(func.buffer_params())
     changes = {}
     for stmt in walk(func.body):
         if not isinstance(stmt, BlockRealize) or not isinstance(stmt.block.body, BufferStore):
@@ -56,7 +56,7 @@ def unit_indices_as_vars(func: PrimFunc) -> PrimFunc:
         }
         if not slots:
             continue
-        value = _Rewrite(slots, params, len(store.indices)).visit_expr(store.value)
+        value = _Rewrite(slots, len(store.indices)).visit_expr(store.value)
         if value is not store.value:
             changes[block] = with_regions(block.replace(body=store.replace(value=value)))
     if not changes:
@@ -65,14 +65,14 @@ def unit_indices_as_vars(func: PrimFunc) -> PrimFunc:
 
 
 class _Rewrite(StmtExprMutator):
-    def __init__(self, slots: dict[int, Var], params: set[Buffer], ndim: int) -> None:
+    def __init__(self, slots: dict[int, Var], ndim: int) -> None:
         super().__init__()
-        self.slots, self.params, self.ndim = slots, params, ndim
+        self.slots, self.ndim = slots, ndim
 
     def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
         load = self._mutate_fields(load)
         buf = load.buffer
-        if buf in self.params or len(load.indices) != self.ndim:
+        if len(load.indices) != self.ndim:
             return load
         indices = list(load.indices)
         for d, var in self.slots.items():
