@@ -102,6 +102,13 @@ def symbolic_matmul(k, n):
     return te.create_prim_func([x, w, topi.matmul(x, w)])
 
 
+def symbolic_columns_matmul(m, k):
+    """matmul with constant rows and a symbolic column count: [m, k] x [k, seq]."""
+    seq = tir.SizeVar("seq", "int64")
+    a, b = _ph((m, k), "a"), _ph((k, seq), "b")
+    return te.create_prim_func([a, b, topi.matmul(a, b)])
+
+
 def symbolic_conv(c, h, w, o, k, pad):
     """conv2d + bias + relu with a symbolic batch."""
     n = tir.SizeVar("n", "int64")
@@ -156,6 +163,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "batch_matmul": lambda: matmul((3, 16, 24), (3, 24, 32)),
     "matmul_bcast": lambda: matmul((2, 8, 24), (24, 16)),
     "matmul_unit_batch": lambda: matmul((1, 16, 24), (24, 64)),
+    "matmul_symbolic_columns": lambda: symbolic_columns_matmul(64, 32),
     "dense_bias_relu": lambda: dense_bias_relu(32, 40, 48),
     "gemv": lambda: dense_bias_relu(1, 64, 100),
     "gemv_kn": lambda: matmul((1, 96), (96, 64)),

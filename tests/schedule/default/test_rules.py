@@ -55,7 +55,8 @@ def test_interpreted_schedule_matches(name: str) -> None:
     "name",
     ["conv3x3", "conv_depthwise", "conv3x3s2", "conv_bias_relu", "conv_grouped_vector",
      "conv1x1_prime_width", "conv_grouped_odd", "matmul_tiled",
-     "dense_bias_relu", "gemv_kn", "matmul_unit_batch", "dense_few_rows", "matmul_symbolic_batch", "softmax", "layer_norm", "max_pool3x3s2"],
+     "dense_bias_relu", "gemv_kn", "matmul_unit_batch", "matmul_symbolic_columns",
+     "dense_few_rows", "matmul_symbolic_batch", "softmax", "layer_norm", "max_pool3x3s2"],
 )  # fmt: skip
 def test_built_schedule_matches(name: str) -> None:
     func = WORKLOADS[name]()

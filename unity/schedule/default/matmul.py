@@ -237,8 +237,9 @@ def _row_blocks(m: int, ti: int, tj: int, info: BlockInfo, ctx: RuleContext) -> 
         outer *= const_extent(loop) or 1
     tiles = m // ti
     tasks = _TASKS_PER_CORE * ctx.num_cores
+    panels = tasks if n is None else n // tj  # symbolic columns: taken to be many
     for blocks in (b for b in range(1, tiles + 1) if tiles % b == 0):
-        if (m // blocks) * row_bytes <= _A_BLOCK_BYTES and outer * blocks * (n // tj) >= tasks:
+        if (m // blocks) * row_bytes <= _A_BLOCK_BYTES and outer * blocks * panels >= tasks:
             return blocks
     return tiles
 
