@@ -163,7 +163,7 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     Example:
         >>> schedule_matmul(sch, info, RuleContext())  # doctest: +SKIP
     """
-    _, b_load, i, j, k = match(info)
+    a_load, b_load, i, j, k = match(info)
     tiles = _tiles(info, i, j, k, ctx)
     b_contig = b_load.indices[-1] is j
     if tiles is None or (not b_contig and len(b_load.indices) != 2):
@@ -192,7 +192,7 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     # column panels outside row tiles: a packed panel of B stays in L2 while the rows
     # of A stream past it (rows outside: all of B streams from L3 for every row tile,
     # 1.5x slower on 128x768x3072 and 1024^3 on a 2-core Sapphire Rapids)
-    blocks = _row_blocks(m, ti, tj, info, ctx) if not symbolic_rows else 1
+    blocks = 1 if symbolic_rows else _row_blocks(info, a_load, (i, j, k), (ti, tj), ctx)
     if blocks > 1:
         io, i0 = sch.split(i0, [blocks, None])
         sch.reorder(*batch, io, j0, i0, *ks, i1, j1)
@@ -220,17 +220,23 @@ _TASKS_PER_CORE = 4
 """Parallel tasks per core at least (row blocks are cut smaller to make them)."""
 
 
-def _row_blocks(m: int, ti: int, tj: int, info: BlockInfo, ctx: RuleContext) -> int:
-    """How many blocks the `m` rows split into (each a multiple of `ti` rows): as few as
-    keep a block of A within `_A_BLOCK_BYTES` and make `_TASKS_PER_CORE` tasks per core
-    (row blocks x panels x batches).
+def _row_blocks(
+    info: BlockInfo,
+    a_load: BufferLoad,
+    ijk: tuple[Var, Var, Var],
+    tile: tuple[int, int],
+    ctx: RuleContext,
+) -> int:
+    """How many blocks the (constant) rows split into, each a multiple of the tile's
+    rows: as few as keep a block of A within `_A_BLOCK_BYTES` and make
+    `_TASKS_PER_CORE` tasks per core (row blocks x panels x batches).
 
     Example:
-        >>> _row_blocks(4096, 8, 32, info, RuleContext())  # doctest: +SKIP
+        >>> _row_blocks(info, a_load, (i, j, k), (8, 32), RuleContext())  # doctest: +SKIP
         16
     """
-    a_load, _, i, j, k = match(info)
-    n, depth = (const_extent(info.loops[info.loop_of(v)]) for v in (j, k))
+    (i, j, k), (ti, tj) = ijk, tile
+    m, n, depth = (const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k))
     row_bytes = (depth or 1) * max(1, dt.bits(a_load.buffer.dtype) // 8)
     outer = 1
     for loop in info.loops[: info.loop_of(i)]:

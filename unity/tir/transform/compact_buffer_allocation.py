@@ -50,7 +50,13 @@ from unity.tir.expr import BufferLoad, FloorDiv, FloorMod, IntImm, PrimExpr, Ran
 from unity.tir.expr import max_value_of as tir_max
 from unity.tir.expr import min_value_of as tir_min
 from unity.tir.function import PrimFunc
-from unity.tir.functor import ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor, substitute
+from unity.tir.functor import (
+    ExprVisitor,
+    StmtExprMutator,
+    StmtExprVisitor,
+    post_order_visit,
+    substitute,
+)
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
 
@@ -279,7 +285,8 @@ class _Placer:
             self.analyzer.bind(q, Range(const(0, var.dtype), loop.extent // c + 1))
             self.analyzer.bind(r, Range(const(0, var.dtype), const(c, var.dtype)))
             self.analyzer.bind(r2, Range(const(0, var.dtype), const(c, var.dtype)))
-            split = [tuple(_Unfuse(var, c, q, r).visit_expr(e) for e in b) for b in box]
+            unfused = {var: q * c + r}  # the analyzer turns f // c into q and f % c into r
+            split = [tuple(self.analyzer.simplify(substitute(e, unfused)) for e in b) for b in box]
             rows = any(self._advances(lo, hi, q, {r: r2}) for lo, hi in split)
             if rows and any(self._advances(lo, hi, r, {}) for lo, hi in split):
                 return True
@@ -314,38 +321,16 @@ class _Placer:
 
 def _divisors_of(var: Var, exprs: list[PrimExpr]) -> set[int]:
     """Constants `c` of the `var // c` and `var % c` in `exprs` (a fused loop's parts)."""
-    finder = _DivisorFinder(var)
+    found: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, FloorDiv | FloorMod) and node.a is var:
+            if isinstance(node.b, IntImm) and node.b.value > 1:
+                found.add(node.b.value)
+
     for e in exprs:
-        finder.visit_expr(e)
-    return finder.found
-
-
-class _DivisorFinder(ExprVisitor):
-    def __init__(self, var: Var) -> None:
-        self.var = var
-        self.found: set[int] = set()
-
-    def visit_expr(self, expr: PrimExpr) -> None:
-        if isinstance(expr, FloorDiv | FloorMod) and expr.a is self.var:
-            if isinstance(expr.b, IntImm) and expr.b.value > 1:
-                self.found.add(expr.b.value)
-        super().visit_expr(expr)
-
-
-class _Unfuse(ExprMutator):
-    """`var // c` -> `q`, `var % c` -> `r`, any other `var` -> `q * c + r`."""
-
-    def __init__(self, var: Var, c: int, q: Var, r: Var) -> None:
-        super().__init__()
-        self.var, self.c, self.q, self.r = var, c, q, r
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        if isinstance(expr, FloorDiv | FloorMod) and expr.a is self.var:
-            if isinstance(expr.b, IntImm) and expr.b.value == self.c:
-                return self.q if isinstance(expr, FloorDiv) else self.r
-        if expr is self.var:
-            return self.q * self.c + self.r
-        return super().visit_expr(expr)
+        post_order_visit(e, visit)
+    return found
 
 
 def _distinct(sets: Iterable[IntervalSet]) -> list[IntervalSet]:
