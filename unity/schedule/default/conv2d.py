@@ -435,8 +435,14 @@ def _parallel_tile_loops(
     sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext
 ) -> None:
     """Fuse unit loops into their neighbour (a unit loop above the tile keeps the tile
-    buffer from being compacted), then make one loop parallel."""
+    buffer from being compacted), then make one loop parallel: the rows (`y`) or the
+    channel blocks (`o0`) where the ``conv.parallel`` knob says so, else `parallel_one`'s
+    choice."""
+    names = ["n", "channels", "rows"]
     while len(loops) > 1 and extents[0] == 1:
         loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]
         extents = [extents[1], *extents[2:]]
-    parallel_one(sch, loops, extents, ctx, hoist=True)
+        names = names[1:]
+    want = ctx.knob("conv.parallel", "auto")
+    pick = names.index(want) if want in names else None
+    parallel_one(sch, loops, extents, ctx, hoist=True, pick=pick)
