@@ -83,3 +83,30 @@ def test_te_functions_round_trip_through_the_script() -> None:
     S = te.compute((n,), lambda i: te.max(A[i, k], axis=k), name="S")
     for func in (_matmul_te(), te.create_prim_func([A, S])):
         assert_structural_equal(script.from_source(func.script()), func)
+
+
+def test_computes_of_the_same_name_get_distinct_block_names() -> None:
+    # topi names every add "T_add": a schedule must still reach each block by name
+    from unity import topi
+    from unity.schedule import Schedule
+
+    x = te.placeholder((4, 8), "float32", name="x")
+    b = te.placeholder((4, 8), "float32", name="b")
+    taken = te.compute((4, 8), lambda i, j: x[i, j] + b[i, j], name="T_add_1")  # kept as is
+    y = topi.add(topi.add(topi.add(taken, x), x), x)
+    func = te.create_prim_func([x, b, y])
+    blocks = [s.block.name_hint for s in _blocks(func)]
+    assert blocks == ["T_add_1", "T_add", "T_add_2", "T_add_3"]
+    sch = Schedule(func)
+    assert [sch.get(sch.get_block(n)).name_hint for n in blocks] == blocks
+    xv, bv = np.ones((4, 8), "float32"), np.full((4, 8), 2.0, "float32")
+    out = np.zeros((4, 8), "float32")
+    tir.interpret(func, xv, bv, out)
+    np.testing.assert_allclose(out, 6.0)
+
+
+def _blocks(func: tir.PrimFunc) -> list[tir.BlockRealize]:
+    from unity.schedule.tree import walk
+
+    realizes = [s for s in walk(func.body) if isinstance(s, tir.BlockRealize)]
+    return [s for s in realizes if s.block.name_hint != "root"]

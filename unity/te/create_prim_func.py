@@ -79,7 +79,8 @@ def create_prim_func(
             raise TypeError(f"create_prim_func: argument {k} is a {type(arg).__name__}, "
                             "expected a te.Tensor or a tir.Var")
     ops = _topo_order([a for a in args if isinstance(a, Tensor)], listed)
-    stmts = [_compute_stmt(op) for op in ops if isinstance(op, ComputeOp)]
+    computes = [op for op in ops if isinstance(op, ComputeOp)]
+    stmts = [_compute_stmt(op, name) for op, name in zip(computes, _unique_names(computes))]
     allocs = tuple(
         buf
         for op in ops
@@ -149,8 +150,22 @@ def _topo_order(outputs: list[Tensor], listed: set[int]) -> list[Operation]:
     return order
 
 
-def _compute_stmt(op: ComputeOp) -> Stmt:
-    """One loop nest and block for `op`."""
+def _unique_names(ops: list[ComputeOp]) -> list[str]:
+    """Block names for `ops`: each op's name, with ``_1``, ``_2``... on later repeats (two
+    `topi.add` calls both name their compute ``T_add``), so `Schedule.get_block` finds each."""
+    taken = {op.name for op in ops}
+    names: list[str] = []
+    for op in ops:
+        name, k = op.name, 0
+        while name in names or (k and name in taken):
+            k += 1
+            name = f"{op.name}_{k}"
+        names.append(name)
+    return names
+
+
+def _compute_stmt(op: ComputeOp, name: str) -> Stmt:
+    """One loop nest and block (named `name`) for `op`."""
     axes = (*op.axis, *op.reduce_axis)
     loop_vars = [Var(iv.var.name, iv.var.dtype) for iv in axes]
     block_vars = [Var(f"v_{iv.var.name}", iv.var.dtype) for iv in axes]
@@ -161,7 +176,7 @@ def _compute_stmt(op: ComputeOp) -> Stmt:
     reads = access_regions(bodies)
     writes = tuple(BufferRegion.from_point(buf, spatial) for buf in op.buffers)
     init, body = _block_body(op, bodies, spatial)
-    block = Block(iter_vars, reads, writes, op.name, body, init, annotations=dict(op.attrs))
+    block = Block(iter_vars, reads, writes, name, body, init, annotations=dict(op.attrs))
     stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), block)
     for iv, lv in reversed(list(zip(axes, loop_vars))):
         stmt = For(lv, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stmt)
