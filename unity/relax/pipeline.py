@@ -11,8 +11,8 @@ from __future__ import annotations
 from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
     AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, DeadCodeElimination,
-    DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FuseOps, FuseTIR,
-    KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
+    DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps,
+    FuseTIR, KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
 from unity.relax.transform.default_gpu_schedules import DefaultGPUSchedules
 from unity.relax.transform.default_schedules import DefaultSchedules
@@ -34,6 +34,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
         passes += [
             DecomposeOpsForInference(),  # batch_norm -> scale and shift
             FoldConstant(),  # ops on constants -> constants
+            FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
             EliminateCommonSubexpr(),  # identical bindings -> one
             CanonicalizeBindings(),  # `y = x` aliases -> x
             DeadCodeElimination(),  # unused bindings and functions dropped

@@ -16,6 +16,7 @@ from unity.relax.transform.dead_code_elimination import DeadCodeElimination
 from unity.relax.transform.decompose_ops import DecomposeOpsForInference
 from unity.relax.transform.eliminate_common_subexpr import EliminateCommonSubexpr
 from unity.relax.transform.fold_constant import FoldConstant
+from unity.relax.transform.fold_scale_axis import FoldScaleAxis
 from unity.relax.transform.fuse_ops import FuseOps
 from unity.relax.transform.fuse_ops_by_pattern import FuseOpsByPattern, FusionPattern
 from unity.relax.transform.fuse_tir import FuseTIR
@@ -40,6 +41,7 @@ __all__ = [
     "DecomposeOpsForInference",
     "EliminateCommonSubexpr",
     "FoldConstant",
+    "FoldScaleAxis",
     "FuseOps",
     "FuseOpsByPattern",
     "FuseTIR",
