@@ -96,3 +96,47 @@ def test_conv2d_transpose(c, og, k, strides, padding, out_pad, dilation, groups)
     x, w = rand((1, c, 3, 4)), rand((c, og, k, k))
     want = conv2d_transpose_python(x, w, strides, padding, out_pad, dilation, groups)
     check([x_t, w_t], out, [x, w], want, rtol=1e-4, atol=1e-4)
+
+
+def _blocked(x, b):
+    """NCHW -> NCHW{b}c."""
+    n, c, h, w = x.shape
+    return x.reshape(n, c // b, b, h, w).transpose(0, 1, 3, 4, 2).copy()
+
+
+BLOCKED_CASES = [
+    # (C, O, K, strides, padding, dilation, groups, block)
+    (16, 32, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, 8),
+    (16, 16, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, 16),
+    (8, 16, 3, (2, 1), (0, 1, 2, 0), (2, 1), 1, 8),
+    (16, 16, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1, 8),  # strided 1x1: subsampled copy
+    (32, 16, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2, 8),  # block-aligned groups
+    (16, 16, 3, (2, 2), (1, 1, 1, 1), (1, 1), 16, 8),  # depthwise
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "k", "strides", "padding", "dilation", "groups", "block"), BLOCKED_CASES
+)
+def test_conv2d_blocked_matches_nchw(c, o, k, strides, padding, dilation, groups, block):
+    x_t = te.placeholder((1, c // block, 7, 6, block), name="x")
+    w_t = te.placeholder((o, c // groups, k, k), name="w")
+    layout = f"NCHW{block}c"
+    out = topi.nn.conv2d(x_t, w_t, strides, padding, dilation, groups, layout, "OIHW")
+    x, w = rand((1, c, 7, 6)), rand((o, c // groups, k, k))
+    want = conv2d_python(x, w, strides, padding, dilation, groups)
+    check([x_t, w_t], out, [_blocked(x, block), w], _blocked(want, block), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "groups", "kernel_layout", "message"),
+    [((1, 2, 5, 5, 8), (12, 16, 1, 1), 1, "OIHW", "not a multiple of the block"),
+     ((1, 4, 5, 5, 8), (16, 4, 1, 1), 8, "OIHW", "do not align"),
+     ((1, 2, 5, 5), (16, 16, 1, 1), 1, "OIHW", "needs 5-D data"),
+     ((1, 2, 5, 5, 8), (1, 1, 16, 16), 1, "HWIO", "takes an OIHW kernel")],
+)  # fmt: skip
+def test_conv2d_blocked_rejects_what_it_cannot_block(x_shape, w_shape, groups, kernel_layout,
+                                                     message):  # fmt: skip
+    x_t, w_t = te.placeholder(x_shape, name="x"), te.placeholder(w_shape, name="w")
+    with pytest.raises(ValueError, match=message):
+        topi.nn.conv2d(x_t, w_t, 1, 0, 1, groups, "NCHW8c", kernel_layout)

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from unity import te
 from unity.te import Tensor
 from unity.tir.expr import PrimExpr, const
-from unity.topi.nn.layout import axis_of, padding4, pair, pick, window_out
+from unity.topi.nn.conv2d_blocked import conv2d_blocked
+from unity.topi.nn.layout import axis_of, blocked_layout, padding4, pair, pick, window_out
 from unity.topi.nn.pad import pad
 from unity.topi.utils import const_int
 
@@ -74,7 +75,9 @@ def conv2d(
 ) -> Tensor:  # fmt: skip
     """`out[n, o, y, x] = sum data[n, g*I + c, y*sh + r*dh, x*sw + s*dw] * kernel[o, c, r, s]`.
 
-    `g = o // (O / groups)`; the kernel's in-channel dim `I` is `C / groups`.
+    `g = o // (O / groups)`; the kernel's in-channel dim `I` is `C / groups`.  A
+    channel-blocked `data_layout` ("NCHW16c", with an OIHW kernel) gives a result in the
+    same layout (`conv2d_blocked`).
 
     Raises:
         ValueError: channels that do not match `groups`, or an unknown layout letter.
@@ -86,6 +89,13 @@ def conv2d(
         >>> conv2d(x, w, groups=4, data_layout="NHWC", kernel_layout="HWIO").shape[3].value
         4
     """
+    blocked = blocked_layout(data_layout)
+    if blocked is not None:
+        if kernel_layout != "OIHW":
+            msg = f"conv2d: {data_layout} data takes an OIHW kernel, not {kernel_layout}"
+            raise ValueError(msg)
+        block = blocked[1]
+        return conv2d_blocked(data, kernel, block, strides, padding, dilation, groups, out_dtype)
     (sh, sw), (dh, dw), pads = (
         pair(strides, "strides"),
         pair(dilation, "dilation"),

@@ -29,6 +29,23 @@ def axis_of(layout: str, letter: str) -> int:
     return pos
 
 
+def blocked_layout(layout: str) -> tuple[str, int] | None:
+    """`(base, block)` of a channel-blocked layout such as "NCHW16c", else None.
+
+    A tensor in "NCHW16c" has shape (N, C/16, H, W, 16): element ``[n, c // 16, h, w, c % 16]``
+    holds the NCHW element ``[n, c, h, w]``.
+
+    Example:
+        >>> blocked_layout("NCHW16c"), blocked_layout("NCHW")
+        (('NCHW', 16), None)
+    """
+    base, rest = layout[:4], layout[4:]
+    if base != "NCHW" or not rest.endswith("c") or not rest[:-1].isdigit():
+        return None
+    block = int(rest[:-1])
+    return (base, block) if block > 0 else None
+
+
 def pick(layout: str, values: dict[str, PrimExpr]) -> tuple[PrimExpr, ...]:
     """`values` ordered by `layout`: ``pick("NHWC", {"N": n, ...}) == (n, h, w, c)``.
 
