@@ -21,6 +21,17 @@ def conv(n, c, h, w, o, k, stride=1, pad=0, groups=1, dilation=1):
     return te.create_prim_func([x, wt, topi.nn.conv2d(x, wt, stride, pad, dilation, groups)])
 
 
+def conv_blocked(c, h, w, o, k, stride=1, pad=0, groups=1, block=8, bias_relu=False):
+    """conv2d on NCHW{block}c data (OIHW kernel), optionally + bias + relu."""
+    x = _ph((1, c // block, h, w, block), "x")
+    wt = _ph((o, c // groups, k, k), "w")
+    y = topi.nn.conv2d(x, wt, stride, pad, 1, groups, f"NCHW{block}c", "OIHW")
+    if not bias_relu:
+        return te.create_prim_func([x, wt, y])
+    b = _ph((1, o // block, 1, 1, block), "b")
+    return te.create_prim_func([x, wt, b, topi.nn.relu(topi.add(y, b))])
+
+
 def conv_bias_relu(n, c, h, w, o, k, stride=1, pad=0):
     """conv2d + bias + relu in one PrimFunc (what FuseTIR makes)."""
     x, wt, b = _ph((n, c, h, w), "x"), _ph((o, c, k, k), "w"), _ph((1, o, 1, 1), "b")
@@ -158,6 +169,12 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "conv_grouped_odd": lambda: conv(1, 8, 7, 7, 20, 3, pad=1, groups=2),
     "conv_dilated": lambda: conv(1, 4, 9, 9, 4, 3, pad=2, dilation=2),
     "conv_bias_relu": lambda: conv_bias_relu(1, 8, 12, 12, 16, 3, pad=1),
+    "conv_blocked3x3": lambda: conv_blocked(16, 9, 9, 32, 3, pad=1, bias_relu=True),
+    "conv_blocked1x1": lambda: conv_blocked(16, 7, 11, 24, 1, block=8),
+    "conv_blocked1x1s2": lambda: conv_blocked(16, 9, 9, 16, 1, stride=2),
+    "conv_blocked_grouped": lambda: conv_blocked(32, 6, 6, 32, 3, pad=1, groups=2),
+    "conv_blocked_depthwise": lambda: conv_blocked(16, 9, 9, 16, 3, pad=1, groups=16),
+    "conv_blocked_depthwise_s2": lambda: conv_blocked(16, 10, 10, 16, 3, 2, 1, 16, 8, True),
     "matmul_odd": lambda: matmul((13, 29), (29, 7)),
     "matmul_tiled": lambda: matmul((64, 96), (96, 64)),
     "matmul_k512": lambda: matmul((16, 512), (512, 32)),

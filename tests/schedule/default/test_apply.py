@@ -11,6 +11,7 @@ from unity.schedule.default import (
     analysis,
     apply_default_schedules,
     conv2d,
+    conv2d_blocked,
     matmul,
     reduction,
 )
@@ -38,6 +39,7 @@ def _rule_of(func: tir.PrimFunc) -> list[str]:
     out = []
     for info in analysis.block_infos(func):
         rule = "matmul" if matmul.applies(info) else "conv2d" if conv2d.applies(info) else (
+            "conv2d_blocked" if conv2d_blocked.applies(info) else
             "reduction" if reduction.applies(info) else "injective" if inj.applies(info) else "fallback"
         )  # fmt: skip
         out.append(rule)
@@ -48,6 +50,9 @@ def test_rules_are_chosen_from_structure():
     assert _rule_of(WORKLOADS["conv3x3"]()) == ["injective", "conv2d"]
     assert _rule_of(WORKLOADS["conv_depthwise"]()) == ["injective", "conv2d"]
     assert _rule_of(WORKLOADS["conv1x1s2"]()) == ["injective", "conv2d"]  # subsample, conv
+    assert _rule_of(WORKLOADS["conv_blocked3x3"]()) == ["injective", "conv2d_blocked"] + [
+        "injective"] * 2  # pad, conv, bias add, relu
+    assert _rule_of(WORKLOADS["conv_blocked_depthwise"]()) == ["injective", "conv2d_blocked"]
     assert _rule_of(WORKLOADS["matmul_odd"]()) == ["matmul"]
     assert _rule_of(WORKLOADS["dense_bias_relu"]()) == ["matmul", "injective", "injective"]
     assert _rule_of(WORKLOADS["softmax"]()) == ["reduction", "reduction", "injective"]

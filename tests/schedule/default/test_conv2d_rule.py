@@ -46,3 +46,44 @@ def test_parallel_knob_picks_rows_or_channel_blocks(knob: str | None, extent: in
     assert _parallel_extents(scheduled) == [extent]
     expected = _run(schedule_primfunc(func, replace(AVX512, knobs=(("conv.variant", "channels"),))))
     np.testing.assert_allclose(_run(scheduled), expected, rtol=1e-5, atol=1e-5)
+
+
+def _vector_extents(func: tir.PrimFunc) -> set[int]:
+    return {
+        int(s.extent.value) for s in walk(func.body)
+        if isinstance(s, For) and s.kind is ForKind.VECTORIZED
+    }  # fmt: skip
+
+
+def test_blocked_conv_puts_the_block_lanes_in_vectors() -> None:
+    from default_workloads import conv_blocked
+
+    from unity.schedule.default.prepack import PREPACK
+
+    func = conv_blocked(16, 9, 9, 32, 3, pad=1, block=16, bias_relu=True)
+    scheduled = schedule_primfunc(func, AVX512)
+    recipes = [
+        s.block.annotations[PREPACK] for s in walk(scheduled.body)
+        if isinstance(s, tir.BlockRealize) and PREPACK in s.block.annotations
+    ]  # fmt: skip
+    assert recipes == ["oihw_blocked:16:32"]  # two output blocks per tile
+    assert _vector_extents(scheduled) == {16, 32}  # lanes; the packing copies 32-wide rows
+    names = [s.block.name_hint for s in walk(scheduled.body) if isinstance(s, tir.BlockRealize)]
+    assert "T_relu" not in names and "T_add" not in names  # the epilogue is in the write-back
+    np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
+
+
+def test_blocked_depthwise_pads_inside_its_parallel_loop() -> None:
+    from default_workloads import conv_blocked
+
+    func = conv_blocked(32, 10, 10, 32, 3, pad=1, groups=32, block=16)
+    scheduled = schedule_primfunc(func, AVX512)
+    assert _parallel_extents(scheduled) == [2]  # one launch over the channel blocks
+    pad_loops = [
+        s for s in walk(scheduled.body)
+        if isinstance(s, For) and s.kind is ForKind.PARALLEL
+        and any(isinstance(b, tir.BlockRealize) and b.block.name_hint == "T_pad_data"
+                for b in walk(s.body))
+    ]  # fmt: skip
+    assert len(pad_loops) == 1
+    np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)

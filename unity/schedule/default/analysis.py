@@ -19,7 +19,7 @@ from typing import Any
 
 from unity.schedule.analysis import as_int, child_realizes, linear, used_vars
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, IterType, PrimExpr, Var
+from unity.tir.expr import BufferLoad, Cast, IterType, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind
@@ -32,6 +32,7 @@ __all__ = [
     "loads_of",
     "root_block",
     "stride_in",
+    "strip_casts",
     "vector_registers",
     "work_size",
 ]
@@ -250,6 +251,20 @@ def stride_in(indices: tuple[PrimExpr, ...], var: Var) -> int | None:
     if lin is None:
         return None
     return lin[0].get(var, 0)
+
+
+def strip_casts(expr: PrimExpr) -> PrimExpr:
+    """`expr` without the casts around it (``float32(float16 x)`` -> ``x``).
+
+    Example:
+        >>> from unity.tir.expr import Cast, Var
+        >>> x = Var("x", "float16")
+        >>> strip_casts(Cast("float32", x)) is x
+        True
+    """
+    while isinstance(expr, Cast):
+        expr = expr.value
+    return expr
 
 
 def vector_registers(lanes: int) -> int:

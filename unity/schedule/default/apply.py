@@ -9,7 +9,8 @@ The choice reads structure only (iteration types, access patterns), never names:
    loop should read plain memory;
 2. each remaining block takes the first rule that claims it: `matmul` (one reduction
    axis, a product of two operands, output contiguous in one of them or packable),
-   `conv2d` (a windowed product over a padded input), `reduction`, `injective`;
+   `conv2d` (a windowed product over a padded input), `conv2d_blocked` (the same on
+   channel-blocked "NCHW16c" data), `reduction`, `injective`;
    matmul and conv also take their elementwise epilogue (bias, activation) into their
    tile loop;
 3. a rule that raises `ScheduleError` is undone and the next rule that claims the
@@ -31,7 +32,7 @@ from collections.abc import Callable
 
 from unity.ir.module import IRModule
 from unity.schedule.analysis import used_vars
-from unity.schedule.default import conv2d, injective, matmul, reduction
+from unity.schedule.default import conv2d, conv2d_blocked, injective, matmul, reduction
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, loads_of
 from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
@@ -109,6 +110,8 @@ def _anchor_rule(info: BlockInfo) -> Rule | None:
         return matmul.schedule_matmul
     if conv2d.applies(info):
         return conv2d.schedule_conv2d
+    if conv2d_blocked.applies(info):
+        return conv2d_blocked.schedule_conv2d_blocked
     return None
 
 

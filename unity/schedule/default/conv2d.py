@@ -48,24 +48,20 @@ from unity.schedule.default.analysis import (
     RuleContext,
     const_extent,
     loads_of,
+    strip_casts,
     vector_registers,
 )
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
-from unity.tir.expr import Add, BufferLoad, Cast, Mul, PrimExpr, Var
+from unity.tir.expr import Add, BufferLoad, Mul, PrimExpr, Var
 
 __all__ = [
-    "ConvTiling", "applies", "channel_tiles", "conv_tiling", "match", "schedule_conv2d",
-    "vector_pieces",
+    "ConvTiling", "applies", "channel_tiles", "conv_tiling", "match", "parallel_tile_loops",
+    "raise_unsupported", "schedule_conv2d", "vector_pieces",
 ]  # fmt: skip
 
-
-def _strip(expr: PrimExpr) -> PrimExpr:
-    while isinstance(expr, Cast):
-        expr = expr.value
-    return expr
 
 
 def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
@@ -82,7 +78,7 @@ def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
     value = store.value
     if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
         return None
-    acc, prod = value.a, _strip(value.b)
+    acc, prod = value.a, strip_casts(value.b)
     if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
         return None
     out = store.indices
@@ -92,7 +88,7 @@ def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
         return None
     if [info.iter_var(lp) for lp in info.loops[:4]] != list(out):
         return None
-    lhs, rhs = _strip(prod.a), _strip(prod.b)
+    lhs, rhs = strip_casts(prod.a), strip_casts(prod.b)
     if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
         return None
     n, o, y, x = out
@@ -398,7 +394,7 @@ def _channels_in_vector(
     sch.reorder(n, o0, y, x0, *red, x1, o1)
     sch.reverse_compute_at(acc, x0)
     init = sch.decompose_reduction(c, red[0])
-    _parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
     sch.unroll(x1)
     sch.vectorize(o1)
     sch.vectorize(sch.get_loops(init)[-1])
@@ -418,7 +414,7 @@ def _columns_in_vector(
     sch.reorder(n, o0, y, x0, *red, o1, x1)
     sch.reverse_compute_at(acc, x0)
     init = sch.decompose_reduction(c, red[0])
-    _parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
+    parallel_tile_loops(sch, [n, o0, y], _outer_extents(info, to), ctx)
     sch.unroll(o1)
     sch.vectorize(x1)
     sch.vectorize(sch.get_loops(init)[-1])
@@ -431,13 +427,17 @@ def _outer_extents(info: BlockInfo, to: int) -> list[int | None]:
     return [n, None if o is None else o // to, y]
 
 
-def _parallel_tile_loops(
+def parallel_tile_loops(
     sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext
 ) -> None:
-    """Fuse unit loops into their neighbour (a unit loop above the tile keeps the tile
-    buffer from being compacted), then make one loop parallel: the rows (`y`) or the
-    channel blocks (`o0`) where the ``conv.parallel`` knob says so, else `parallel_one`'s
-    choice."""
+    """Fuse unit loops of ``[n, o0, y]`` into their neighbour (a unit loop above the tile
+    keeps the tile buffer from being compacted), then make one loop parallel: the rows
+    (`y`) or the channel blocks (`o0`) where the ``conv.parallel`` knob says so, else
+    `parallel_one`'s choice.
+
+    Example:
+        >>> parallel_tile_loops(sch, [n, o0, y], [1, 8, 56], RuleContext())  # doctest: +SKIP
+    """
     names = ["n", "channels", "rows"]
     while len(loops) > 1 and extents[0] == 1:
         loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]

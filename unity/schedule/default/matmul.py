@@ -44,6 +44,7 @@ from unity.schedule.default.analysis import (
     RuleContext,
     const_extent,
     loads_of,
+    strip_casts,
     work_size,
 )
 from unity.schedule.default.epilogue import inline_epilogue
@@ -51,15 +52,10 @@ from unity.schedule.default.injective import parallel_outer
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
-from unity.tir.expr import Add, BufferLoad, Cast, IterType, Mul, PrimExpr, Var
+from unity.tir.expr import Add, BufferLoad, IterType, Mul, PrimExpr, Var
 
 __all__ = ["applies", "match", "parallel_tiles", "schedule_matmul"]
 
-
-def _strip(expr: PrimExpr) -> PrimExpr:
-    while isinstance(expr, Cast):
-        expr = expr.value
-    return expr
 
 
 def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad, Var, Var, Var] | None:
@@ -77,10 +73,10 @@ def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad, Var, Var, Var] | Non
     value = store.value
     if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
         return None
-    acc, prod = value.a, _strip(value.b)
+    acc, prod = value.a, strip_casts(value.b)
     if acc.buffer is not store.buffer or not isinstance(prod, Mul):
         return None
-    lhs, rhs = _strip(prod.a), _strip(prod.b)
+    lhs, rhs = strip_casts(prod.a), strip_casts(prod.b)
     if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
         return None
     out = store.indices

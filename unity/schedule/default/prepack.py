@@ -41,16 +41,22 @@ PREPACK = "unity.prepack"
 def pack_array(recipe: str, array: np.ndarray) -> np.ndarray:
     """The packed layout of `array` that the block annotated `recipe` would write.
 
-    Recipes: ``oihw:t`` (conv weight ``[O, C, R, S] -> [O/t, C, R, S, t]``), ``kn:t``
-    (matmul ``B[K, N] -> [N/t, K, t]``), ``nk:t`` (dense weight ``W[N, K] -> [N/t, K, t]``).
+    Recipes: ``oihw:t`` (conv weight ``[O, C, R, S] -> [O/t, C, R, S, t]``),
+    ``oihw_blocked:b:t`` (a conv weight for blocked data, ``[O, C, R, S] -> [O/t, C/b, R, S,
+    b, t]``), ``kn:t`` (matmul ``B[K, N] -> [N/t, K, t]``), ``nk:t`` (dense weight ``W[N, K]
+    -> [N/t, K, t]``).
 
     Example:
         >>> pack_array("nk:2", np.arange(6, dtype="float32").reshape(2, 3))[0, :, 1].tolist()
         [3.0, 4.0, 5.0]
     """
-    kind, tile = recipe.split(":")
-    t = int(tile)
-    if kind == "oihw":
+    kind, *sizes = recipe.split(":")
+    t = int(sizes[-1])
+    if kind == "oihw_blocked":
+        b = int(sizes[0])
+        o, c, r, s = array.shape
+        out = array.reshape(o // t, t, c // b, b, r, s).transpose(0, 2, 4, 5, 3, 1)
+    elif kind == "oihw":
         o, c, r, s = array.shape
         out = array.reshape(o // t, t, c, r, s).transpose(0, 2, 3, 4, 1)
     elif kind == "kn":

@@ -1,0 +1,297 @@
+"""Default rule for conv2d on channel-blocked activations ("NCHW16c", `topi.nn.conv2d_blocked`).
+
+Claims a reduction block ``Y[n, oc, y, x, ob] += X[n, cb, y*sh + ry*dh, x*sw + rx*dw, l] *
+K[oc*b + ob, i, ry, rx]`` (optional casts) whose output lanes `ob` are `X`'s lanes `l`
+(depthwise) or absent from `X` (the input lane `l` is then a reduction, `rc1`):
+
+- **dense and block-aligned grouped**: `K` is packed into ``[O/to, I/b, KH, KW, b, to]``
+  (a constant kernel at compile time); per reduction step one input value per pixel is
+  broadcast against `to/b` contiguous vectors of packed weights; the tile is `to` output
+  channels x `tx` pixels of one row, and it is written back as whole vectors, with the
+  elementwise epilogue;
+- **depthwise**: the lanes are channels, so each tap is `tx` contiguous vector loads of
+  `X` times one vector of packed weights ``[O/b, KH, KW, b]``; the padding is computed per
+  channel block inside the parallel loop (one launch, the padded block stays in cache).
+
+Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)``.
+
+Before::
+
+    for n, oc, y, x, ob, rc0, ry, rx, rc1 in T.grid(1, 16, 56, 56, 16, 4, 3, 3, 16):
+        with T.block("conv"): ...
+
+After ``schedule_conv2d_blocked`` (dense, abridged)::
+
+    for oc0 in T.parallel(8):
+        for y, x0 in T.grid(56, 7):
+            ... init ...
+            for rc0, ry, rx, rc1 in T.grid(4, 3, 3, 16):
+                for x1, oc1 in T.grid(8, 2):            # unrolled
+                    for ob in T.vectorized(16):
+                        conv_local[...] += X[..., rc1] * K_packed[oc0, rc0, ry, rx, rc1, oc1 * 16 + ob]
+            ... write-back (+ epilogue), whole vectors ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.schedule.analysis import linear, used_vars
+from unity.schedule.default.analysis import (
+    BlockInfo,
+    RuleContext,
+    const_extent,
+    loads_of,
+    strip_casts,
+)
+from unity.schedule.default.conv2d import parallel_tile_loops, raise_unsupported
+from unity.schedule.default.epilogue import inline_epilogue
+from unity.schedule.default.prepack import PREPACK
+from unity.schedule.schedule import Schedule
+from unity.schedule.state import BlockRV
+from unity.tir.buffer import Buffer
+from unity.tir.expr import Add, BufferLoad, FloorDiv, IntImm, Mul, PrimExpr, Var
+from unity.tir.functor import post_order_visit
+
+__all__ = ["BlockedConv", "applies", "match", "schedule_conv2d_blocked"]
+
+
+@dataclass(frozen=True)
+class BlockedConv:
+    """What `match` found in a blocked conv2d block.
+
+    Attributes:
+        x_load: The load of the (padded) data.
+        k_load: The load of the OIHW kernel.
+        depthwise: Whether the output lanes are the data's lanes.
+        out_blocks_per_group: Output channel blocks sharing one input group (all of them
+            when the conv is not grouped).
+
+    Example:
+        >>> match(info).depthwise  # doctest: +SKIP
+        False
+    """
+
+    x_load: BufferLoad
+    k_load: BufferLoad
+    depthwise: bool
+    out_blocks_per_group: int
+
+
+def match(info: BlockInfo) -> BlockedConv | None:
+    """The data and kernel loads of a blocked conv2d block, else None.
+
+    Example:
+        >>> match(info) is None  # doctest: +SKIP
+        False
+    """
+    found = _product(info)
+    if found is None:
+        return None
+    lhs, rhs = found
+    x_load, k_load = (lhs, rhs) if len(lhs.indices) == 5 else (rhs, lhs)
+    if len(x_load.indices) != 5 or len(k_load.indices) != 4:
+        return None
+    n, oc, y, x, ob = info.store.indices  # type: ignore[union-attr]  # _product checked it
+    lane = x_load.indices[4]
+    depthwise = lane is ob and x_load.indices[1] is oc
+    if not depthwise and (not isinstance(lane, Var) or _reads(x_load, ob)):
+        return None
+    lin = linear(x_load.indices[3])
+    if lin is None or lin[0].get(x, 0) < 1 or any(x in used_vars(i) for i in x_load.indices[:3]):
+        return None
+    if any(_reads(k_load, v) for v in (n, y, x)):
+        return None
+    blocks = const_extent(info.loops[1])
+    per_group = blocks if depthwise else _out_blocks_per_group(x_load.indices[1], oc, blocks)
+    if per_group is None:
+        return None
+    return BlockedConv(x_load, k_load, depthwise, per_group)
+
+
+def applies(info: BlockInfo) -> bool:
+    """True when `match` recognizes the block.
+
+    Example:
+        >>> applies(info)  # doctest: +SKIP
+        True
+    """
+    return match(info) is not None
+
+
+def schedule_conv2d_blocked(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
+    """Tile the blocked conv2d block and take its epilogue (and, for a depthwise conv, its
+    padding); return the names of the blocks taken.
+
+    Example:
+        >>> schedule_conv2d_blocked(sch, info, RuleContext())  # doctest: +SKIP
+        ['T_add', 'T_relu']
+    """
+    conv = match(info)
+    assert conv is not None, "the caller checked `applies`"
+    block, width = const_extent(info.loops[4]), const_extent(info.loops[3])
+    if block is None or width is None or const_extent(info.loops[1]) is None:
+        raise_unsupported("symbolic channel blocks or width")
+    if conv.depthwise:
+        return _depthwise(sch, info, conv, block, width, ctx)
+    return _dense(sch, info, conv, block, width, ctx)
+
+
+def _dense(
+    sch: Schedule, info: BlockInfo, conv: BlockedConv, block: int, width: int, ctx: RuleContext
+) -> list[str]:
+    tiled = ctx.knob("conv.tile")
+    vectors = 2 if conv.out_blocks_per_group % 2 == 0 else 1
+    if tiled is not None:
+        vectors = tiled[0] // block
+    tx = tiled[1] if tiled is not None else pixel_tile(width, vectors, ctx)
+    to = vectors * block
+    c = sch.get_block(info.name)
+    n, oc, y, x, ob, *red = sch.get_loops(c)
+    index = [r.buffer for r in info.block.reads].index(conv.k_load.buffer)
+    packed = sch.cache_read(c, index, "global")
+    sch.transform_layout(
+        packed, ("write", 0), lambda o, i, r, s: (o // to, i // block, r, s, i % block, o % to)
+    )
+    sch.annotate(packed, PREPACK, f"oihw_blocked:{block}:{to}")
+    po, *prest = sch.get_loops(packed)
+    po0, po1 = sch.split(po, [None, to])
+    sch.reorder(po0, *prest, po1)
+    sch.parallel(po0)
+    sch.vectorize(po1)
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    oc0, oc1 = sch.split(oc, [None, vectors])
+    x0, x1 = sch.split(x, [None, tx])
+    sch.reorder(n, oc0, y, x0, *red, x1, oc1, ob)
+    sch.reverse_compute_at(acc, x0)
+    init = sch.decompose_reduction(c, red[0])
+    blocks = const_extent(info.loops[1])
+    parallel_tile_loops(sch, [n, oc0, y], [const_extent(info.loops[0]), blocks // vectors,
+                                            const_extent(info.loops[2])], ctx)  # fmt: skip
+    sch.unroll(x1)
+    sch.unroll(oc1)
+    sch.vectorize(ob)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
+
+
+def _depthwise(
+    sch: Schedule, info: BlockInfo, conv: BlockedConv, block: int, width: int, ctx: RuleContext
+) -> list[str]:
+    tx = ctx.knob("conv.tile", (1, pixel_tile(width, 1, ctx)))[1]
+    c = sch.get_block(info.name)
+    n, oc, y, x, ob, *red = sch.get_loops(c)
+    index = [r.buffer for r in info.block.reads].index(conv.k_load.buffer)
+    packed = sch.cache_read(c, index, "global")
+    sch.transform_layout(
+        packed, ("write", 0), lambda o, i, r, s: (o // block, i, r, s, o % block)
+    )
+    sch.annotate(packed, PREPACK, f"oihw:{block}")
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    x0, x1 = sch.split(x, [None, tx])
+    sch.reorder(n, oc, y, x0, *red, x1, ob)
+    sch.reverse_compute_at(acc, x0)
+    init = sch.decompose_reduction(c, red[0])
+    outer = sch.fuse(n, oc) if const_extent(info.loops[0]) == 1 else oc
+    sch.parallel(outer)
+    pad = _padding_block(sch, c, conv.x_load.buffer)
+    if pad is not None:
+        sch.compute_at(pad, outer)
+        sch.vectorize(sch.get_loops(pad)[-1])
+        taken.append(sch.get(pad).name_hint)
+    sch.unroll(x1)
+    sch.vectorize(ob)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    ploops = sch.get_loops(packed)
+    sch.vectorize(ploops[-1])
+    return taken
+
+
+def pixel_tile(width: int, vectors: int, ctx: RuleContext) -> int:
+    """Pixels of one row in a register tile of `vectors` accumulators each.
+
+    The accumulators fit the register file (all but 8 registers, which hold the operands;
+    a whole row may take all but 4: 1x1 and 3x3 convs at width 14 ran as fast with 28
+    accumulators as with 14), and number at least 8 where they can (the FMA latency);
+    among those sizes the one wasting the fewest computed columns (the last tile of a row
+    is guarded), then the largest.
+
+    Example:
+        >>> [pixel_tile(w, 2, RuleContext(lanes=16)) for w in (56, 28, 14, 7, 55, 13, 27)]
+        [8, 7, 14, 7, 11, 13, 9]
+    """
+    registers = ctx.vector_registers
+    if width * vectors <= registers - 4:
+        return width
+    limit = max(1, (registers - 8) // vectors)
+    least = min(limit, -(-8 // vectors))
+
+    def waste(t: int) -> float:
+        return -(-width // t) * t / width
+
+    return min(range(least, limit + 1), key=lambda t: (waste(t), -t))
+
+
+def _padding_block(sch: Schedule, conv_block: BlockRV, data: Buffer) -> BlockRV | None:
+    """The block that writes the (padded) `data` the conv reads, if the function has one."""
+    for rv in sch.get_producers(conv_block):
+        if data in {r.buffer for r in sch.get(rv).writes}:
+            return rv
+    return None
+
+
+def _product(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
+    """The two loads multiplied in ``Y[...] = Y[...] + A[...] * B[...]``, else None."""
+    store = info.store
+    if store is None or not info.is_reduction or not info.trivial_binding():
+        return None
+    if len(info.loops) < 7 or info.loop_kinds[:5] != ["S"] * 5:
+        return None
+    if any(kind != "R" for kind in info.loop_kinds[5:]):
+        return None
+    value = store.value
+    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
+        return None
+    acc, prod = value.a, strip_casts(value.b)
+    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
+        return None
+    out = store.indices
+    if len(set(out)) != 5 or not all(isinstance(v, Var) for v in out):
+        return None
+    if any(a is not b for a, b in zip(acc.indices, out)):
+        return None
+    if [info.iter_var(lp) for lp in info.loops[:5]] != list(out):
+        return None
+    lhs, rhs = strip_casts(prod.a), strip_casts(prod.b)
+    if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
+        return None
+    return lhs, rhs
+
+
+def _reads(load: BufferLoad, var: Var) -> bool:
+    return any(var in used_vars(i) for i in load.indices)
+
+
+def _out_blocks_per_group(channel: PrimExpr, oc: Var, blocks: int | None) -> int | None:
+    """How many output channel blocks share an input group: all of them when `X`'s
+    channel block does not depend on `oc`, `c` when it reads `oc` only as ``oc // c``."""
+    if blocks is None:
+        return None
+    uses, divisors = [0], set()
+
+    def visit(node: object) -> None:
+        if node is oc:
+            uses[0] += 1
+        elif isinstance(node, FloorDiv) and node.a is oc and isinstance(node.b, IntImm):
+            divisors.add(int(node.b.value))
+
+    post_order_visit(channel, visit)
+    if uses[0] == 0:
+        return blocks
+    if uses[0] == 1 and len(divisors) == 1:
+        return next(iter(divisors))
+    return None
