@@ -272,3 +272,47 @@ def test_reshape_to_and_from_scalars():
     a, b = np.asarray(rand((1,))[0]), rand((1, 1))
     check([x], topi.reshape(x, (1,)), [a], a.reshape(1))
     check([y], topi.reshape(y, ()), [b], b.reshape(()))
+
+
+_GUARDED_CONCAT = r"""
+import ctypes, mmap, numpy as np, unity
+from unity import te, topi
+from unity.schedule.default import schedule_primfunc
+
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PAGE = mmap.PAGESIZE
+keep = []
+
+def guarded(shape):
+    # a float32 array with an unreadable page right before and after it
+    size = int(np.prod(shape)) * 4
+    pages = -(-size // PAGE)
+    region = mmap.mmap(-1, (pages + 2) * PAGE)
+    keep.append(region)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    for at in (base, base + (pages + 1) * PAGE):
+        assert libc.mprotect(at, PAGE, 0) == 0
+    start = base + PAGE + pages * PAGE - size  # ends at the guard page
+    buf = (ctypes.c_char * size).from_address(start)
+    return np.frombuffer(buf, dtype=np.float32).reshape(shape)
+
+a_t, b_t = te.placeholder((1, 64, 9, 9), name="a"), te.placeholder((1, 48, 9, 9), name="b")
+func = te.create_prim_func([a_t, b_t, topi.concatenate([a_t, b_t], 1)])
+lib = unity.build(schedule_primfunc(func))
+a, b, out = guarded((1, 64, 9, 9)), guarded((1, 48, 9, 9)), guarded((1, 112, 9, 9))
+a[...] = 1.0
+b[...] = 2.0
+lib["main"](a, b, out)
+assert (out[:, :64] == 1).all() and (out[:, 64:] == 2).all()
+"""
+
+
+def test_concat_reads_only_inside_its_inputs():
+    # a vector loop evaluates both sides of the select: each load must stay in its tensor
+    # (it read 64 channels before `b` and crashed SqueezeNet's process when that was unmapped)
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _GUARDED_CONCAT], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -108,8 +108,12 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
     def body(*i: PrimExpr) -> PrimExpr:
         def load(k: int) -> PrimExpr:
+            # `select` evaluates both branches (a vector loop loads both): each load is
+            # clamped into its own tensor, as padding clamps its loads
             idx = list(i)
-            idx[axis] = i[axis] - offsets[k] if const_int(offsets[k]) != 0 else i[axis]
+            j = i[axis] - offsets[k] if const_int(offsets[k]) != 0 else i[axis]
+            last = tensors[k].shape[axis] - 1
+            idx[axis] = tir.max(tir.min(j, last), const(0, j.dtype))
             return tensors[k][tuple(idx)]
 
         out = load(len(tensors) - 1)
