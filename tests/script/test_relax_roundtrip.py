@@ -361,6 +361,20 @@ def test_printed_attrs_form_and_builder_keywords_build_the_same_call():
     assert a.struct_info.shape == (1, 4, 4, 4)
 
 
+def test_blocked_layout_attrs_round_trip():
+    @R.function
+    def f(x: R.Tensor(("n", 2, 8, 8, 16), "float32"), w: R.Tensor((32, 32, 3, 3), "float32")):
+        c = R.nn.conv2d(x, w, padding=1, data_layout="NCHW16c", kernel_layout="OIHW")
+        m = R.nn.max_pool2d(c, 2, layout="NCHW16c")
+        a = R.nn.avg_pool2d(m, 3, strides=1, padding=1, layout="NCHW16c")
+        return R.nn.adaptive_avg_pool2d(a, output_size=1, layout="NCHW16c")
+
+    parsed = roundtrip(f)
+    layouts = [b.value.attrs for b in parsed.body.blocks[0].bindings]
+    assert layouts[0].data_layout == "NCHW16c" and {a.layout for a in layouts[1:]} == {"NCHW16c"}
+    assert parsed.ret_struct_info.shape[1:] == (2, 1, 1, 16)
+
+
 MODULES = [
     "unity.script.relax", "unity.script.parser.relax_specs", "unity.script.parser.relax_expr",
     "unity.script.parser.relax_function", "unity.script.parser.relax_check", "unity.relax.printer",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
-    AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, DeadCodeElimination,
+    AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, DeadCodeElimination,
     DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps,
     FuseTIR, KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
@@ -35,6 +35,10 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             DecomposeOpsForInference(),  # batch_norm -> scale and shift
             FoldConstant(),  # ops on constants -> constants
             FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
+        ]
+        if not _is_cuda(target):
+            passes.append(AlterConvLayout(_vector_lanes(target)))  # convs on NCHW16c data
+        passes += [
             EliminateCommonSubexpr(),  # identical bindings -> one
             CanonicalizeBindings(),  # `y = x` aliases -> x
             DeadCodeElimination(),  # unused bindings and functions dropped
@@ -80,6 +84,13 @@ def get_pipeline(name: str = "default", opt_level: int = 2, target: object = Non
     if target is None:
         return _PIPELINES[name](opt_level)
     return _PIPELINES[name](opt_level, target)
+
+
+def _vector_lanes(target: object) -> int:
+    """float32 lanes of the CPU target's vectors (16 with AVX-512, 8 with AVX2)."""
+    from unity.schedule.default.analysis import RuleContext
+
+    return RuleContext.for_target(target).lanes
 
 
 def _is_cuda(target: object) -> bool:

@@ -3,7 +3,7 @@
 import pytest
 
 from unity.ir.diagnostics import DiagnosticError
-from unity.relax import TupleStructInfo, op, sym
+from unity.relax import TensorStructInfo, TupleStructInfo, Var, op, sym
 
 from .helpers import infer, shape_of, tensor
 
@@ -61,6 +61,65 @@ def test_pooling():
     assert shape_of(nn.adaptive_avg_pool2d(x, 1)) == ("n", "3", "1", "1")
     with pytest.raises(DiagnosticError, match="max_pool2d expects a 4-D input, got rank 2"):
         infer(nn.max_pool2d(tensor("z", (2, 2)), 2))
+
+
+def test_conv2d_blocked_data_takes_an_oihw_kernel_and_gives_blocked_output():
+    x = tensor("x", ("n", 2, 9, 9, 16))  # NCHW16c of (n, 32, 9, 9)
+    assert shape_of(nn.conv2d(x, tensor("w", (64, 32, 3, 3)), strides=2, padding=1,
+                              data_layout="NCHW16c")) == ("n", "4", "5", "5", "16")  # fmt: skip
+    grouped = nn.conv2d(x, tensor("w", (32, 16, 1, 1)), groups=2, data_layout="NCHW16c")
+    assert shape_of(grouped) == ("n", "2", "9", "9", "16")
+    depthwise = nn.conv2d(x, tensor("w", (32, 1, 3, 3)), groups=32, data_layout="NCHW16c")
+    assert shape_of(depthwise) == ("n", "2", "7", "7", "16")
+    unknown = infer(nn.conv2d(Var("u", TensorStructInfo(None, "float32", 5)),
+                              tensor("w", (16, 16, 1, 1)), data_layout="NCHW16c"))  # fmt: skip
+    assert unknown.ndim == 5 and unknown.shape is None
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "groups", "kernel_layout", "message"),
+    [(("n", 2, 8, 8, 16), (24, 32, 1, 1), 1, "OIHW",
+      "conv2d expects output channels \\(24\\) divisible by the block 16"),
+     (("n", 2, 8, 8, 16), (32, 8, 1, 1), 4, "OIHW",
+      "conv2d with groups=4 expects C/groups \\(8\\) and O/groups \\(8\\) divisible by the "
+      "block 16, or a depthwise conv \\(groups = C = O\\)"),
+     (("n", 2, 8, 8, 16), (1, 1, 32, 32), 1, "HWIO",
+      'conv2d takes kernel_layout "OIHW" with data_layout "NCHW16c", got "HWIO"'),
+     (("n", 32, 8, 8), (32, 32, 1, 1), 1, "OIHW",
+      'conv2d expects 5-D data \\(N, C/16, H, W, 16\\) for data_layout "NCHW16c", got rank 4'),
+     (("n", 4, 8, 8, 8), (32, 32, 1, 1), 1, "OIHW",
+      'expects data \\(N, C/16, H, W, 16\\) for data_layout "NCHW16c", got \\(n, 4, 8, 8, 8\\)'),
+     (("n", 2, 8, 8, 16), (32, 16, 1, 1), 1, "OIHW",
+      "data channels 32 = weight in-channels 16 \\* groups 1")],
+)  # fmt: skip
+def test_conv2d_blocked_errors(x_shape, w_shape, groups, kernel_layout, message):
+    call = nn.conv2d(tensor("x", x_shape), tensor("w", w_shape), groups=groups,
+                     data_layout="NCHW16c", kernel_layout=kernel_layout)  # fmt: skip
+    with pytest.raises(DiagnosticError, match=message):
+        infer(call)
+
+
+def test_conv2d_transpose_refuses_a_blocked_layout():
+    call = nn.conv2d_transpose(tensor("x", (1, 2, 4, 4, 8)), tensor("w", (16, 8, 3, 3)),
+                               data_layout="NCHW8c")  # fmt: skip
+    message = 'conv2d_transpose does not take the blocked layout "NCHW8c"'
+    with pytest.raises(DiagnosticError, match=message):
+        infer(call)
+
+
+def test_pooling_blocked_pools_axes_2_and_3():
+    x = tensor("x", ("n", 2, 9, 9, 16))
+    pooled = ("n", "2", "5", "5", "16")
+    assert shape_of(nn.max_pool2d(x, 3, 2, padding=1, layout="NCHW16c")) == pooled
+    assert shape_of(nn.avg_pool2d(x, 2, ceil_mode=True, layout="NCHW16c")) == pooled
+    assert shape_of(nn.adaptive_avg_pool2d(x, 1, layout="NCHW16c")) == ("n", "2", "1", "1", "16")
+    unknown = Var("u", TensorStructInfo(None, "float32", 5))
+    assert infer(nn.max_pool2d(unknown, 2, layout="NCHW8c")).ndim == 5
+    with pytest.raises(DiagnosticError, match="max_pool2d expects a 5-D input, got rank 4"):
+        infer(nn.max_pool2d(tensor("y", (1, 32, 4, 4)), 2, layout="NCHW16c"))
+    message = 'expects \\(N, C/16, H, W, 16\\) for layout "NCHW16c", got \\(1, 2, 4, 4, 8\\)'
+    with pytest.raises(DiagnosticError, match=message):
+        infer(nn.avg_pool2d(tensor("y", (1, 2, 4, 4, 8)), 2, layout="NCHW16c"))
 
 
 def test_activations_and_softmax():

@@ -79,9 +79,10 @@ def test_constant_weights_are_packed_at_compile_time():
     assert len(packed) == 2
     assert not [n for n in names if n + "_prepacked" in names]  # the unpacked kernels are gone
     conv = next(f for n, f in names.items() if "conv2d" in n)
-    blocks, c, r, s, tile = (int(d.value) for d in conv.params[1].shape)  # [O/t, C, R, S, t]
+    # the conv runs on channel-blocked data: [O/t, C/b, R, S, b, t]
+    blocks, cb, r, s, b, tile = (int(d.value) for d in conv.params[1].shape)
     lanes = RuleContext.for_target().lanes
-    assert (c, r, s) == (16, 3, 3) and blocks * tile == 32
+    assert (cb * b, r, s, b) == (16, 3, 3, lanes) and blocks * tile == 32
     assert tile == min(32, 2 * lanes)  # two vectors of output channels per register tile
     vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
     a = rng.standard_normal((1, 16, 10, 10), dtype=np.float32)

@@ -484,3 +484,25 @@ def test_resize_and_shape_to_tensor():
     out = np.zeros(2, "int64")
     tir.interpret(after[call.args[0]], out, 5)
     np.testing.assert_array_equal(out, [10, 3])
+
+
+def test_blocked_conv_and_pools_legalize_to_5d_prim_funcs():
+    from unity.topi.testing import adaptive_avg_pool2d_python, conv2d_python, to_blocked
+
+    x, w = tensor("x", ("n", 2, 5, 5, 4)), tensor("w", (8, 8, 3, 3))  # NCHW4c of (n, 8, 5, 5)
+    bb = BlockBuilder()
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            c = bb.emit(op.nn.conv2d(x, w, padding=1, data_layout="NCHW4c"))
+            p = bb.emit(op.nn.max_pool2d(c, 2, 1, layout="NCHW4c"))
+            q = bb.emit(op.nn.avg_pool2d(p, 3, 1, 1, layout="NCHW4c"))
+            out = bb.emit_output(op.nn.adaptive_avg_pool2d(q, (2, 1), layout="NCHW4c"))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    xa, wa = rand((2, 8, 5, 5)), rand((8, 8, 3, 3))
+    conv = conv2d_python(xa, wa, padding=(1, 1, 1, 1))
+    pooled = pool2d_python(conv, (2, 2), (1, 1), "max")
+    avg = pool2d_python(pooled, (3, 3), (1, 1), "avg", (1, 1, 1, 1))
+    want = to_blocked(adaptive_avg_pool2d_python(avg, (2, 1)), 4)
+    after = legalize_and_check(mod, [to_blocked(xa, 4), wa], want, rtol=1e-4, atol=1e-4)
+    assert after["main"].ret_struct_info.shape[1:] == (2, 2, 1, 4)

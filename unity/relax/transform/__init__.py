@@ -6,6 +6,7 @@ Example:
     'Normalize'
 """
 
+from unity.relax.transform.alter_conv_layout import AlterConvLayout
 from unity.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
 from unity.relax.transform.bind_params import BindParams
 from unity.relax.transform.bind_symbolic_vars import BindSymbolicVars
@@ -31,6 +32,7 @@ from unity.relax.transform.to_mixed_precision import ToMixedPrecision
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
 
 __all__ = [
+    "AlterConvLayout",
     "AnnotateTIROpPattern",
     "BindParams",
     "BindSymbolicVars",

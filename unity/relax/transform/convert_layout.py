@@ -34,7 +34,14 @@ only where a value must change layout: before the first converted op, before an 
 without a layout rule, and where a value leaves a dataflow block or the function.
 Broadcast operands of lower rank are expanded and permuted (constants become a
 `permute_dims` of a reshaped constant, which `FoldConstant` folds), as are constant
-weights. Layouts are permutations only (no blocked layouts such as ``NCHW8c``).
+weights.
+
+A desired data layout may also be channel-blocked, ``{"relax.nn.conv2d": ["NCHW16c", "OIHW"]}``
+(rules in `blocked_layout_rules.py`): an NCHW value ``x`` (N, C, H, W) is blocked by
+``R.permute_dims(R.reshape(x, (N, C/16, 16, H, W)), axes=[0, 1, 3, 4, 2])`` and unblocked by
+``R.reshape(R.permute_dims(y, axes=[0, 1, 4, 2, 3]), (N, C, H, W))`` (a single reshape where
+H and W are 1); constants are blocked with numpy.  A conv whose channels or groups do not fit
+the block keeps its original layout.
 """
 
 from __future__ import annotations
@@ -65,9 +72,15 @@ from unity.relax.expr import (
     VarBinding,
 )  # fmt: skip
 from unity.relax.expr_functor import ExprMutator, ExprVisitor
-from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
+from unity.relax.struct_info import Dim, TensorStructInfo, TupleStructInfo, as_dim
+from unity.relax.transform.blocked_layout_rules import (
+    decide_blocked_layout,
+    desired_block,
+    wants_blocked,
+)  # fmt: skip
 from unity.relax.transform.layout_rules import (
     ANCHORS,
+    Blocked,
     Decision,
     Layout,
     Perm,
@@ -100,7 +113,7 @@ class ConvertLayout(ModulePass):
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Convert every relax function of `mod` that calls an op of the table."""
         table: dict[Op, tuple[str, ...]] = self.desired_layouts  # type: ignore[assignment]  # post-init
-        return mod.map_functions(Function, lambda f: _convert(mod, f, table))
+        return mod.map_functions(Function, lambda f: convert_function_layout(mod, f, table))
 
 
 def _as_op(key: Op | str) -> Op:
@@ -118,13 +131,33 @@ def _check_layouts(o: Op, layouts: tuple[str, ...]) -> None:
         raise ValueError(f"ConvertLayout: {o.name} takes no desired layout; ops that do: {names}")
     if not layouts:
         raise ValueError(f"ConvertLayout: no layout given for {o.name}")
+    if desired_block(layouts) is not None:
+        _check_blocked(o, layouts)
+        return
     perm_between("NCHW", layouts[0])  # raises when the letters are wrong
     if len(layouts) > 1 and layouts[1] != "default":
         kernel = "IOHW" if o is op.nn.conv2d_transpose else "OIHW"
         perm_between(kernel, layouts[1])
 
 
-def _convert(mod: IRModule, func: Function, table: dict[Op, tuple[str, ...]]) -> Function:
+def _check_blocked(o: Op, layouts: tuple[str, ...]) -> None:
+    if o is op.nn.conv2d_transpose:
+        raise ValueError(f"ConvertLayout: {o.name} takes no blocked layout ({layouts[0]!r})")
+    if len(layouts) > 1 and layouts[1] not in ("OIHW", "default"):
+        msg = f"{o.name} in {layouts[0]!r} takes an 'OIHW' kernel, not {layouts[1]!r}"
+        raise ValueError(f"ConvertLayout: {msg}")
+
+
+def convert_function_layout(
+    mod: IRModule, func: Function, table: dict[Op, tuple[str, ...]]
+) -> Function:
+    """`func` (of `mod`) with the ops of `table` in their desired layouts: what
+    `ConvertLayout` does to each function (`table` as its normalized `desired_layouts`).
+
+    Example:
+        >>> table = {op.nn.conv2d: ("NHWC", "OHWI")}
+        >>> convert_function_layout(mod, mod["main"], table)  # doctest: +SKIP
+    """
     if not _calls_any(func, table):
         return func
     return _Converter(mod, table).visit_expr(func)
@@ -217,7 +250,9 @@ class _Converter(ExprMutator):
         if not isinstance(value, Call) or not isinstance(value.op, Op):
             return None
         layouts = [self._layout_of(a) for a in value.args]
-        decision = decide_layout(value, layouts, self.table.get(value.op))
+        desired = self.table.get(value.op)
+        decide = decide_blocked_layout if wants_blocked(layouts, desired) else decide_layout
+        decision = decide(value, layouts, desired)
         if decision is None:
             return None
         return self._apply(value, decision), decision.out
@@ -283,7 +318,7 @@ class _Converter(ExprMutator):
     def _as_layout(self, expr: Expr, layout: Layout) -> Expr:
         """`expr` (an original-program value) held in `layout`, emitting permutes once."""
         layout = normalize(layout)
-        if isinstance(expr, Tuple) and not isinstance(layout, tuple):
+        if isinstance(expr, Tuple) and (layout is None or isinstance(layout, TupleLayout)):
             wanted = layout.fields if layout else (None,) * len(expr.fields)
             fields = tuple(self._as_layout(f, w) for f, w in zip(expr.fields, wanted, strict=True))
             same = all(a is b for a, b in zip(fields, expr.fields, strict=True))
@@ -313,6 +348,8 @@ class _Converter(ExprMutator):
 
     def _broadcast(self, expr: Expr, layout: Layout) -> Expr:
         """A lower-rank operand (or a constant) broadcast against a tensor held in `layout`."""
+        if isinstance(layout, Blocked):
+            return self._broadcast_blocked(expr, layout)
         assert isinstance(layout, tuple)
         base = self._as_layout(expr, None) if isinstance(expr, Var) else expr
         sinfo = base.struct_info_
@@ -343,11 +380,64 @@ class _Converter(ExprMutator):
             parts = enumerate(zip(items, cur, want, strict=True))
             fields = [self._convert(it, c, w, f"{hint}_{i}") for i, (it, c, w) in parts]
             return self._emit(Tuple(tuple(fields)), hint)
+        if isinstance(current, Blocked) or isinstance(wanted, Blocked):
+            return self._convert_blocked(held, current, wanted, hint)
         width = sinfo.ndim if isinstance(sinfo, TensorStructInfo) else _width(current)
         q = current if isinstance(current, tuple) else tuple(range(width))
         p = wanted if isinstance(wanted, tuple) else tuple(range(width))
         axes = tuple(q.index(a) for a in p)
         return self._emit(op.permute_dims(held, list(axes)), f"{hint}_{_digits(p)}")
+
+    # -- channel-blocked values ----------------------------------------------------------
+
+    def _broadcast_blocked(self, expr: Expr, layout: Blocked) -> Expr:
+        """An operand broadcast against a blocked tensor: (C, 1, 1) -> (1, C/b, 1, 1, b)."""
+        base = self._as_layout(expr, None) if isinstance(expr, Var) else expr
+        shape = _dims(base)
+        if all(d == 1 for d in shape):
+            return base  # a scalar-like operand broadcasts the same in any layout
+        padded = (as_dim(1),) * (layout.ndim - len(shape)) + shape
+        if isinstance(base, Constant):
+            data = base.data.reshape(tuple(int(d) for d in padded))
+            held: Expr = Constant(_blocked_array(data, layout.block))
+        else:
+            held = self._block(base, padded, layout.block, _hint(base))
+        self.versions[(id(expr), layout)] = held
+        self.keep.append(expr)
+        return held
+
+    def _convert_blocked(self, held: Expr, current: Layout, wanted: Layout, hint: str) -> Expr:
+        """Convert between layouts of which one is blocked, through the original layout."""
+        if isinstance(current, Blocked):
+            held, current = self._unblock(held, current, hint), None
+        elif current is not None:
+            held, current = self._convert(held, current, None, hint), None
+        if isinstance(wanted, Blocked):
+            return self._block(held, _dims(held), wanted.block, hint)
+        return self._convert(held, None, wanted, hint)
+
+    def _block(self, value: Expr, shape: tuple[Dim, ...], block: int, hint: str) -> Var:
+        """`value`, of `shape` (N, C, *rest) up to a reshape, as (N, C/block, *rest, block)."""
+        n, c, *rest = shape
+        if c == 1:  # no channel extent: broadcasts over the blocks and the lanes
+            return self._emit(op.reshape(value, (n, c, *rest, 1)), f"{hint}_{block}c")
+        blocks = as_dim(int(c) // block)
+        if all(d == 1 for d in rest):  # nothing between the channels and the lanes
+            return self._emit(op.reshape(value, (n, blocks, *rest, block)), f"{hint}_{block}c")
+        split = self._emit(op.reshape(value, (n, blocks, block, *rest)), f"{hint}_split")
+        axes = [0, 1, *range(3, len(shape) + 1), 2]
+        return self._emit(op.permute_dims(split, axes), f"{hint}_{block}c")
+
+    def _unblock(self, held: Expr, layout: Blocked, hint: str) -> Var:
+        """`held` (N, C/b, *rest, b) back as (N, C, *rest)."""
+        n, blocks, *rest, lanes = _dims(held)
+        shape = (n, blocks * lanes, *rest)
+        name = f"{hint}_{_digits(tuple(range(layout.ndim)))}"
+        if all(d == 1 for d in rest):
+            return self._emit(op.reshape(held, shape), name)
+        axes = [0, 1, layout.ndim, *range(2, layout.ndim)]
+        merged = self._emit(op.permute_dims(held, axes), f"{hint}_merge")
+        return self._emit(op.reshape(merged, shape), name)
 
     def _emit(self, value: Expr, hint: str) -> Var:
         value = self.refresh(value)
@@ -357,7 +447,24 @@ class _Converter(ExprMutator):
 
 
 def _width(layout: Layout) -> int:
+    if isinstance(layout, Blocked):
+        return layout.ndim
     return len(layout) if isinstance(layout, tuple) else -1
+
+
+def _dims(expr: Expr) -> tuple[Dim, ...]:
+    sinfo = expr.struct_info_
+    assert isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None, "rules check shapes"
+    return tuple(sinfo.shape)
+
+
+def _blocked_array(data: np.ndarray, block: int) -> np.ndarray:
+    """`data` (N, C, *rest) as (N, C/block, *rest, block), or (N, 1, *rest, 1) when C is 1."""
+    n, c, *rest = data.shape
+    if c == 1:
+        return np.ascontiguousarray(data.reshape(*data.shape, 1))
+    split = data.reshape(n, c // block, block, *rest)
+    return np.ascontiguousarray(np.moveaxis(split, 2, -1))
 
 
 def _digits(perm: Perm) -> str:

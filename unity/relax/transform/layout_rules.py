@@ -1,15 +1,17 @@
 """Per-op layout rules for `ConvertLayout`: how each op family follows a permuted input.
 
-A tensor's layout is a *permutation relative to its original value*: perm ``p`` means
-the tensor now held is ``permute_dims(original, p)`` (``None`` = the original layout).
-A rule sees the call (with its original arguments) and the current perms of those
-arguments, and returns a `Decision`: the perm each argument must be converted to,
-the perm of the result, and the new attrs. ``None`` means "no rule": the pass then
-feeds the op its arguments in their original layouts.
+A tensor's layout is relative to its original value: a *permutation* ``p`` means the
+tensor now held is ``permute_dims(original, p)``; a `Blocked` layout means axis 1 of the
+original (the channels) is split into blocks with the lanes moved last ("NCHW16c"); ``None``
+is the original layout.  A rule sees the call (with its original arguments) and the current
+layouts of those arguments, and returns a `Decision`: the layout each argument must be
+converted to, the layout of the result, and the new attrs. ``None`` means "no rule": the
+pass then feeds the op its arguments in their original layouts.
 
-Anchors (conv2d, pooling) take their layout from the desired-layout table; every
-other rule only *follows* the layout of its inputs, so an op whose inputs are all
-in their original layout never changes.
+The rules here handle permutations; `blocked_layout_rules.py` has those for blocked
+layouts.  Anchors (conv2d, pooling) take their layout from the desired-layout table; every
+other rule only *follows* the layout of its inputs, so an op whose inputs are all in their
+original layout never changes.
 
 Example:
     >>> decide_layout(op.nn.relu(x), [(0, 2, 3, 1)], None).out  # doctest: +SKIP
@@ -25,10 +27,27 @@ from dataclasses import dataclass
 from unity.ir.op import Op
 from unity.relax import op
 from unity.relax.expr import Attrs, Call
-from unity.relax.struct_info import TensorStructInfo
+from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
 
 Perm = tuple[int, ...]
 """``permute_dims`` axes that take the original tensor to the one now held."""
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Axis 1 (the channels) of the original value split into blocks of `block` lanes, which
+    move last: ``held[n, c // block, *rest, c % block] == original[n, c, *rest]``.
+
+    An NCHW value in ``Blocked(16)`` is held as "NCHW16c", shape (N, C/16, H, W, 16);
+    `ndim` is the rank of the original value (a reduction over H and W may leave 2).
+
+    Example:
+        >>> Blocked(16).block, Blocked(16).ndim
+        (16, 4)
+    """
+
+    block: int
+    ndim: int = 4
 
 
 @dataclass(frozen=True)
@@ -41,11 +60,12 @@ class TupleLayout:
         True
     """
 
-    fields: tuple[Perm | TupleLayout | None, ...]
+    fields: tuple[Perm | Blocked | TupleLayout | None, ...]
 
 
-Layout = Perm | TupleLayout | None
-"""What a value's layout can be: a tensor perm, per-field layouts, or the original."""
+Layout = Perm | Blocked | TupleLayout | None
+"""What a value's layout can be: a tensor perm, a channel-blocked tensor, per-field layouts,
+or the original."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,8 @@ def normalize(perm: Layout) -> Layout:
     if isinstance(perm, TupleLayout):
         fields = tuple(normalize(f) for f in perm.fields)
         return None if all(f is None for f in fields) else TupleLayout(fields)
+    if isinstance(perm, Blocked):
+        return perm
     if perm is None or perm == tuple(range(len(perm))):
         return None
     return perm
@@ -101,8 +123,14 @@ def perm_between(src: str, dst: str) -> Perm:
     return tuple(src.index(c) for c in dst)
 
 
-def _with(attrs: Attrs | None, **changes: object) -> Attrs:
-    """`attrs` with `changes` (every rule's attrs class is a dataclass with those fields)."""
+def with_attrs(attrs: Attrs | None, **changes: object) -> Attrs:
+    """`attrs` with `changes` (every rule's attrs class is a dataclass with those fields).
+
+    Example:
+        >>> from unity.relax.op.statistical import ReduceAttrs
+        >>> with_attrs(ReduceAttrs((1,), False), keepdims=True)
+        ReduceAttrs(axis=(1,), keepdims=True)
+    """
     return dataclasses.replace(attrs, **changes)  # type: ignore[arg-type, type-var]  # see above
 
 
@@ -126,7 +154,7 @@ def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
         kernel = desired[1]
     p = normalize(perm_between(attrs.data_layout, data))  # type: ignore[union-attr]
     pk = normalize(perm_between(attrs.kernel_layout, kernel))  # type: ignore[union-attr]
-    new = _with(attrs, data_layout=data, kernel_layout=kernel)
+    new = with_attrs(attrs, data_layout=data, kernel_layout=kernel)
     return Decision((p, pk), p, new)
 
 
@@ -136,7 +164,7 @@ def _pool(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     p = perm_between(layout, desired[0]) if desired else layouts[0]
     if not isinstance(p, tuple) or len(p) != 4:
         return None
-    new = _with(attrs, layout="".join(layout[i] for i in p))
+    new = with_attrs(attrs, layout="".join(layout[i] for i in p))
     return Decision((normalize(p),), normalize(p), new)
 
 
@@ -168,7 +196,7 @@ def _reduce(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     if attrs.axis is None:  # type: ignore[union-attr]
         return Decision((p,), p if attrs.keepdims else None, attrs)  # type: ignore[union-attr]
     axes = {a % len(p) for a in attrs.axis}  # type: ignore[union-attr]
-    new = _with(attrs, axis=tuple(sorted(p.index(a) for a in axes)))
+    new = with_attrs(attrs, axis=tuple(sorted(p.index(a) for a in axes)))
     if attrs.keepdims:  # type: ignore[union-attr]
         return Decision((p,), p, new)
     kept = [a for a in range(len(p)) if a not in axes]  # original axes left, in original order
@@ -180,7 +208,7 @@ def _axis(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     p = layouts[0]
     if not isinstance(p, tuple):
         return None
-    new = _with(call.attrs, axis=_position(p, call.attrs.axis))
+    new = with_attrs(call.attrs, axis=_position(p, call.attrs.axis))
     return Decision((p,), p, new)
 
 
@@ -188,7 +216,7 @@ def _batch_norm(call: Call, layouts: Layouts, desired: Desired) -> Decision | No
     p = layouts[0]
     if not isinstance(p, tuple):
         return None
-    new = _with(call.attrs, axis=_position(p, call.attrs.axis))
+    new = with_attrs(call.attrs, axis=_position(p, call.attrs.axis))
     return Decision((p, None, None, None, None), TupleLayout((p, None, None)), new)
 
 
@@ -198,7 +226,7 @@ def _layer_norm(call: Call, layouts: Layouts, desired: Desired) -> Decision | No
         return None
     # gamma/beta are indexed in the order of `axes`, so mapping each axis keeps their shape
     axes = tuple(_position(p, a) for a in call.attrs.axes)  # type: ignore[union-attr]
-    return Decision((p, None, None), p, _with(call.attrs, axes=axes))
+    return Decision((p, None, None), p, with_attrs(call.attrs, axes=axes))
 
 
 def _concat(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
@@ -212,7 +240,7 @@ def _concat(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     arity = len(fields.fields)
     if any(_rank_of_field(call, i) != len(p) for i in range(arity)):
         return None
-    new = _with(call.attrs, axis=_position(p, call.attrs.axis))
+    new = with_attrs(call.attrs, axis=_position(p, call.attrs.axis))
     return Decision((TupleLayout((p,) * arity),), p, new)
 
 
@@ -222,14 +250,14 @@ def _pad(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
         return None
     widths = call.attrs.pad_width  # type: ignore[union-attr]  # PadAttrs
     new = tuple(w for a in p for w in (widths[2 * a], widths[2 * a + 1]))
-    return Decision((p,), p, _with(call.attrs, pad_width=new))
+    return Decision((p,), p, with_attrs(call.attrs, pad_width=new))
 
 
 def _split(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     p, sinfo = layouts[0], call.struct_info_
     if not isinstance(p, tuple) or not hasattr(sinfo, "fields"):
         return None
-    new = _with(call.attrs, axis=_position(p, call.attrs.axis))  # type: ignore[union-attr]
+    new = with_attrs(call.attrs, axis=_position(p, call.attrs.axis))  # type: ignore[union-attr]
     return Decision((p,), TupleLayout((p,) * len(sinfo.fields)), new)  # type: ignore[union-attr]
 
 
@@ -238,13 +266,13 @@ def _strided_slice(call: Call, layouts: Layouts, desired: Desired) -> Decision |
     if not isinstance(p, tuple):
         return None
     axes = tuple(_position(p, a) for a in call.attrs.axes)  # type: ignore[union-attr]
-    return Decision((p,), p, _with(call.attrs, axes=axes))
+    return Decision((p,), p, with_attrs(call.attrs, axes=axes))
 
 
 def _rank_of_field(call: Call, index: int) -> int:
-    field = call.args[0].fields[index]  # type: ignore[attr-defined]  # a Tuple literal
-    sinfo = field.struct_info_
-    return sinfo.ndim if isinstance(sinfo, TensorStructInfo) else -1
+    sinfo = call.args[0].struct_info_  # a tuple literal or a var bound to one
+    field = sinfo.fields[index] if isinstance(sinfo, TupleStructInfo) else None
+    return field.ndim if isinstance(field, TensorStructInfo) else -1
 
 
 ANCHORS: frozenset[Op] = frozenset({

@@ -64,7 +64,7 @@ def conv2d_blocked(
         padded, sh, sw = _subsample(padded, (sh, sw), (oh, ow)), 1, 1
     dtype = out_dtype or data.dtype
     ry, rx = te.reduce_axis((0, kh), name="ry"), te.reduce_axis((0, kw), name="rx")
-    shape = (n, const(const_int(o) // block), oh, ow, lanes)
+    shape = (n, const(const_int(o) // block, data.shape[1].dtype), oh, ow, lanes)
 
     if depthwise:
         def depthwise_body(nn: PrimExpr, oc: PrimExpr, y: PrimExpr, x: PrimExpr,

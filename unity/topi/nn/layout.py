@@ -103,3 +103,28 @@ def window_out(size: ExprLike, kernel: ExprLike, before: int, after: int, stride
         return const(span // stride + 1, size.dtype if isinstance(size, PrimExpr) else "int32")
     span = const(size) + (before + after - 1 + extra) - (const(kernel) - 1) * dilation
     return span // stride + 1
+
+
+def spatial_axes(layout: str) -> tuple[int, int]:
+    """Axes of H and W in a 4-letter `layout` or a channel-blocked one ("NCHW16c": 2 and 3).
+
+    Raises:
+        ValueError: the layout is neither 4 letters with H and W nor channel-blocked.
+
+    Example:
+        >>> spatial_axes("NHWC"), spatial_axes("NCHW16c")
+        ((1, 2), (2, 3))
+    """
+    blocked = blocked_layout(layout)
+    base = layout if blocked is None else blocked[0]
+    return axis_of(base, "H"), axis_of(base, "W")
+
+
+def layout_ndim(layout: str) -> int:
+    """The rank of a tensor in `layout`: 5 for a channel-blocked layout, else its letters.
+
+    Example:
+        >>> layout_ndim("NCHW"), layout_ndim("NCHW8c")
+        (4, 5)
+    """
+    return len(layout) if blocked_layout(layout) is None else 5

@@ -1,5 +1,6 @@
 """2-D pooling: `max_pool2d`, `avg_pool2d` (padding, ceil_mode, count_include_pad, dilation)
-and `adaptive_avg_pool2d`, in any layout with "H" and "W" letters ("NCHW", "NHWC").
+and `adaptive_avg_pool2d`, in any layout with "H" and "W" letters ("NCHW", "NHWC") or a
+channel-blocked one ("NCHW16c": 5-D (N, C/16, H, W, 16), pooled over axes 2 and 3).
 
 Example:
     >>> from unity import te
@@ -15,8 +16,16 @@ from collections.abc import Sequence
 from unity import te, tir
 from unity.te import Tensor
 from unity.tir.expr import ExprLike, PrimExpr, const
-from unity.topi.nn.layout import axis_of, padding4, pair, window_out
+from unity.topi.nn.layout import layout_ndim, padding4, pair, spatial_axes, window_out
 from unity.topi.utils import ceil_div, const_int
+
+
+def _spatial(x: Tensor, layout: str) -> tuple[int, int]:
+    """The H and W axes of `x` in `layout`, after checking its rank against the layout."""
+    if x.ndim != layout_ndim(layout):
+        raise ValueError(f"pool2d: layout {layout} takes {layout_ndim(layout)}-D input, "
+                         f"got {x.ndim}-D")  # fmt: skip
+    return spatial_axes(layout)
 
 
 def _window(x: Tensor, layout: str, pool_size: int | Sequence[int], strides: int | Sequence[int] | None,
@@ -26,7 +35,7 @@ def _window(x: Tensor, layout: str, pool_size: int | Sequence[int], strides: int
     (kh, kw) = pair(pool_size, "pool_size")
     (sh, sw) = (kh, kw) if strides is None else pair(strides, "strides")
     (dh, dw), (pt, pl, pb, pr) = pair(dilation, "dilation"), padding4(padding)
-    ah, aw = axis_of(layout, "H"), axis_of(layout, "W")
+    ah, aw = _spatial(x, layout)
     shape = list(x.shape)
     shape[ah] = window_out(x.shape[ah], kh, pt, pb, sh, dh, ceil_mode)
     shape[aw] = window_out(x.shape[aw], kw, pl, pr, sw, dw, ceil_mode)
@@ -127,7 +136,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int] | None = Non
         >>> [d.value for d in adaptive_avg_pool2d(x, 1).shape]
         [1, 2, 1, 1]
     """
-    ah, aw = axis_of(layout, "H"), axis_of(layout, "W")
+    ah, aw = _spatial(x, layout)
     sizes = (x.shape[ah], x.shape[aw]) if output_size is None else pair(output_size, "output_size")
     shape = list(x.shape)
     shape[ah], shape[aw] = (const(s, x.shape[a].dtype) if isinstance(s, int) else s

@@ -1,4 +1,5 @@
-"""`nn.conv2d` and `nn.conv2d_transpose` (NCHW/NHWC data, groups, dilation, padding).
+"""`nn.conv2d` and `nn.conv2d_transpose` (NCHW/NHWC data, groups, dilation, padding); conv2d
+also takes channel-blocked data ("NCHW16c": (N, C/16, H, W, 16)) with an OIHW kernel.
 
 Example:
     >>> from unity.relax.expr import Var
@@ -20,6 +21,7 @@ from unity.relax.expr import Attrs, Call, Expr
 from unity.relax.op.base import RelaxOp, fail, register_op, tensor_arg, unify_dtype
 from unity.relax.op.nn.layout import axis_of, conv_out_dim, padding4, pair
 from unity.relax.struct_info import StructInfo, TensorStructInfo, format_shape, prove_not_equal
+from unity.topi.nn.layout import blocked_layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,8 @@ class Conv2DAttrs(Attrs):
 
 
 def _dims(call: Call, sinfo: TensorStructInfo, layout: str, letters: str, what: str) -> list[sympy.Expr]:
+    if blocked_layout(layout) is not None:
+        raise fail(call, f"does not take the blocked layout \"{layout}\"")
     if sinfo.ndim != 4:
         raise fail(call, f"expects a 4-D {what}, got rank {sinfo.ndim}")
     assert sinfo.shape is not None
@@ -53,6 +57,35 @@ def _dims(call: Call, sinfo: TensorStructInfo, layout: str, letters: str, what: 
         return [sinfo.shape[axis_of(layout, c)] for c in letters]
     except ValueError as err:
         raise fail(call, str(err)) from None
+
+
+def _blocked_dims(call: Call, x: TensorStructInfo, attrs: Conv2DAttrs,
+                  block: int) -> list[sympy.Expr]:  # fmt: skip
+    """(N, C, H, W) of data in the blocked `attrs.data_layout`, after checking its shape."""
+    layout, kernel = attrs.data_layout, attrs.kernel_layout
+    if kernel != "OIHW":
+        raise fail(call, f'takes kernel_layout "OIHW" with data_layout "{layout}", got "{kernel}"')
+    wanted = f"(N, C/{block}, H, W, {block})"
+    if x.ndim != 5:
+        raise fail(call, f'expects 5-D data {wanted} for data_layout "{layout}", got rank {x.ndim}')
+    assert x.shape is not None
+    n, blocks, h, w, lanes = x.shape
+    if prove_not_equal(lanes, block) or not blocks.is_number:
+        shape = format_shape(x.shape)
+        raise fail(call, f'expects data {wanted} for data_layout "{layout}", got {shape}')
+    return [n, blocks * block, h, w]
+
+
+def _check_blocks(call: Call, c: sympy.Expr, o: sympy.Expr, groups: int, block: int) -> None:
+    """The output channels, and each group's channels, must be whole blocks (or depthwise)."""
+    if not o.is_number or int(o) % block:
+        raise fail(call, f"expects output channels ({o}) divisible by the block {block}")
+    if groups == 1 or int(c) == int(o) == groups:
+        return
+    ci, co = int(c) // groups, int(o) // groups
+    if ci % block or co % block:
+        msg = f"with groups={groups} expects C/groups ({ci}) and O/groups ({co}) divisible by"
+        raise fail(call, f"{msg} the block {block}, or a depthwise conv (groups = C = O)")
 
 
 def _check_divides(call: Call, dim: sympy.Expr, groups: int, what: str) -> None:
@@ -70,20 +103,29 @@ def _conv_common(call: Call) -> tuple[TensorStructInfo, TensorStructInfo, Conv2D
 
 def _result(attrs: Conv2DAttrs, n: sympy.Expr, c: sympy.Expr, h: sympy.Expr, w: sympy.Expr,
             dtype: str) -> TensorStructInfo:  # fmt: skip
+    blocked = blocked_layout(attrs.data_layout)
+    if blocked is not None:
+        return TensorStructInfo((n, c / blocked[1], h, w, blocked[1]), dtype)
     by_letter = {"N": n, "C": c, "H": h, "W": w}
     return TensorStructInfo(tuple(by_letter[ch] for ch in attrs.data_layout), dtype)
 
 
 def _infer_conv2d(call: Call) -> StructInfo:
     x, w, attrs, dtype = _conv_common(call)
+    blocked = blocked_layout(attrs.data_layout)
     if x.shape is None or w.shape is None:
-        return TensorStructInfo(None, dtype, 4)
-    n, c, h, wd = _dims(call, x, attrs.data_layout, "NCHW", "data")
+        return TensorStructInfo(None, dtype, 4 if blocked is None else 5)
+    if blocked is None:
+        n, c, h, wd = _dims(call, x, attrs.data_layout, "NCHW", "data")
+    else:
+        n, c, h, wd = _blocked_dims(call, x, attrs, blocked[1])
     o, i, kh, kw = _dims(call, w, attrs.kernel_layout, "OIHW", "weight")
     if prove_not_equal(c, i * attrs.groups):
         msg = f"expects data channels {c} = weight in-channels {i} * groups {attrs.groups}"
         raise fail(call, f"{msg} (data {format_shape(x.shape)}, weight {format_shape(w.shape)})")
     _check_divides(call, o, attrs.groups, "output channels")
+    if blocked is not None:
+        _check_blocks(call, c, o, attrs.groups, blocked[1])
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = attrs.strides, attrs.dilation, attrs.padding
     oh = conv_out_dim(h, kh, pt, pb, sh, dh)
     ow = conv_out_dim(wd, kw, pl, pr, sw, dw)
@@ -110,6 +152,10 @@ def conv2d(
     data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_dtype: str | None = None,
 ) -> Call:  # fmt: skip
     """2-D convolution; `kernel_layout` "OIHW" or "HWIO" etc. (weight in-channels = C / groups).
+
+    A channel-blocked `data_layout` ("NCHW16c") takes 5-D data (N, C/16, H, W, 16) and an
+    OIHW kernel, and gives (N, O/16, OH, OW, 16); O, and with groups C/groups and O/groups
+    (unless depthwise), must be multiples of the block.
 
     Example:
         >>> conv2d(x, w, strides=2).attrs.strides  # doctest: +SKIP

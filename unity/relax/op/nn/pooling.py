@@ -1,4 +1,5 @@
-"""`nn.max_pool2d`, `nn.avg_pool2d` and `nn.adaptive_avg_pool2d` (NCHW or NHWC).
+"""`nn.max_pool2d`, `nn.avg_pool2d` and `nn.adaptive_avg_pool2d` (NCHW, NHWC, or channel-blocked
+"NCHW16c": 5-D (N, C/16, H, W, 16), pooled over axes 2 and 3).
 
 Example:
     >>> from unity.relax.expr import Var
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 
 from unity.relax.expr import Attrs, Call, Expr
 from unity.relax.op.base import RelaxOp, fail, register_op, tensor_arg
-from unity.relax.op.nn.layout import axis_of, conv_out_dim, padding4, pair
-from unity.relax.struct_info import StructInfo, TensorStructInfo
+from unity.relax.op.nn.layout import conv_out_dim, padding4, pair
+from unity.relax.struct_info import StructInfo, TensorStructInfo, format_shape, prove_not_equal
+from unity.topi.nn.layout import blocked_layout, layout_ndim, spatial_axes
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +43,17 @@ class Pool2DAttrs(Attrs):
 
 
 def _spatial(call: Call, x: TensorStructInfo, layout: str) -> tuple[int, int]:
-    if x.ndim not in (-1, 4):
-        raise fail(call, f"expects a 4-D input, got rank {x.ndim}")
     try:
-        return axis_of(layout, "H"), axis_of(layout, "W")
+        axes, rank = spatial_axes(layout), layout_ndim(layout)
     except ValueError as err:
         raise fail(call, str(err)) from None
+    if x.ndim not in (-1, rank):
+        raise fail(call, f"expects a {rank}-D input, got rank {x.ndim}")
+    blocked = blocked_layout(layout)
+    if blocked is not None and x.shape is not None and prove_not_equal(x.shape[4], blocked[1]):
+        wanted = f"(N, C/{blocked[1]}, H, W, {blocked[1]})"
+        raise fail(call, f'expects {wanted} for layout "{layout}", got {format_shape(x.shape)}')
+    return axes
 
 
 def _infer_pool(call: Call) -> StructInfo:
@@ -55,7 +62,7 @@ def _infer_pool(call: Call) -> StructInfo:
     assert isinstance(attrs, Pool2DAttrs)
     ah, aw = _spatial(call, x, attrs.layout)
     if x.shape is None:
-        return TensorStructInfo(None, x.dtype, 4)
+        return TensorStructInfo(None, x.dtype, layout_ndim(attrs.layout))
     (kh, kw), (sh, sw), (dh, dw) = attrs.pool_size, attrs.strides, attrs.dilation
     pt, pl, pb, pr = attrs.padding
     dims = list(x.shape)

@@ -1,0 +1,93 @@
+"""AlterConvLayout: a function's convs move to NCHW16c data only when all of them fit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import unity
+from unity import relax
+from unity.ir.structural import assert_structural_equal
+from unity.relax import op
+from unity.relax.expr_functor import ExprVisitor
+from unity.relax.transform import AlterConvLayout, ConvertLayout
+
+RNG = np.random.default_rng(7)
+
+
+def _module(convs: list[tuple[int, int, int]], c_in: int = 16, size: int = 8) -> relax.Function:
+    """x -> (conv(o, groups) -> relu)* -> max_pool: `convs` lists (out channels, groups, k)."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, c_in, size, size), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y, c = x, c_in
+            for o, groups, k in convs:
+                w = RNG.standard_normal((o, c // groups, k, k)).astype("float32")
+                w *= (c // groups * k * k) ** -0.5  # values keep their size through the chain
+                y = bb.emit(op.nn.conv2d(y, relax.Constant(w), padding=k // 2, groups=groups))
+                y, c = bb.emit(op.nn.relu(y)), o
+            out = bb.emit_output(op.nn.max_pool2d(y, pool_size=2, strides=2))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _layouts(mod) -> list[str]:
+    """The data layout of each conv2d and pool in `main`, in order."""
+    found: list[str] = []
+
+    class _Visit(ExprVisitor):
+        def visit_call_(self, expr):
+            attrs = expr.attrs
+            if expr.op is op.nn.conv2d:
+                found.append(attrs.data_layout)
+            elif expr.op is op.nn.max_pool2d:
+                found.append(attrs.layout)
+            super().visit_call_(expr)
+
+    _Visit().visit_expr(mod["main"])
+    return found
+
+
+def _run(mod, x: np.ndarray) -> np.ndarray:
+    with unity.transform.PassContext(opt_level=1):  # no second layout change
+        ex = unity.compile(mod, target="llvm")
+    return relax.VirtualMachine(ex, unity.cpu())["main"](x).numpy()
+
+
+def test_a_chain_of_fitting_convs_runs_blocked() -> None:
+    before = _module([(32, 1, 3), (32, 1, 1)])
+    after = AlterConvLayout(16)(before)
+    assert_structural_equal(after, ConvertLayout({"relax.nn.conv2d": ["NCHW16c", "OIHW"]})(before))
+    assert _layouts(after) == ["NCHW16c", "NCHW16c", "NCHW16c"]
+    x = RNG.standard_normal((1, 16, 8, 8)).astype("float32")
+    np.testing.assert_allclose(_run(after, x), _run(before, x), rtol=1e-4, atol=1e-4)
+
+
+def test_an_image_conv_stays_nchw_and_the_rest_run_blocked() -> None:
+    before = _module([(16, 1, 3), (32, 1, 3)], c_in=3)
+    after = AlterConvLayout(16)(before)
+    assert _layouts(after) == ["NCHW", "NCHW16c", "NCHW16c"]
+    x = RNG.standard_normal((1, 3, 8, 8)).astype("float32")
+    np.testing.assert_allclose(_run(after, x), _run(before, x), rtol=1e-4, atol=1e-4)
+
+
+def test_many_convs_that_do_not_fit_keep_the_function_nchw() -> None:
+    # groups of 8 channels do not align with 16-lane blocks (ShuffleNet's groups of 34)
+    before = _module([(32, 1, 3), (32, 4, 1)])
+    assert AlterConvLayout(16)(before) is before
+    assert AlterConvLayout(8)(before) is not before  # the same groups fit 8-lane blocks
+
+
+def test_a_few_convs_that_do_not_fit_stay_nchw_among_blocked_ones() -> None:
+    # a 24-channel result among 16 convs: the two convs writing and reading it stay NCHW
+    before = _module([(16, 1, 3)] * 7 + [(24, 1, 1), (16, 1, 3)] + [(16, 1, 3)] * 7)
+    after = AlterConvLayout(16)(before)
+    assert _layouts(after) == ["NCHW16c"] * 7 + ["NCHW", "NCHW"] + ["NCHW16c"] * 8  # + pool
+    assert AlterConvLayout(16, max_misfit_share=0.1)(before) is before
+    x = RNG.standard_normal((1, 16, 8, 8)).astype("float32")
+    np.testing.assert_allclose(_run(after, x), _run(before, x), rtol=1e-4, atol=1e-4)
+
+
+def test_nothing_to_do_without_convs() -> None:
+    before = _module([])
+    assert AlterConvLayout(16)(before) is before
