@@ -32,6 +32,14 @@ def conv_blocked(c, h, w, o, k, stride=1, pad=0, groups=1, block=8, bias_relu=Fa
     return te.create_prim_func([x, wt, b, topi.nn.relu(topi.add(y, b))])
 
 
+def conv_to_blocked(c, h, w, o, k, stride=1, pad=0, block=8):
+    """conv2d of NCHW data (an image) written NCHW{block}c, + bias + relu."""
+    x, wt = _ph((1, c, h, w), "x"), _ph((o, c, k, k), "w")
+    y = topi.nn.conv2d(x, wt, stride, pad, 1, 1, "NCHW", "OIHW", None, f"NCHW{block}c")
+    b = _ph((1, o // block, 1, 1, block), "b")
+    return te.create_prim_func([x, wt, b, topi.nn.relu(topi.add(y, b))])
+
+
 def conv_bias_relu(n, c, h, w, o, k, stride=1, pad=0):
     """conv2d + bias + relu in one PrimFunc (what FuseTIR makes)."""
     x, wt, b = _ph((n, c, h, w), "x"), _ph((o, c, k, k), "w"), _ph((1, o, 1, 1), "b")
@@ -174,6 +182,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "conv_blocked1x1s2": lambda: conv_blocked(16, 9, 9, 16, 1, stride=2),
     "conv_blocked_grouped": lambda: conv_blocked(32, 6, 6, 32, 3, pad=1, groups=2),
     "conv_blocked_depthwise": lambda: conv_blocked(16, 9, 9, 16, 3, pad=1, groups=16),
+    "conv_image_to_blocked": lambda: conv_to_blocked(3, 11, 11, 16, 3, stride=2, pad=1),
     "conv_blocked_depthwise_s2": lambda: conv_blocked(16, 10, 10, 16, 3, 2, 1, 16, 8, True),
     "matmul_odd": lambda: matmul((13, 29), (29, 7)),
     "matmul_tiled": lambda: matmul((64, 96), (96, 64)),

@@ -53,6 +53,7 @@ def test_rules_are_chosen_from_structure():
     assert _rule_of(WORKLOADS["conv_blocked3x3"]()) == ["injective", "conv2d_blocked"] + [
         "injective"] * 2  # pad, conv, bias add, relu
     assert _rule_of(WORKLOADS["conv_blocked_depthwise"]()) == ["injective", "conv2d_blocked"]
+    assert _rule_of(WORKLOADS["conv_image_to_blocked"]())[:2] == ["injective", "conv2d_blocked"]
     assert _rule_of(WORKLOADS["matmul_odd"]()) == ["matmul"]
     assert _rule_of(WORKLOADS["dense_bias_relu"]()) == ["matmul", "injective", "injective"]
     assert _rule_of(WORKLOADS["softmax"]()) == ["reduction", "reduction", "injective"]

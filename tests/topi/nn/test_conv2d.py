@@ -140,3 +140,22 @@ def test_conv2d_blocked_rejects_what_it_cannot_block(x_shape, w_shape, groups, k
     x_t, w_t = te.placeholder(x_shape, name="x"), te.placeholder(w_shape, name="w")
     with pytest.raises(ValueError, match=message):
         topi.nn.conv2d(x_t, w_t, 1, 0, 1, groups, "NCHW8c", kernel_layout)
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "k", "strides", "padding"),
+    [(3, 16, 3, (2, 2), (1, 1, 1, 1)), (24, 8, 1, (1, 1), (0, 0, 0, 0)),
+     (5, 16, 1, (2, 2), (0, 0, 0, 0))],
+)  # fmt: skip
+def test_conv2d_nchw_to_blocked_output(c, o, k, strides, padding):
+    x_t, w_t = te.placeholder((1, c, 9, 7), name="x"), te.placeholder((o, c, k, k), name="w")
+    out = topi.nn.conv2d(x_t, w_t, strides, padding, 1, 1, "NCHW", "OIHW", None, "NCHW8c")
+    x, w = rand((1, c, 9, 7)), rand((o, c, k, k))
+    want = _blocked(conv2d_python(x, w, strides, padding), 8)
+    check([x_t, w_t], out, [x, w], want, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_blocked_out_layout_needs_nchw_data_and_no_groups():
+    x_t, w_t = te.placeholder((1, 4, 5, 5), name="x"), te.placeholder((8, 2, 1, 1), name="w")
+    with pytest.raises(ValueError, match="needs NCHW data, an OIHW kernel and groups=1"):
+        topi.nn.conv2d(x_t, w_t, 1, 0, 1, 2, "NCHW", "OIHW", None, "NCHW8c")

@@ -2,10 +2,12 @@
 
 Claims a reduction block ``Y[n, oc, y, x, ob] += X[n, cb, y*sh + ry*dh, x*sw + rx*dw, l] *
 K[oc*b + ob, i, ry, rx]`` (optional casts) whose output lanes `ob` are `X`'s lanes `l`
-(depthwise) or absent from `X` (the input lane `l` is then a reduction, `rc1`):
+(depthwise) or absent from `X` (the input lane `l` is then a reduction, `rc1`), or whose
+`X` is NCHW (``X[n, rc, y*sh + ry*dh, x*sw + rx*dw]``: an image read as it is, written
+blocked):
 
 - **dense and block-aligned grouped**: `K` is packed into ``[O/to, I/b, KH, KW, b, to]``
-  (a constant kernel at compile time); per reduction step one input value per pixel is
+  (``[O/to, C, KH, KW, to]`` for NCHW data; a constant kernel at compile time); per reduction step one input value per pixel is
   broadcast against `to/b` contiguous vectors of packed weights; the tile is `to` output
   channels x `tx` pixels of one row, and it is written back as whole vectors, with the
   elementwise epilogue;
@@ -88,18 +90,18 @@ def match(info: BlockInfo) -> BlockedConv | None:
     found = _product(info)
     if found is None:
         return None
-    lhs, rhs = found
-    x_load, k_load = (lhs, rhs) if len(lhs.indices) == 5 else (rhs, lhs)
-    if len(x_load.indices) != 5 or len(k_load.indices) != 4:
-        return None
     n, oc, y, x, ob = info.store.indices  # type: ignore[union-attr]  # _product checked it
-    lane = x_load.indices[4]
+    lhs, rhs = found
+    x_load, k_load = (lhs, rhs) if _reads(lhs, x) else (rhs, lhs)
+    if len(x_load.indices) not in (4, 5) or len(k_load.indices) != 4:
+        return None
+    lane = x_load.indices[-1] if len(x_load.indices) == 5 else None
     depthwise = lane is ob and x_load.indices[1] is oc
-    if not depthwise and (not isinstance(lane, Var) or _reads(x_load, ob)):
+    if not depthwise and _reads(x_load, ob):
         return None
     lin = linear(x_load.indices[3])
     if lin is None or lin[0].get(x, 0) < 1 or any(x in used_vars(i) for i in x_load.indices[:3]):
-        return None
+        return None  # `x` must reach the data's width only, linearly
     if any(_reads(k_load, v) for v in (n, y, x)):
         return None
     blocks = const_extent(info.loops[1])
@@ -150,10 +152,14 @@ def _dense(
     n, oc, y, x, ob, *red = sch.get_loops(c)
     index = [r.buffer for r in info.block.reads].index(conv.k_load.buffer)
     packed = sch.cache_read(c, index, "global")
-    sch.transform_layout(
-        packed, ("write", 0), lambda o, i, r, s: (o // to, i // block, r, s, i % block, o % to)
-    )
-    sch.annotate(packed, PREPACK, f"oihw_blocked:{block}:{to}")
+    if len(conv.x_load.indices) == 5:  # blocked data: the kernel's input channels by block
+        sch.transform_layout(
+            packed, ("write", 0), lambda o, i, r, s: (o // to, i // block, r, s, i % block, o % to)
+        )
+        sch.annotate(packed, PREPACK, f"oihw_blocked:{block}:{to}")
+    else:  # NCHW data (an image's few channels): each input channel is one broadcast
+        sch.transform_layout(packed, ("write", 0), lambda o, i, r, s: (o // to, i, r, s, o % to))
+        sch.annotate(packed, PREPACK, f"oihw:{to}")
     po, *prest = sch.get_loops(packed)
     po0, po1 = sch.split(po, [None, to])
     sch.reorder(po0, *prest, po1)

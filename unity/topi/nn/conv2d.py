@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from unity import te
 from unity.te import Tensor
 from unity.tir.expr import PrimExpr, const
-from unity.topi.nn.conv2d_blocked import conv2d_blocked
+from unity.topi.nn.conv2d_blocked import conv2d_blocked, conv2d_to_blocked
 from unity.topi.nn.layout import axis_of, blocked_layout, padding4, pair, pick, window_out
 from unity.topi.nn.pad import pad
 from unity.topi.utils import const_int
@@ -72,12 +72,14 @@ def conv2d(
     data: Tensor, kernel: Tensor, strides: int | Sequence[int] = 1,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1,
     data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_dtype: str | None = None,
+    out_layout: str | None = None,
 ) -> Tensor:  # fmt: skip
     """`out[n, o, y, x] = sum data[n, g*I + c, y*sh + r*dh, x*sw + s*dw] * kernel[o, c, r, s]`.
 
     `g = o // (O / groups)`; the kernel's in-channel dim `I` is `C / groups`.  A
     channel-blocked `data_layout` ("NCHW16c", with an OIHW kernel) gives a result in the
-    same layout (`conv2d_blocked`).
+    same layout (`conv2d_blocked`); NCHW data with a blocked `out_layout` (and an OIHW
+    kernel, no groups) gives the blocked result directly (`conv2d_to_blocked`).
 
     Raises:
         ValueError: channels that do not match `groups`, or an unknown layout letter.
@@ -89,6 +91,15 @@ def conv2d(
         >>> conv2d(x, w, groups=4, data_layout="NHWC", kernel_layout="HWIO").shape[3].value
         4
     """
+    out_blocked = blocked_layout(out_layout) if out_layout not in (None, data_layout) else None
+    if out_layout not in (None, data_layout):
+        if out_blocked is None or (data_layout, kernel_layout, groups) != ("NCHW", "OIHW", 1):
+            raise ValueError(
+                f"conv2d: out_layout {out_layout} needs NCHW data, an OIHW kernel and groups=1 "
+                f"(got {data_layout}, {kernel_layout}, groups={groups})"
+            )
+        block = out_blocked[1]
+        return conv2d_to_blocked(data, kernel, block, strides, padding, dilation, out_dtype)
     blocked = blocked_layout(data_layout)
     if blocked is not None:
         if kernel_layout != "OIHW":

@@ -30,7 +30,7 @@ from unity.topi.nn.layout import padding4, pair, window_out
 from unity.topi.nn.pad import pad
 from unity.topi.utils import const_int
 
-__all__ = ["conv2d_blocked"]
+__all__ = ["conv2d_blocked", "conv2d_to_blocked"]
 
 
 def conv2d_blocked(
@@ -85,6 +85,57 @@ def conv2d_blocked(
         rhs = kernel[oc * block + ob, rc0.var * block + rc1.var, ry.var, rx.var].astype(dtype)
         return te.sum(lhs * rhs, axis=[rc0, ry, rx, rc1])
 
+    return te.compute(shape, body, name="T_conv2d")
+
+
+def conv2d_to_blocked(
+    data: Tensor, kernel: Tensor, block: int, strides: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+    out_dtype: str | None = None,
+) -> Tensor:  # fmt: skip
+    """Convolve NCHW `data` with an OIHW `kernel` into "NCHW{block}c" (an image's few
+    channels, or any count that is not whole blocks, read as they are):
+
+        out[n, oc, y, x, ob] = sum_{rc, ry, rx} data[n, rc, y*sh + ry*dh, x*sw + rx*dw]
+            * kernel[oc*b + ob, rc, ry, rx]
+
+    Raises:
+        ValueError: output channels that are not a multiple of `block`, or data and kernel
+            channels that differ (groups are not supported here).
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((1, 3, 8, 8), name="x")
+        >>> w = te.placeholder((16, 3, 3, 3), name="w")
+        >>> [d.value for d in conv2d_to_blocked(x, w, 8, padding=1).shape]
+        [1, 2, 8, 8, 8]
+    """
+    from unity.topi.nn.conv2d import pad_spatial, subsample_spatial
+
+    (sh, sw), (dh, dw) = pair(strides, "strides"), pair(dilation, "dilation")
+    pads = padding4(padding)
+    n, c, h, w = data.shape
+    o, i, kh, kw = kernel.shape
+    co, ci, cc = const_int(o), const_int(i), const_int(c)
+    if co is None or co % block:
+        raise ValueError(f"conv2d: {co} output channels are not a multiple of the block {block}")
+    if ci is not None and cc is not None and ci != cc:
+        raise ValueError(f"conv2d: data has {cc} channels, the kernel expects {ci} (no groups)")
+    padded = pad_spatial(data, "NCHW", pads)
+    oh = window_out(h, kh, pads[0], pads[2], sh, dh)
+    ow = window_out(w, kw, pads[1], pads[3], sw, dw)
+    if const_int(kh) == 1 and const_int(kw) == 1 and (sh, sw) != (1, 1):
+        padded, sh, sw = subsample_spatial(padded, "NCHW", (sh, sw), (oh, ow)), 1, 1
+    dtype = out_dtype or data.dtype
+    rc = te.reduce_axis((0, i), name="rc")
+    ry, rx = te.reduce_axis((0, kh), name="ry"), te.reduce_axis((0, kw), name="rx")
+
+    def body(nn: PrimExpr, oc: PrimExpr, y: PrimExpr, x: PrimExpr, ob: PrimExpr) -> PrimExpr:
+        lhs = padded[nn, rc.var, y * sh + ry.var * dh, x * sw + rx.var * dw].astype(dtype)
+        rhs = kernel[oc * block + ob, rc.var, ry.var, rx.var].astype(dtype)
+        return te.sum(lhs * rhs, axis=[rc, ry, rx])
+
+    shape = (n, const(co // block, n.dtype), oh, ow, const(block, n.dtype))
     return te.compute(shape, body, name="T_conv2d")
 
 
