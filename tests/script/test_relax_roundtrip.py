@@ -287,6 +287,7 @@ def _op_calls():
         op.less(x, x), op.where(Var("b", TS(("n", 4), "bool")), x, x),
         op.matmul(x, m, out_dtype="float32"), op.nn.linear(x, m, g),
         op.nn.conv2d(x4, w, strides=2, padding=1, groups=1),
+        op.nn.conv2d(x4, Var("w16", f32(16, 3, 3, 3)), padding=1, out_layout="NCHW16c"),
         op.nn.conv2d_transpose(x4, wt, strides=2, output_padding=1),
         op.nn.max_pool2d(x4, 2),
         op.nn.avg_pool2d(x4, 3, strides=1, padding=1, count_include_pad=True),
@@ -350,8 +351,8 @@ def test_printed_attrs_form_and_builder_keywords_build_the_same_call():
     def f(x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((4, 3, 3, 3), "float32")):
         a = R.nn.conv2d(x, w, strides=2, padding=1)
         b = R.nn.conv2d(x, w, strides=(2, 2), padding=(1, 1, 1, 1), dilation=(1, 1), groups=1,
-                        data_layout="NCHW", kernel_layout="OIHW", out_dtype=None,
-                        output_padding=(0, 0))  # fmt: skip
+                        data_layout="NCHW", kernel_layout="OIHW", out_layout=None,
+                        out_dtype=None, output_padding=(0, 0))  # fmt: skip
         c = R.squeeze(x, axis=0)
         d = R.squeeze(x, axes=[0])
         return (a, b, c, d)
@@ -373,6 +374,23 @@ def test_blocked_layout_attrs_round_trip():
     layouts = [b.value.attrs for b in parsed.body.blocks[0].bindings]
     assert layouts[0].data_layout == "NCHW16c" and {a.layout for a in layouts[1:]} == {"NCHW16c"}
     assert parsed.ret_struct_info.shape[1:] == (2, 1, 1, 16)
+
+
+def test_conv2d_out_layout_round_trips():
+    @R.function
+    def f(x: R.Tensor(("n", 3, 8, 8), "float32"), w: R.Tensor((32, 3, 3, 3), "float32"),
+          v: R.Tensor((32, 32, 1, 1), "float32")):  # fmt: skip
+        c = R.nn.conv2d(x, w, strides=2, padding=1, out_layout="NCHW16c")
+        d = R.nn.conv2d(c, v, data_layout="NCHW16c", kernel_layout="OIHW", out_layout="NCHW16c")
+        e = R.nn.conv2d(x, w, out_layout="NCHW")
+        return (d, e)
+
+    parsed = roundtrip(f)
+    c, d, e = (b.value for b in parsed.body.blocks[0].bindings)
+    assert (c.attrs.data_layout, c.attrs.out_layout) == ("NCHW", "NCHW16c")
+    assert c.struct_info.shape[1:] == (2, 4, 4, 16) and d.attrs.out_layout == "NCHW16c"
+    assert e.attrs.out_layout == "NCHW" and e.struct_info.shape[1:] == (32, 6, 6)
+    assert 'data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW16c"' in f.script()
 
 
 MODULES = [

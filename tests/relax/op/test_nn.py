@@ -99,6 +99,65 @@ def test_conv2d_blocked_errors(x_shape, w_shape, groups, kernel_layout, message)
         infer(call)
 
 
+def test_conv2d_nchw_data_writes_a_blocked_out_layout():
+    image, w = tensor("x", ("n", 3, 32, 32)), tensor("w", (32, 3, 3, 3))
+    call = nn.conv2d(image, w, strides=2, padding=1, out_layout="NCHW16c")
+    assert call.attrs.out_layout == "NCHW16c" and call.attrs.data_layout == "NCHW"
+    assert shape_of(call) == ("n", "2", "16", "16", "16")
+    x24 = tensor("x", (1, 24, 7, 7))  # input channels that are not whole blocks
+    assert shape_of(nn.conv2d(x24, tensor("w", (16, 24, 1, 1)), out_layout="NCHW8c")) == (
+        "1", "2", "7", "7", "8")  # fmt: skip
+    assert shape_of(nn.conv2d(image, w, out_layout="NCHW")) == ("n", "32", "30", "30")
+    assert nn.conv2d(image, w).attrs.out_layout is None  # None: the data_layout
+    blocked = tensor("b", ("n", 2, 9, 9, 16))
+    same = nn.conv2d(blocked, tensor("w", (32, 32, 1, 1)), data_layout="NCHW16c",
+                     out_layout="NCHW16c")  # fmt: skip
+    assert shape_of(same) == ("n", "2", "9", "9", "16")
+    unknown = infer(nn.conv2d(Var("u", TensorStructInfo(None, "float32", 4)), w,
+                              out_layout="NCHW16c"))  # fmt: skip
+    assert unknown.ndim == 5 and unknown.shape is None
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "groups", "layouts", "message"),
+    [(("n", 3, 8, 8), (32, 3, 3, 3), 1, ("NCHW", "OIHW", "NHWC"),
+      'conv2d takes out_layout None, the data_layout "NCHW" or a blocked "NCHW{b}c", '
+      'got "NHWC"'),
+     (("n", 8, 8, 3), (32, 3, 3, 3), 1, ("NHWC", "OIHW", "NCHW16c"),
+      'conv2d writes out_layout "NCHW16c" only from data_layout "NCHW", got "NHWC"'),
+     (("n", 2, 8, 8, 16), (32, 32, 1, 1), 1, ("NCHW16c", "OIHW", "NCHW8c"),
+      'conv2d writes out_layout "NCHW8c" only from data_layout "NCHW", got "NCHW16c"'),
+     (("n", 3, 8, 8), (3, 3, 3, 32), 1, ("NCHW", "HWIO", "NCHW16c"),
+      'conv2d writes out_layout "NCHW16c" only with kernel_layout "OIHW", got "HWIO"'),
+     (("n", 6, 8, 8), (48, 2, 3, 3), 3, ("NCHW", "OIHW", "NCHW16c"),
+      'conv2d writes out_layout "NCHW16c" only with groups=1, got groups=3'),
+     (("n", 3, 8, 8), (24, 3, 3, 3), 1, ("NCHW", "OIHW", "NCHW16c"),
+      "conv2d expects output channels (24) divisible by the block 16"),
+     (("n", 3, 8, 8), (32, 4, 3, 3), 1, ("NCHW", "OIHW", "NCHW16c"),
+      "conv2d expects data channels 3 = weight in-channels 4 * groups 1")],
+)  # fmt: skip
+def test_conv2d_out_layout_errors(x_shape, w_shape, groups, layouts, message):
+    data_layout, kernel_layout, out_layout = layouts
+    call = nn.conv2d(tensor("x", x_shape), tensor("w", w_shape), groups=groups,
+                     data_layout=data_layout, kernel_layout=kernel_layout,
+                     out_layout=out_layout)  # fmt: skip
+    with pytest.raises(DiagnosticError) as err:
+        infer(call)
+    assert message in str(err.value)
+
+
+def test_conv2d_transpose_refuses_an_out_layout():
+    from unity.relax import Call
+    from unity.relax.op.nn.convolution import Conv2DAttrs
+
+    x, w = tensor("x", (1, 16, 4, 4)), tensor("w", (16, 16, 3, 3))
+    attrs = Conv2DAttrs(kernel_layout="IOHW", out_layout="NCHW16c")
+    message = 'conv2d_transpose takes no out_layout (its result is in data_layout), got "NCHW16c"'
+    with pytest.raises(DiagnosticError) as err:
+        infer(Call(nn.conv2d_transpose, (x, w), attrs))
+    assert message in str(err.value)
+
+
 def test_conv2d_transpose_refuses_a_blocked_layout():
     call = nn.conv2d_transpose(tensor("x", (1, 2, 4, 4, 8)), tensor("w", (16, 8, 3, 3)),
                                data_layout="NCHW8c")  # fmt: skip

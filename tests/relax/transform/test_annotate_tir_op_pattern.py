@@ -127,3 +127,13 @@ def test_every_prim_func_of_a_module_is_annotated():
     assert after is not mod
     assert [after[name].attrs["op_pattern"] for name in ("exp", "mm")] == [0, 4]
     assert "op_pattern" not in mod["exp"].attrs  # the input module is left alone
+
+
+@pytest.mark.parametrize("groups", [4, 2])
+def test_depthwise_and_grouped_conv_take_an_epilogue(groups):
+    # each output reads one group's input channels, yet the weights are reused across the
+    # pixels: the conv keeps its bias and relu, like a dense conv
+    a = te.placeholder((1, 4, 6, 6), name="a")
+    k = te.placeholder((4, 4 // groups, 3, 3), name="k")
+    out = topi.nn.conv2d(a, k, 1, 1, groups=groups)
+    assert analyze_op_pattern(te.create_prim_func([a, k, out])) == OpPatternKind.OUT_ELEMWISE_FUSABLE

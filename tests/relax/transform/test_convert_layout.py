@@ -303,6 +303,40 @@ def test_bad_desired_layouts_are_refused_with_the_op_named():
         ConvertLayout({"relax.nn.conv2d": ["NHWD", "OHWI"]})
 
 
+def test_conv_writing_a_blocked_result_is_left_alone_and_an_explicit_out_layout_follows():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((16, 3, 3, 3), "float32")):
+            with R.dataflow():
+                b = R.nn.conv2d(x, w, padding=1, out_layout="NCHW16c")
+                gv = R.nn.conv2d(x, w, padding=1, out_layout="NCHW")
+                R.output(b, gv)
+            return (b, gv)
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((16, 3, 3, 3), "float32")):
+            with R.dataflow():
+                b = R.nn.conv2d(x, w, padding=1, out_layout="NCHW16c")
+                x_0231 = R.permute_dims(x, axes=[0, 2, 3, 1])
+                w_0231 = R.permute_dims(w, axes=[0, 2, 3, 1])
+                gv_inner = R.nn.conv2d(x_0231, w_0231, padding=1, data_layout="NHWC",
+                                       kernel_layout="OHWI", out_layout="NHWC")  # fmt: skip
+                gv = R.permute_dims(gv_inner, axes=[0, 3, 1, 2])
+                R.output(b, gv)
+            return (b, gv)
+
+    After = ConvertLayout(NHWC)(Before)
+    assert_structural_equal(After, Expected)
+    args = (_rand(1, 3, 8, 8), _rand(16, 3, 3, 3))
+    wants = relax.VirtualMachine(unity.compile(Before, target="llvm"), unity.cpu())["main"](*args)
+    gots = relax.VirtualMachine(unity.compile(After, target="llvm"), unity.cpu())["main"](*args)
+    for got, want in zip(gots, wants, strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
 def test_tuples_outside_dataflow_are_unpacked_and_permuted_back_on_return():
     x = Var("x", TensorStructInfo(("n", 2, 4, 4), "float32"))
     w, g = Constant(_rand(3, 2, 3, 3)), Constant(RNG.random(3).astype("float32") + 0.5)

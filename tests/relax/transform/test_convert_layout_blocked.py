@@ -44,7 +44,7 @@ def _conv2d(call: Call, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     a = call.attrs
     w = w.transpose([a.kernel_layout.index(c) for c in "OIHW"])
     y = conv2d_python(_to_nchw(a.data_layout, x), w, a.strides, a.padding, a.dilation, a.groups)
-    return _from_nchw(a.data_layout, y).astype(x.dtype)
+    return _from_nchw(a.out_layout or a.data_layout, y).astype(x.dtype)
 
 
 def _pool(kind: str):
@@ -233,7 +233,7 @@ def test_concat_with_a_branch_of_other_channels_takes_original_layouts():
     _close(evaluate(after, x), evaluate(before, x))
 
 
-def test_image_conv_with_three_channels_keeps_nchw_and_the_next_conv_blocks():
+def test_image_conv_reads_nchw_and_writes_blocked_directly():
     @I.ir_module
     class Before:
         @R.function
@@ -252,11 +252,9 @@ def test_image_conv_with_three_channels_keeps_nchw_and_the_next_conv_blocks():
         def main(x: R.Tensor((1, 3, 8, 8), "float32"), w0: R.Tensor((16, 3, 3, 3), "float32"),
                  w1: R.Tensor((16, 16, 3, 3), "float32")):  # fmt: skip
             with R.dataflow():
-                c = R.nn.conv2d(x, w0, padding=1)
+                c = R.nn.conv2d(x, w0, padding=1, out_layout="NCHW16c")  # no copy after it
                 r = R.nn.relu(c)
-                r_split = R.reshape(r, (1, 1, 16, 8, 8))
-                r_16c = R.permute_dims(r_split, axes=[0, 1, 3, 4, 2])
-                gv_inner = R.nn.conv2d(r_16c, w1, padding=1, data_layout="NCHW16c",
+                gv_inner = R.nn.conv2d(r, w1, padding=1, data_layout="NCHW16c",
                                        kernel_layout="OIHW")  # fmt: skip
                 gv_merge = R.permute_dims(gv_inner, axes=[0, 1, 4, 2, 3])
                 gv = R.reshape(gv_merge, (1, 16, 8, 8))
@@ -265,14 +263,100 @@ def test_image_conv_with_three_channels_keeps_nchw_and_the_next_conv_blocks():
 
     After = ConvertLayout(BLOCK16)(Before)
     assert_structural_equal(After, Expected)
-    args = (_rand(1, 3, 8, 8), _rand(16, 3, 3, 3), _rand(16, 16, 3, 3))
-    _close(evaluate(After, *args), evaluate(Before, *args))
+    assert ConvertLayout(BLOCK16)(After) is After  # a conv writing blocked stays as it is
+    args = (_rand(1, 3, 8, 8), _rand(16, 3, 3, 3), _rand(16, 16, 3, 3) * 0.2)
+    want = evaluate(Before, *args)
+    _close(evaluate(After, *args), want)
+    for mod in (Before, After):
+        _close(_compiled(mod)["main"](*args).numpy(), want)
+
+
+def test_conv_reading_24_channels_reads_nchw_and_writes_blocked():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 16, 8, 8), "float32"), w1: R.Tensor((24, 16, 1, 1), "float32"),
+                 w2: R.Tensor((32, 24, 3, 3), "float32"),
+                 w3: R.Tensor((32, 32, 3, 3), "float32")):  # fmt: skip
+            with R.dataflow():
+                a = R.nn.conv2d(x, w1)
+                r = R.nn.relu(a)
+                b = R.nn.conv2d(r, w2, padding=1)
+                p = R.nn.max_pool2d(b, 2)
+                gv = R.nn.conv2d(p, w3, padding=1)
+                R.output(gv)
+            return gv
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 16, 8, 8), "float32"), w1: R.Tensor((24, 16, 1, 1), "float32"),
+                 w2: R.Tensor((32, 24, 3, 3), "float32"),
+                 w3: R.Tensor((32, 32, 3, 3), "float32")):  # fmt: skip
+            with R.dataflow():
+                a = R.nn.conv2d(x, w1)  # 24 output channels: not whole blocks, stays NCHW
+                r = R.nn.relu(a)
+                b = R.nn.conv2d(r, w2, padding=1, out_layout="NCHW16c")
+                p = R.nn.max_pool2d(b, 2, layout="NCHW16c")
+                gv_inner = R.nn.conv2d(p, w3, padding=1, data_layout="NCHW16c",
+                                       kernel_layout="OIHW")  # fmt: skip
+                gv_merge = R.permute_dims(gv_inner, axes=[0, 1, 4, 2, 3])
+                gv = R.reshape(gv_merge, (1, 32, 4, 4))
+                R.output(gv)
+            return gv
+
+    After = ConvertLayout(BLOCK16)(Before)
+    assert_structural_equal(After, Expected)
+    args = (_rand(1, 16, 8, 8), _rand(24, 16, 1, 1) * 0.3, _rand(32, 24, 3, 3) * 0.1,
+            _rand(32, 32, 3, 3) * 0.1)  # fmt: skip
+    want = evaluate(Before, *args)
+    _close(evaluate(After, *args), want)
+    _close(_compiled(After)["main"](*args).numpy(), want)
+
+
+def test_blocked_data_of_a_conv_writing_blocked_goes_back_to_nchw_first():
+    # 24 channels are whole blocks of 8 (the pool) but not of 16 (the conv); HWIO -> OIHW
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 24, 8, 8), "float32"), w: R.Tensor((3, 3, 24, 32), "float32")):
+            with R.dataflow():
+                p = R.nn.max_pool2d(x, 2)
+                gv = R.nn.conv2d(p, w, padding=1, kernel_layout="HWIO")
+                R.output(gv)
+            return gv
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 24, 8, 8), "float32"), w: R.Tensor((3, 3, 24, 32), "float32")):
+            with R.dataflow():
+                x_split = R.reshape(x, (1, 3, 8, 8, 8))
+                x_8c = R.permute_dims(x_split, axes=[0, 1, 3, 4, 2])
+                p = R.nn.max_pool2d(x_8c, 2, layout="NCHW8c")
+                p_merge = R.permute_dims(p, axes=[0, 1, 4, 2, 3])
+                p_0123 = R.reshape(p_merge, (1, 24, 4, 4))
+                w_3201 = R.permute_dims(w, axes=[3, 2, 0, 1])
+                gv_inner = R.nn.conv2d(p_0123, w_3201, padding=1, kernel_layout="OIHW",
+                                       out_layout="NCHW16c")  # fmt: skip
+                gv_merge = R.permute_dims(gv_inner, axes=[0, 1, 4, 2, 3])
+                gv = R.reshape(gv_merge, (1, 32, 4, 4))
+                R.output(gv)
+            return gv
+
+    After = ConvertLayout({**BLOCK16, "relax.nn.max_pool2d": ["NCHW8c"]})(Before)
+    assert_structural_equal(After, Expected)
+    args = (_rand(1, 24, 8, 8), _rand(3, 3, 24, 32) * 0.1)
+    want = evaluate(Before, *args)
+    _close(evaluate(After, *args), want)
+    _close(_compiled(After)["main"](*args).numpy(), want)
 
 
 @pytest.mark.parametrize(
     ("x_shape", "w_shape", "groups", "data_layout", "kernel_layout"),
-    [((1, 3, 8, 8), (16, 3, 3, 3), 1, "NCHW", "OIHW"),  # C = 3
+    [((1, 3, 8, 8), (24, 3, 3, 3), 1, "NCHW", "OIHW"),  # C = 3, O = 24
      ((1, 16, 8, 8), (24, 16, 1, 1), 1, "NCHW", "OIHW"),  # O = 24
+     ((1, 24, 8, 8), (48, 8, 1, 1), 3, "NCHW", "OIHW"),  # C = 24 in groups: no out_layout
      ((1, 32, 8, 8), (32, 8, 1, 1), 4, "NCHW", "OIHW"),  # 8 channels a group
      ((1, 8, 8, 16), (3, 3, 16, 16), 1, "NHWC", "HWIO")],  # not NCHW to start with
 )  # fmt: skip
@@ -431,9 +515,10 @@ def test_onnx_like_model_converts_in_once_and_leaves_by_a_reshape():
     before = _onnx_like(_onnx_like_params())
     after = ConvertLayout(BLOCK16)(before)
     convs = _calls(after, op.nn.conv2d)
-    assert [c.attrs.data_layout for c in convs] == ["NCHW", "NCHW16c"]  # 3 input channels
+    layouts = [(c.attrs.data_layout, c.attrs.out_layout) for c in convs]
+    assert layouts == [("NCHW", "NCHW16c"), ("NCHW16c", None)]  # 3 input channels
     assert _calls(after, op.mean)[0].struct_info.shape[1:] == (2, 1, 1, 16)
-    assert len(_calls(after, op.permute_dims)) == 1  # p in; the pooled (n, 2, 1, 1, 16) reshapes
+    assert not _calls(after, op.permute_dims)  # the pooled (n, 2, 1, 1, 16) leaves by a reshape
     x = _rand(2, 3, 12, 12)
     _close(evaluate(after, x), evaluate(before, x), 1e-3)
 

@@ -20,6 +20,7 @@ from unity.relax.pipeline import get_pipeline
 from unity.relax.transform import FoldScaleAxis, LegalizeOps
 from unity.script import ir as I
 from unity.script import relax as R
+from unity.topi.testing import conv2d_python, to_blocked
 
 RNG = np.random.default_rng(7)
 
@@ -389,6 +390,28 @@ def test_keeps_convs_in_other_layouts_and_bindings_outside_dataflow():
 
     for mod in (NHWC, NoDataflow):
         assert FoldScaleAxis()(mod) is mod
+
+
+def test_keeps_a_conv_writing_a_blocked_result():
+    # (16, 1, 1) broadcasts along the rows of the (1, 1, 16, 16, 16) result, not its channels
+    W, s = _rand(16, 3, 3, 3), _rand(16, 1, 1)
+
+    @I.ir_module
+    class Blocked:
+        @R.function
+        def main(x: R.Tensor((1, 3, 16, 16), "float32")):
+            with R.dataflow():
+                lv = R.nn.conv2d(x, R.const(W), padding=1, out_layout="NCHW16c")
+                gv = R.multiply(lv, R.const(s))
+                R.output(gv)
+            return gv
+
+    assert FoldScaleAxis()(Blocked) is Blocked
+    x = _rand(1, 3, 16, 16)
+    want = to_blocked(conv2d_python(x, W, padding=(1, 1, 1, 1)), 16) * s
+    ex = unity.compile(Blocked, target="llvm")  # the default pipeline, FoldScaleAxis included
+    got = relax.VirtualMachine(ex, unity.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(("groups", "out_channels"), [(2, 6), (4, 4)], ids=["grouped", "depthwise"])

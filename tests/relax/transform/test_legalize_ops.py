@@ -506,3 +506,25 @@ def test_blocked_conv_and_pools_legalize_to_5d_prim_funcs():
     want = to_blocked(adaptive_avg_pool2d_python(avg, (2, 1)), 4)
     after = legalize_and_check(mod, [to_blocked(xa, 4), wa], want, rtol=1e-4, atol=1e-4)
     assert after["main"].ret_struct_info.shape[1:] == (2, 2, 1, 4)
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "block", "strides", "padding", "dilation"),
+    [(3, 32, 16, 2, 1, 1),  # an image conv
+     (24, 16, 8, 1, (1, 0, 2, 1), 2)],  # input channels that are not whole blocks
+)  # fmt: skip
+def test_conv_with_a_blocked_out_layout_reads_nchw_and_writes_blocked(
+    c, o, block, strides, padding, dilation
+):
+    from unity.topi.testing import conv2d_python, to_blocked
+
+    x, w = tensor("x", ("n", c, 9, 9)), tensor("w", (o, c, 3, 3))
+    layout = f"NCHW{block}c"
+    mod = build([x, w], lambda x, w: op.nn.conv2d(x, w, strides, padding, dilation,
+                                                  out_layout=layout))  # fmt: skip
+    xa, wa = rand((2, c, 9, 9)), rand((o, c, 3, 3))
+    call = mod["main"].body.blocks[0].bindings[0].value
+    reference = conv2d_python(xa, wa, call.attrs.strides, call.attrs.padding, call.attrs.dilation)
+    after = legalize_and_check(mod, [xa, wa], to_blocked(reference, block), rtol=1e-4, atol=1e-4)
+    prim_func = next(f for f in after.functions.values() if isinstance(f, tir.PrimFunc))
+    assert [len(b.shape) for b in prim_func.buffer_params()] == [4, 4, 5]  # no layout copy

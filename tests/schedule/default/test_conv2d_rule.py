@@ -73,17 +73,37 @@ def test_blocked_conv_puts_the_block_lanes_in_vectors() -> None:
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
 
 
+def _pad_parents(func: tir.PrimFunc) -> list[For]:
+    """The parallel loops that hold the padding block."""
+    return [
+        s for s in walk(func.body)
+        if isinstance(s, For) and s.kind is ForKind.PARALLEL
+        and any(isinstance(b, tir.BlockRealize) and b.block.name_hint == "T_pad_data"
+                for b in walk(s.body))
+    ]  # fmt: skip
+
+
 def test_blocked_depthwise_pads_inside_its_parallel_loop() -> None:
     from default_workloads import conv_blocked
 
     func = conv_blocked(32, 10, 10, 32, 3, pad=1, groups=32, block=16)
     scheduled = schedule_primfunc(func, AVX512)
     assert _parallel_extents(scheduled) == [2]  # one launch over the channel blocks
-    pad_loops = [
-        s for s in walk(scheduled.body)
-        if isinstance(s, For) and s.kind is ForKind.PARALLEL
-        and any(isinstance(b, tir.BlockRealize) and b.block.name_hint == "T_pad_data"
-                for b in walk(s.body))
+    assert len(_pad_parents(scheduled)) == 1
+    np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_nchw_depthwise_pads_its_channel_block_at_stride_one(stride: int) -> None:
+    # 24 channels of 12x12, 3x3 depthwise: at stride 1 each channel block pads its own
+    # channels inside the conv's one parallel loop; at stride 2 padding is a pass of its own
+    func = conv(1, 24, 12, 12, 24, 3, stride, 1, groups=24)
+    scheduled = schedule_primfunc(func, AVX512)
+    assert _parallel_extents(scheduled) == [6]  # 24 channels in blocks of 4
+    with_conv = [
+        s for s in _pad_parents(scheduled)
+        if any(isinstance(b, tir.BlockRealize) and b.block.name_hint == "T_conv2d_update"
+               for b in walk(s.body))
     ]  # fmt: skip
-    assert len(pad_loops) == 1
+    assert len(with_conv) == (1 if stride == 1 else 0)
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)

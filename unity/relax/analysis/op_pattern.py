@@ -169,7 +169,12 @@ def _reduction_pattern(store: BufferStore, loads: list[BufferLoad]) -> OpPattern
     operands = [_strip_cast(product.a), _strip_cast(product.b)]
     if not all(isinstance(o, BufferLoad) for o in operands):
         return OpPatternKind.COMM_REDUCE
-    if all(_allows_reuse(store, o) for o in operands):  # type: ignore[arg-type]  # loads
+    a, b = operands
+    if a.buffer is b.buffer:  # type: ignore[union-attr]  # loads
+        return OpPatternKind.COMM_REDUCE  # a sum of squares (a norm) takes no epilogue
+    if any(_allows_reuse(store, o) for o in operands):  # type: ignore[arg-type]  # loads
+        # a matmul or conv reuses both operands; a depthwise or grouped conv at least its
+        # weights: each takes its elementwise epilogue (bias, relu) into its tile
         return OpPatternKind.OUT_ELEMWISE_FUSABLE
     return OpPatternKind.COMM_REDUCE
 

@@ -28,12 +28,20 @@ After ``AlterConvLayout(16)`` (what ``ConvertLayout({"relax.nn.conv2d": ["NCHW16
 
 The CPU schedules run a conv 1.1-1.5x faster on (N, C/16, H, W, 16) data than on NCHW
 (whole-vector output rows, weights broadcast against packed lanes), and a depthwise conv
-2-3x faster.  A conv that does not fit the block (`aligned`: channel counts, and groups,
-multiples of it; or depthwise) stays NCHW and costs a layout copy on each side, so the
-policy is per function: it converts when at most `max_misfit_share` of its convs do not
-fit (SqueezeNet's 1000-class conv, Inception v1's two 24-channel convs), not counting
+2-3x faster.  A conv whose input channels are not whole blocks but whose output channels
+are (no groups: `writes_blocked`; an image's 3 channels, or 24) reads NCHW data and writes
+the blocked result itself (``out_layout="NCHW16c"``), costing at most one layout copy, on
+its input.  Any other conv that does not fit the block (`aligned`: channel counts, and
+groups, multiples of it; or depthwise) stays NCHW and costs a layout copy on each side, so
+the policy is per function: it converts when at most `max_misfit_share` of its convs are
+such misfits (SqueezeNet's 1000-class conv, a conv writing 24 channels), not counting
 convs over an image of at most `max_image_channels` channels, whose result is blocked
 once.  ShuffleNet (most of its convs in groups of 34 channels) stays NCHW.
+
+With an image conv (C = 3, W0: (32, 3, 3, 3)) first, ``AlterConvLayout(16)`` gives::
+
+    c0 = R.nn.conv2d(x, R.const(W0), out_layout="NCHW16c")        # NCHW in, blocked out
+    c = R.nn.conv2d(c0, R.const(W), data_layout="NCHW16c", kernel_layout="OIHW")
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from unity.relax.expr import Call, Function
 from unity.relax.expr_functor import ExprVisitor
 from unity.relax.op.nn.convolution import Conv2DAttrs
 from unity.relax.struct_info import TensorStructInfo
-from unity.relax.transform.blocked_layout_rules import aligned
+from unity.relax.transform.blocked_layout_rules import aligned, writes_blocked
 from unity.relax.transform.convert_layout import convert_function_layout
 
 
@@ -63,7 +71,8 @@ class AlterConvLayout(ModulePass):
     block: int = 16
     """Channels per block: the target's float32 vector lanes."""
     max_image_channels: int = 4
-    """A conv over this many input channels or fewer (an image) may stay NCHW."""
+    """A conv over this many input channels or fewer (an image) may stay NCHW without counting
+    as a misfit, even where it cannot write blocked output (groups, O not whole blocks)."""
     max_misfit_share: float = 0.125
     """The largest share of a function's other convs that may stay NCHW (each adds two
     layout copies)."""
@@ -90,7 +99,8 @@ def _fits_of_convs(func: Function, block: int, image_channels: int) -> list[bool
 
 
 def _fits(call: Call, block: int, image_channels: int) -> bool | None:
-    """True: the conv runs blocked; None: an image conv left NCHW; False: neither."""
+    """True: the conv runs blocked; None: it reads NCHW and writes blocked, or is an image
+    conv left NCHW (at most one layout copy); False: a misfit (a copy on each side)."""
     attrs = call.attrs
     x, w = (a.struct_info_ for a in call.args)
     if not (isinstance(attrs, Conv2DAttrs) and isinstance(x, TensorStructInfo)):
@@ -104,7 +114,9 @@ def _fits(call: Call, block: int, image_channels: int) -> bool | None:
         return False
     if aligned(int(c), int(o), attrs.groups, block):
         return True
-    return None if int(c) <= image_channels else False
+    if writes_blocked(int(c), int(o), attrs.groups, block) or int(c) <= image_channels:
+        return None
+    return False
 
 
 class _Convs(ExprVisitor):

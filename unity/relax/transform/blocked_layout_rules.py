@@ -5,7 +5,10 @@ blocks of ``b`` lanes moved last: (N, C/b, H, W, b).  Rules that keep a value bl
 
 - conv2d (an anchor: desired ``["NCHW16c", "OIHW"]``) when its data is 4-D NCHW, C and O
   are multiples of b, and its groups are block-aligned ((C/groups) % b == 0 and
-  (O/groups) % b == 0) or depthwise (groups == C == O); the kernel stays OIHW.
+  (O/groups) % b == 0) or depthwise (groups == C == O); the kernel becomes OIHW.
+- conv2d whose input channels are not whole blocks (an image's 3, or 24) with groups == 1
+  and O a multiple of b: it reads its data in the original NCHW layout and writes the
+  blocked result directly (``out_layout="NCHW16c"``), so only its input may need a copy.
 - max/avg/adaptive-avg pooling (layout "NCHW" -> "NCHW{b}c"), as an anchor or a follower.
 - unary elementwise ops; broadcast binary ops, whose other operands are blocked the same way
   (per-channel operands such as (C, 1, 1) become (1, C/b, 1, 1, b), scalar-like ones stay).
@@ -105,20 +108,42 @@ def aligned(c: int, o: int, groups: int, block: int) -> bool:
     return (c // groups) % block == 0 and (o // groups) % block == 0
 
 
+def writes_blocked(c: int, o: int, groups: int, block: int) -> bool:
+    """Whether a conv2d of `c` -> `o` channels that does not run on `block`-lane blocks reads
+    NCHW data and writes "NCHW{block}c" (``out_layout``): no groups, whole output blocks.
+
+    Example:
+        >>> writes_blocked(3, 64, 1, 16), writes_blocked(24, 32, 1, 16)
+        (True, True)
+        >>> writes_blocked(32, 64, 1, 16), writes_blocked(3, 24, 1, 16)
+        (False, False)
+        >>> writes_blocked(24, 48, 3, 16)  # groups: the conv keeps its NCHW layout
+        False
+    """
+    return c % block != 0 and groups == 1 and o % block == 0
+
+
 def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     block, attrs = desired_block(desired), call.attrs
     assert isinstance(attrs, Conv2DAttrs)
     if block is None or call.op is not op.nn.conv2d or attrs.data_layout != "NCHW":
         return None
+    if attrs.out_layout not in (None, "NCHW"):
+        return None  # already writes another layout
     kernel_layout = attrs.kernel_layout
     c = _channels(call.args[0].struct_info_, 4)
     w = _shape(call.args[1].struct_info_)
     o = None if w is None or len(w) != 4 else _static(w[kernel_layout.index("O")])
-    if c is None or o is None or not aligned(c, o, attrs.groups, block):
+    if c is None or o is None:
         return None
     pk = normalize(perm_between(kernel_layout, "OIHW"))
-    new = with_attrs(attrs, data_layout=f"NCHW{block}c", kernel_layout="OIHW")
-    return Decision((Blocked(block), pk), Blocked(block), new)
+    if aligned(c, o, attrs.groups, block):
+        new = with_attrs(attrs, data_layout=f"NCHW{block}c", kernel_layout="OIHW", out_layout=None)
+        return Decision((Blocked(block), pk), Blocked(block), new)
+    if writes_blocked(c, o, attrs.groups, block):
+        new = with_attrs(attrs, kernel_layout="OIHW", out_layout=f"NCHW{block}c")
+        return Decision((None, pk), Blocked(block), new)
+    return None
 
 
 def _pool(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:

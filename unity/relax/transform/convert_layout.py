@@ -40,8 +40,10 @@ A desired data layout may also be channel-blocked, ``{"relax.nn.conv2d": ["NCHW1
 (rules in `blocked_layout_rules.py`): an NCHW value ``x`` (N, C, H, W) is blocked by
 ``R.permute_dims(R.reshape(x, (N, C/16, 16, H, W)), axes=[0, 1, 3, 4, 2])`` and unblocked by
 ``R.reshape(R.permute_dims(y, axes=[0, 1, 4, 2, 3]), (N, C, H, W))`` (a single reshape where
-H and W are 1); constants are blocked with numpy.  A conv whose channels or groups do not fit
-the block keeps its original layout.
+H and W are 1); constants are blocked with numpy.  A conv whose input channels are not whole
+blocks (an image's 3) but whose output channels are, without groups, reads NCHW and writes
+the blocked result itself (``out_layout="NCHW16c"``); any other conv whose channels or groups
+do not fit the block keeps its original layout.
 """
 
 from __future__ import annotations

@@ -268,12 +268,14 @@ def _orders(call: Call) -> tuple[tuple[Expr, Expr], tuple[Expr, Expr]]:
 
 
 def _plain_conv2d(conv: Call, weight: np.ndarray) -> bool:
-    """NCHW data, OIHW kernel, a result in the weight's float dtype."""
+    """NCHW data and result, OIHW kernel, a result in the weight's float dtype."""
     attrs = conv.attrs
     if not isinstance(attrs, Conv2DAttrs):
         return False
     if (attrs.data_layout, attrs.kernel_layout) != ("NCHW", "OIHW"):
         return False
+    if attrs.out_layout not in (None, "NCHW"):
+        return False  # a channel-blocked result: scales are not along axis 1
     return attrs.out_dtype in (None, str(weight.dtype)) and _same_dtype(conv, weight)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from unity.ir.op import Op
 from unity.relax import op
 from unity.relax.expr import Attrs, Call
+from unity.relax.op.nn.convolution import Conv2DAttrs
 from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
 
 Perm = tuple[int, ...]
@@ -146,15 +147,18 @@ def _out_rank(call: Call) -> int:
 
 def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     attrs = call.attrs
-    if not desired or not hasattr(attrs, "data_layout"):
+    if not desired or not isinstance(attrs, Conv2DAttrs):
         return None
+    if attrs.out_layout not in (None, attrs.data_layout):
+        return None  # its result is in another layout than its data (channel-blocked)
     data = desired[0]
-    kernel: str = attrs.kernel_layout  # type: ignore[union-attr]  # conv attrs
+    kernel = attrs.kernel_layout
     if len(desired) > 1 and desired[1] != "default":
         kernel = desired[1]
-    p = normalize(perm_between(attrs.data_layout, data))  # type: ignore[union-attr]
-    pk = normalize(perm_between(attrs.kernel_layout, kernel))  # type: ignore[union-attr]
-    new = with_attrs(attrs, data_layout=data, kernel_layout=kernel)
+    p = normalize(perm_between(attrs.data_layout, data))
+    pk = normalize(perm_between(attrs.kernel_layout, kernel))
+    out_layout = None if attrs.out_layout is None else data
+    new = with_attrs(attrs, data_layout=data, kernel_layout=kernel, out_layout=out_layout)
     return Decision((p, pk), p, new)
 
 

@@ -46,12 +46,10 @@ from unity.schedule.default.analysis import (
     loads_of,
     strip_casts,
 )
-from unity.schedule.default.conv2d import parallel_tile_loops, raise_unsupported
+from unity.schedule.default.conv2d import padding_block, parallel_tile_loops, raise_unsupported
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
-from unity.schedule.state import BlockRV
-from unity.tir.buffer import Buffer
 from unity.tir.expr import Add, BufferLoad, FloorDiv, IntImm, Mul, PrimExpr, Var
 from unity.tir.functor import post_order_visit
 
@@ -203,7 +201,7 @@ def _depthwise(
     init = sch.decompose_reduction(c, red[0])
     outer = sch.fuse(n, oc) if const_extent(info.loops[0]) == 1 else oc
     sch.parallel(outer)
-    pad = _padding_block(sch, c, conv.x_load.buffer)
+    pad = padding_block(sch, c, conv.x_load.buffer)
     if pad is not None:
         sch.compute_at(pad, outer)
         sch.vectorize(sch.get_loops(pad)[-1])
@@ -240,14 +238,6 @@ def pixel_tile(width: int, vectors: int, ctx: RuleContext) -> int:
         return -(-width // t) * t / width
 
     return min(range(least, limit + 1), key=lambda t: (waste(t), -t))
-
-
-def _padding_block(sch: Schedule, conv_block: BlockRV, data: Buffer) -> BlockRV | None:
-    """The block that writes the (padded) `data` the conv reads, if the function has one."""
-    for rv in sch.get_producers(conv_block):
-        if data in {r.buffer for r in sch.get(rv).writes}:
-            return rv
-    return None
 
 
 def _product(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:

@@ -78,8 +78,9 @@ def parallel_one(
     ctx: RuleContext,
     hoist: bool = False,
     pick: int | None = None,
-) -> None:
-    """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing.
+) -> LoopRV | None:
+    """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing; return
+    it (None when every loop has one iteration).
 
     Takes the outermost loop with at least `4 * num_cores` iterations, else a loop of
     symbolic extent (a batch size, which may well be 1), else the one with the most.
@@ -93,7 +94,7 @@ def parallel_one(
         >>> parallel_one(sch, [n, o0, y], [1, 2, 56], RuleContext())  # doctest: +SKIP
     """
     if not loops:
-        return
+        return None
     want = 4 * ctx.num_cores
     if pick is None:
         pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
@@ -102,7 +103,8 @@ def parallel_one(
     if pick is None:
         pick = max(range(len(loops)), key=lambda k: extents[k])
     if extents[pick] == 1:
-        return
+        return None
     if hoist and pick:
         sch.reorder(loops[pick], *loops[:pick])  # one parallel launch, not one per outer step
     sch.parallel(loops[pick])
+    return loops[pick]

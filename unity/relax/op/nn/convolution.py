@@ -1,5 +1,6 @@
 """`nn.conv2d` and `nn.conv2d_transpose` (NCHW/NHWC data, groups, dilation, padding); conv2d
-also takes channel-blocked data ("NCHW16c": (N, C/16, H, W, 16)) with an OIHW kernel.
+also takes channel-blocked data ("NCHW16c": (N, C/16, H, W, 16)) with an OIHW kernel, and
+writes NCHW data straight into a blocked result (``out_layout="NCHW16c"``).
 
 Example:
     >>> from unity.relax.expr import Var
@@ -28,6 +29,9 @@ from unity.topi.nn.layout import blocked_layout
 class Conv2DAttrs(Attrs):
     """Strides, padding (top, left, bottom, right), dilation, groups and layouts.
 
+    `out_layout` None means the result is in `data_layout` (as in TVM); conv2d also takes a
+    blocked "NCHW{b}c" with NCHW data, an OIHW kernel and groups=1 (conv2d_transpose none).
+
     Example:
         >>> from unity import relax
         >>> img = relax.Var("img", relax.TensorStructInfo((1, 4, 8, 8), "float32"))
@@ -43,6 +47,7 @@ class Conv2DAttrs(Attrs):
     groups: int = 1
     data_layout: str = "NCHW"
     kernel_layout: str = "OIHW"
+    out_layout: str | None = None
     out_dtype: str | None = None
     output_padding: tuple[int, int] = (0, 0)
 
@@ -88,6 +93,26 @@ def _check_blocks(call: Call, c: sympy.Expr, o: sympy.Expr, groups: int, block: 
         raise fail(call, f"{msg} the block {block}, or a depthwise conv (groups = C = O)")
 
 
+def _out_block(call: Call, attrs: Conv2DAttrs) -> int | None:
+    """The block of a blocked `out_layout` written from NCHW data, after checking the
+    layouts and groups; None when the result is in `data_layout`."""
+    out, data, kernel = attrs.out_layout, attrs.data_layout, attrs.kernel_layout
+    if out is None or out == data:
+        return None
+    blocked = blocked_layout(out)
+    if blocked is None:
+        msg = f'takes out_layout None, the data_layout "{data}" or a blocked "NCHW{{b}}c"'
+        raise fail(call, f'{msg}, got "{out}"')
+    if data != "NCHW":
+        raise fail(call, f'writes out_layout "{out}" only from data_layout "NCHW", got "{data}"')
+    if kernel != "OIHW":
+        msg = f'writes out_layout "{out}" only with kernel_layout "OIHW"'
+        raise fail(call, f'{msg}, got "{kernel}"')
+    if attrs.groups != 1:
+        raise fail(call, f'writes out_layout "{out}" only with groups=1, got groups={attrs.groups}')
+    return blocked[1]
+
+
 def _check_divides(call: Call, dim: sympy.Expr, groups: int, what: str) -> None:
     if dim.is_number and int(dim) % groups:
         raise fail(call, f"expects {what} ({dim}) divisible by groups={groups}")
@@ -103,18 +128,19 @@ def _conv_common(call: Call) -> tuple[TensorStructInfo, TensorStructInfo, Conv2D
 
 def _result(attrs: Conv2DAttrs, n: sympy.Expr, c: sympy.Expr, h: sympy.Expr, w: sympy.Expr,
             dtype: str) -> TensorStructInfo:  # fmt: skip
-    blocked = blocked_layout(attrs.data_layout)
+    layout = attrs.out_layout or attrs.data_layout
+    blocked = blocked_layout(layout)
     if blocked is not None:
         return TensorStructInfo((n, c / blocked[1], h, w, blocked[1]), dtype)
     by_letter = {"N": n, "C": c, "H": h, "W": w}
-    return TensorStructInfo(tuple(by_letter[ch] for ch in attrs.data_layout), dtype)
+    return TensorStructInfo(tuple(by_letter[ch] for ch in layout), dtype)
 
 
 def _infer_conv2d(call: Call) -> StructInfo:
     x, w, attrs, dtype = _conv_common(call)
-    blocked = blocked_layout(attrs.data_layout)
+    blocked, out_block = blocked_layout(attrs.data_layout), _out_block(call, attrs)
     if x.shape is None or w.shape is None:
-        return TensorStructInfo(None, dtype, 4 if blocked is None else 5)
+        return TensorStructInfo(None, dtype, 4 if blocked is None and out_block is None else 5)
     if blocked is None:
         n, c, h, wd = _dims(call, x, attrs.data_layout, "NCHW", "data")
     else:
@@ -126,6 +152,8 @@ def _infer_conv2d(call: Call) -> StructInfo:
     _check_divides(call, o, attrs.groups, "output channels")
     if blocked is not None:
         _check_blocks(call, c, o, attrs.groups, blocked[1])
+    if out_block is not None:
+        _check_blocks(call, c, o, 1, out_block)
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = attrs.strides, attrs.dilation, attrs.padding
     oh = conv_out_dim(h, kh, pt, pb, sh, dh)
     ow = conv_out_dim(wd, kw, pl, pr, sw, dw)
@@ -137,12 +165,14 @@ def _infer_conv2d(call: Call) -> StructInfo:
 
 def _make_attrs(strides: int | Sequence[int], padding: int | Sequence[int],
                 dilation: int | Sequence[int], groups: int, data_layout: str,
-                kernel_layout: str, out_dtype: str | None,
-                output_padding: int | Sequence[int] = 0) -> Conv2DAttrs:  # fmt: skip
+                kernel_layout: str, out_dtype: str | None, output_padding: int | Sequence[int] = 0,
+                out_layout: str | None = None) -> Conv2DAttrs:  # fmt: skip
     return Conv2DAttrs(
-        pair(strides, "strides"), padding4(padding), pair(dilation, "dilation"), groups,
-        data_layout, kernel_layout, out_dtype, pair(output_padding, "output_padding"),
-    )
+        strides=pair(strides, "strides"), padding=padding4(padding),
+        dilation=pair(dilation, "dilation"), groups=groups, data_layout=data_layout,
+        kernel_layout=kernel_layout, out_layout=out_layout, out_dtype=out_dtype,
+        output_padding=pair(output_padding, "output_padding"),
+    )  # fmt: skip
 
 
 @register_op("nn.conv2d", infer=_infer_conv2d)
@@ -150,23 +180,32 @@ def conv2d(
     op: RelaxOp, data: Expr, weight: Expr, strides: int | Sequence[int] = 1,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1,
     data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_dtype: str | None = None,
+    out_layout: str | None = None,
 ) -> Call:  # fmt: skip
     """2-D convolution; `kernel_layout` "OIHW" or "HWIO" etc. (weight in-channels = C / groups).
 
     A channel-blocked `data_layout` ("NCHW16c") takes 5-D data (N, C/16, H, W, 16) and an
     OIHW kernel, and gives (N, O/16, OH, OW, 16); O, and with groups C/groups and O/groups
-    (unless depthwise), must be multiples of the block.
+    (unless depthwise), must be multiples of the block.  `out_layout` (None: `data_layout`)
+    may be blocked for NCHW data with an OIHW kernel and groups=1: the NCHW data (any number
+    of channels, an image's 3) gives (N, O/16, OH, OW, 16) directly, O a multiple of 16.
 
     Example:
         >>> conv2d(x, w, strides=2).attrs.strides  # doctest: +SKIP
         (2, 2)
+        >>> conv2d(img, w, out_layout="NCHW16c").struct_info.shape  # doctest: +SKIP
+        (1, 2, 30, 30, 16)
     """
-    attrs = _make_attrs(strides, padding, dilation, groups, data_layout, kernel_layout, out_dtype)
+    attrs = _make_attrs(strides, padding, dilation, groups, data_layout, kernel_layout, out_dtype,
+                        out_layout=out_layout)  # fmt: skip
     return Call(op, (data, weight), attrs)
 
 
 def _infer_conv2d_transpose(call: Call) -> StructInfo:
     x, w, attrs, dtype = _conv_common(call)
+    if attrs.out_layout is not None:
+        msg = "takes no out_layout (its result is in data_layout)"
+        raise fail(call, f'{msg}, got "{attrs.out_layout}"')
     if x.shape is None or w.shape is None:
         return TensorStructInfo(None, dtype, 4)
     n, c, h, wd = _dims(call, x, attrs.data_layout, "NCHW", "data")

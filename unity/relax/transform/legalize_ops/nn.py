@@ -70,7 +70,10 @@ for _name in ("relu", "gelu", "gelu_tanh", "silu"):
     register_legalize(getattr(op.nn, _name), te_rule(getattr(topi.nn, _name)))
 register_legalize(op.nn.softmax, attrs_rule(topi.nn.softmax, lambda a: {"axis": a.axis}))
 register_legalize(op.nn.log_softmax, attrs_rule(topi.nn.log_softmax, lambda a: {"axis": a.axis}))
-register_legalize(op.nn.conv2d, attrs_rule(topi.nn.conv2d, _conv))
+register_legalize(
+    op.nn.conv2d,
+    attrs_rule(topi.nn.conv2d, lambda a: {**_conv(a), "out_layout": a.out_layout}),
+)
 register_legalize(
     op.nn.conv2d_transpose,
     attrs_rule(
