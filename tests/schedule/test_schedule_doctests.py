@@ -26,6 +26,7 @@ MODULES = [
     "primitives.split",
     "primitives.storage_align",
     "primitives.tensorize",
+    "primitives.transform_block_layout",
     "primitives.transform_layout",
 ]  # fmt: skip
 

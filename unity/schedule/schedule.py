@@ -518,6 +518,22 @@ class Schedule:
         P.transform_layout(self.state, block, buffer, index_map)
 
     @_traced
+    def transform_block_layout(self, block: BlockRV, index_map: Callable[..., Any]) -> None:
+        """Give `block` the iteration variables `index_map` (a lambda over its variables)
+        fuses or permutes, with new loops over them.
+
+        Example:
+            >>> from unity import te
+            >>> A = te.placeholder((4, 6), name="A")
+            >>> B = te.compute((4, 6), lambda i, j: A[i, j] * 2.0, name="B")
+            >>> sch = Schedule(te.create_prim_func([A, B]))
+            >>> sch.transform_block_layout(sch.get_block("B"), lambda i, j: (i * 6 + j,))
+            >>> [sch.get(loop).extent.value for loop in sch.get_loops(sch.get_block("B"))]
+            [24]
+        """
+        P.transform_block_layout(self.state, block, index_map)
+
+    @_traced
     def rfactor(self, loop: LoopRV, factor_axis: int = 0) -> BlockRV:
         """Factor the reduction over `loop` into a new buffer; return the `_rf` block.
 

@@ -8,8 +8,9 @@ Each workload class gets the spaces that fit it (`spaces_for`):
   of `unity.tune.templates` (tile sizes that divide the extents, K blocking, packing,
   loop order, parallel, unroll);
 - a PrimFunc with one conv2d block of constant channels and width: ``conv``, the
-  default rule with its variant (channels or columns in the vector), register tile
-  (`to` x `tx`) and parallel loop (rows or channel blocks) set by knobs;
+  default rule with its variant (channels, columns, or a pointwise conv's flattened
+  pixels in the vector), register tile (`to` x `tx`) and parallel loop (rows or channel
+  blocks) set by knobs;
 - otherwise, a PrimFunc with one reduction block of constant extents (conv2d, pooling,
   a reduction with an epilogue): ``tiled``, the multi-level tiling of
   `unity.tune.tiling` (a tile size per spatial loop, unroll, which loop is parallel).
@@ -34,7 +35,8 @@ from typing import Any
 
 from unity.schedule.default.analysis import RuleContext
 from unity.schedule.default.apply import schedule_primfunc
-from unity.schedule.default.conv2d import ConvTiling, channel_tiles, vector_pieces
+from unity.schedule.default.conv2d import ConvTiling
+from unity.schedule.default.conv2d_tiles import channel_tiles, vector_pieces
 from unity.schedule.error import ScheduleError
 from unity.tir.function import PrimFunc
 from unity.tune.templates import (
@@ -186,16 +188,20 @@ def _matmul_space(ctx: RuleContext, m: int | None, n: int, k: int, b_2d: bool) -
 
 def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
     """The default conv2d rule with its variant, register tile and parallel loop set by
-    knobs: channels in the vector (`to` a multiple of 8, `tx` up to 16 columns) or columns
-    in the vector (`to` channels unrolled, `tx` up to a whole row)."""
+    knobs: channels in the vector (`to` a multiple of 8, `tx` up to 16 columns), columns
+    in the vector (`to` channels unrolled, `tx` up to a whole row), or a pointwise conv's
+    pixels in the vector (`tx` divides ``H*W``)."""
     lanes = ctx.lanes
     channel_tos = set(channel_tiles(conv.per_group, lanes)) if conv.per_group else set()
     column_tos = {t for t in (1, 2, 3, 4, 6, 8, 12, 16) if conv.out_channels % t == 0}
     column_txs = {t for t in (8, 16, 32, 48, 64) if t < conv.width} | {min(conv.width, 4 * lanes)}
+    pixels = conv.pixels or 0
+    pixel_txs = {t for t in range(lanes // 2, 8 * lanes + 1) if pixels % t == 0 and t <= pixels}
+    variants = ("channels",) * bool(channel_tos) + ("columns",) + ("pixels",) * bool(pixels)
     choices = {
-        "variant": ("channels", "columns") if channel_tos else ("columns",),
+        "variant": variants,
         "to": tuple(sorted(channel_tos | column_tos)),
-        "tx": tuple(sorted(set(range(1, min(conv.width, 16) + 1)) | column_txs)),
+        "tx": tuple(sorted(set(range(1, min(conv.width, 16) + 1)) | column_txs | pixel_txs)),
         "parallel": ("auto", "rows", "channels"),
     }
 
@@ -205,6 +211,10 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
             if to not in channel_tos or tx > 16:
                 raise ScheduleError("conv template", f"no channel tile {to}x{tx}")
             registers = vector_pieces(to, lanes) * tx
+        elif knobs["variant"] == "pixels":
+            if to not in column_tos or tx not in pixel_txs:
+                raise ScheduleError("conv template", f"no pixel tile {to}x{tx}")
+            registers = to * vector_pieces(tx, lanes)
         else:
             if to not in column_tos:
                 raise ScheduleError("conv template", f"no column tile {to}x{tx}")

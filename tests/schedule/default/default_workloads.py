@@ -32,6 +32,15 @@ def conv_blocked(c, h, w, o, k, stride=1, pad=0, groups=1, block=8, bias_relu=Fa
     return te.create_prim_func([x, wt, b, topi.nn.relu(topi.add(y, b))])
 
 
+def conv_pointwise_grouped(c, h, w, o, groups):
+    """A grouped 1x1 conv + bias + residual + relu (ShuffleNet's), channels per group not
+    a multiple of 8."""
+    x, wt = _ph((1, c, h, w), "x"), _ph((o, c // groups, 1, 1), "w")
+    b, r = _ph((o, 1, 1), "b"), _ph((1, o, h, w), "r")
+    y = topi.nn.conv2d(x, wt, 1, 0, 1, groups)
+    return te.create_prim_func([x, wt, b, r, topi.nn.relu(topi.add(topi.add(y, b), r))])
+
+
 def conv_to_blocked(c, h, w, o, k, stride=1, pad=0, block=8):
     """conv2d of NCHW data (an image) written NCHW{block}c, + bias + relu."""
     x, wt = _ph((1, c, h, w), "x"), _ph((o, c, k, k), "w")
@@ -175,6 +184,7 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "conv_grouped_vector": lambda: conv(1, 16, 5, 5, 64, 3, pad=1, groups=2),
     "conv1x1_prime_width": lambda: conv(1, 8, 13, 13, 24, 1),
     "conv_grouped_odd": lambda: conv(1, 8, 7, 7, 20, 3, pad=1, groups=2),
+    "conv1x1_grouped_pixels": lambda: conv_pointwise_grouped(12, 8, 6, 18, 3),
     "conv_dilated": lambda: conv(1, 4, 9, 9, 4, 3, pad=2, dilation=2),
     "conv_bias_relu": lambda: conv_bias_relu(1, 8, 12, 12, 16, 3, pad=1),
     "conv_blocked3x3": lambda: conv_blocked(16, 9, 9, 32, 3, pad=1, bias_relu=True),

@@ -107,3 +107,33 @@ def test_nchw_depthwise_pads_its_channel_block_at_stride_one(stride: int) -> Non
     ]  # fmt: skip
     assert len(with_conv) == (1 if stride == 1 else 0)
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
+
+
+def test_grouped_pointwise_conv_puts_pixels_of_several_rows_in_vectors() -> None:
+    """A grouped 1x1 conv with 6 channels per group (no channel vector fits) is a matmul
+    over the flattened pixels: its tile of 16 pixels spans rows of 6, the accumulator is
+    ``[1, O, H*W]``, and the epilogue (bias, residual, relu) is in the write-back."""
+    from default_workloads import conv_pointwise_grouped
+
+    func = conv_pointwise_grouped(12, 8, 6, 18, 3)
+    avx2 = RuleContext(lanes=8, num_cores=2)
+    scheduled = schedule_primfunc(func, avx2)
+    local = [b for b in scheduled.body.block.alloc_buffers if b.scope == "local"]
+    assert [[int(d.value) for d in b.shape] for b in local] == [[1, 18, 48]]
+    assert _vector_extents(scheduled) == {16}
+    names = [s.block.name_hint for s in walk(scheduled.body) if isinstance(s, tir.BlockRealize)]
+    assert "T_relu" not in names and "T_add" not in names  # the epilogue is in the write-back
+    x, w, b, r = _inputs(func)
+    groups = [x[:, 4 * g:4 * g + 4].reshape(4, 48) for g in range(3)]
+    conv = np.concatenate([w[6 * g:6 * g + 6, :, 0, 0] @ groups[g] for g in range(3)])
+    expected = np.maximum(conv.reshape(1, 18, 8, 6) + b + r, 0)
+    np.testing.assert_allclose(_run(scheduled), expected, rtol=1e-5, atol=1e-5)
+
+
+def _inputs(func: tir.PrimFunc) -> list[np.ndarray]:
+    """The inputs `_run` draws (the same seed)."""
+    rng = np.random.default_rng(0)
+    return [
+        rng.standard_normal([int(d.value) for d in p.shape]).astype("float32")
+        for p in func.buffer_params()
+    ][:-1]

@@ -10,6 +10,7 @@ MODULES = [
     "unity.schedule.default.analysis",
     "unity.schedule.default.apply",
     "unity.schedule.default.conv2d",
+    "unity.schedule.default.conv2d_tiles",
     "unity.schedule.default.epilogue",
     "unity.schedule.default.fallback",
     "unity.schedule.default.injective",

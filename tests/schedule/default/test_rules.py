@@ -54,7 +54,8 @@ def test_interpreted_schedule_matches(name: str) -> None:
 @pytest.mark.parametrize(
     "name",
     ["conv3x3", "conv_depthwise", "conv3x3s2", "conv_bias_relu", "conv_grouped_vector",
-     "conv1x1_prime_width", "conv1x1s2", "conv_grouped_odd", "conv_blocked3x3",
+     "conv1x1_prime_width", "conv1x1s2", "conv_grouped_odd", "conv1x1_grouped_pixels",
+     "conv_blocked3x3",
      "conv_blocked1x1", "conv_blocked_grouped", "conv_blocked_depthwise_s2",
      "conv_image_to_blocked", "matmul_tiled",
      "dense_bias_relu", "gemv_kn", "matmul_unit_batch", "matmul_symbolic_columns",

@@ -40,19 +40,25 @@ After ``schedule_conv2d`` (channels in the vector, abridged)::
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from unity.schedule.analysis import linear
+from unity.schedule.analysis import as_int, linear
 from unity.schedule.default.analysis import (
     BlockInfo,
     RuleContext,
     const_extent,
     loads_of,
     strip_casts,
-    vector_registers,
+)
+from unity.schedule.default.conv2d_tiles import (
+    channel_tile,
+    columns_tile,
+    parallel_tile_loops,
+    pixel_tile,
 )
 from unity.schedule.default.epilogue import inline_epilogue
-from unity.schedule.default.injective import parallel_one
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
@@ -60,11 +66,9 @@ from unity.tir.buffer import Buffer
 from unity.tir.expr import Add, BufferLoad, Mul, PrimExpr, Var
 
 __all__ = [
-    "ConvTiling", "applies", "channel_tiles", "conv_tiling", "match", "padding_block",
-    "parallel_tile_loops", "raise_unsupported", "schedule_conv2d", "vector_pieces",
+    "ConvTiling", "applies", "conv_tiling", "match", "padding_block", "raise_unsupported",
+    "schedule_conv2d",
 ]  # fmt: skip
-
-
 
 def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
     """`(X load, W load)` of a conv2d-like block, else None.
@@ -124,73 +128,6 @@ def applies(info: BlockInfo) -> bool:
     return match(info) is not None
 
 
-def _divisor(extent: int, limit: int) -> int:
-    return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
-
-
-def vector_pieces(t: int, lanes: int) -> int:
-    """Vector registers `t` float32 lanes take: full vectors, then LLVM's power-of-two
-    pieces of the rest (40 lanes of 16: 16 + 16 + 8, three).
-
-    Example:
-        >>> vector_pieces(40, 16), vector_pieces(28, 16)
-        (3, 3)
-    """
-    return t // lanes + (t % lanes).bit_count()
-
-
-def _vector_cost(t: int, lanes: int) -> float:
-    """Instructions per element of a vectorized loop of extent `t`: full vectors, then one
-    narrower vector for the rest, which LLVM splits into power-of-two pieces."""
-    return vector_pieces(t, lanes) / t
-
-
-def _column_tile(extent: int, lanes: int) -> int:
-    """Columns of a vectorized tile: a divisor of the width, or a vector or two with the
-    last tile of a row guarded (its guarded copy runs lane by lane), whichever costs the
-    fewest instructions per column.
-
-    Example:
-        >>> [_column_tile(w, 16) for w in (7, 28, 56, 111)]
-        [7, 28, 28, 32]
-    """
-    def cost(t: int) -> float:
-        if extent % t == 0:
-            return _vector_cost(t, lanes)
-        full, rest = divmod(extent, t)
-        return (full * _vector_cost(t, lanes) * t + rest) / extent
-
-    candidates = [d for d in range(1, min(extent, 2 * lanes) + 1) if extent % d == 0]
-    candidates += [t for t in (lanes, 2 * lanes) if t < extent and extent % t]
-    return min(candidates, key=lambda d: (cost(d), -d))
-
-
-def _register_budget(lanes: int, variant: str = "channels") -> int:
-    """Vector accumulators a register tile may take: 24 of AVX-512's 32 registers; of
-    AVX2's 16, 10 for channels in the vector and 12 for columns (the rest hold the
-    operands).  Channel tiles of 12 spill on AVX2: 3x3 64->192 at width 56 on Zen 3 runs
-    11.7 ms as (24, 4) and 5.1 ms as (16, 5); a 1x1 272->272 grouped at width 14 runs
-    0.16 ms as 4 x 14 columns (12) and 0.20 ms as 2 x 14."""
-    if vector_registers(lanes) >= 32:
-        return 24
-    return 10 if variant == "channels" else 12
-
-
-def _columns_tile(oc: int, ow: int, lanes: int) -> tuple[int, int]:
-    """`(to, tx)` of the columns-in-vector variant: `tx` columns (`_column_tile`) x up to 8
-    channels (4 for rows narrower than a vector), fewer where the accumulators would not
-    fit the registers (1x1 272->272 grouped at width 14 on AVX2: 8 x 14 spills and runs
-    7x slower than 4 x 14).
-
-    Example:
-        >>> _columns_tile(272, 14, 8), _columns_tile(272, 14, 16)
-        ((4, 14), (4, 14))
-    """
-    tx = _column_tile(ow, lanes)
-    fits = max(1, _register_budget(lanes, "columns") // vector_pieces(tx, lanes))
-    return _divisor(oc, min(8 if ow >= lanes else 4, fits)), tx
-
-
 def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
     """How many output channels share one input-channel group: 0 when `X` does not
     depend on `o` (groups = 1), `pg` when `o` reaches `X` only as ``o // pg``, else None.
@@ -220,48 +157,6 @@ def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
     return None
 
 
-def channel_tiles(oc: int, lanes: int) -> list[int]:
-    """The channel tiles `to` of the channels-in-vector variant for `oc` channels (per
-    group): one or two vectors and the multiples of 8 up to 3 vectors that divide it,
-    and all of them when that is at most 3 vectors.
-
-    Example:
-        >>> channel_tiles(1000, 16), channel_tiles(34, 16)
-        ([8, 40], [34])
-    """
-    tiles = {t for t in (lanes, 2 * lanes, *range(8, 3 * lanes + 1, 8)) if oc % t == 0}
-    return sorted(tiles | ({oc} if 8 < oc <= 3 * lanes else set()))
-
-
-def _channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
-    """`(to, tx)`: output channels (a multiple of 8 dividing `oc`, or all `oc` when that is
-    at most 3 vectors) x columns of a register tile; None when no `to` divides `oc`.
-
-    Enough independent vector accumulators (8) hide the FMA latency; more than the
-    register file holds (`_register_budget`) spill.  `tx` need not
-    divide the width: the last tile of a row is guarded (`HoistGuards` keeps the others
-    free of the guard), and a tile's worth is scaled by the share of its columns that
-    are real, so a width of 111 takes 8-column tiles rather than 3.
-
-    Example:
-        >>> _channel_tile(64, 56, 16), _channel_tile(1000, 13, 16), _channel_tile(192, 13, 16)
-        ((32, 8), (40, 7), (16, 13))
-    """
-    budget = _register_budget(lanes)
-    best, best_key = None, None
-    for to in sorted(channel_tiles(oc, lanes), reverse=True):
-        vectors = vector_pieces(to, lanes)
-        efficiency = to / (vectors * lanes)
-        for tx in range(1, min(ow, 16) + 1):
-            if vectors * tx > budget:
-                continue
-            real = ow / (-(-ow // tx) * tx)  # columns computed that exist
-            key = (min(vectors * tx, 8) * efficiency * real, to * tx)
-            if best_key is None or key > best_key:
-                best, best_key = (to, tx), key
-    return best
-
-
 @dataclass(frozen=True)
 class ConvTiling:
     """What the rule chooses for a conv2d block, and what a tuner may vary.
@@ -271,11 +166,14 @@ class ConvTiling:
             applies (all of them for an ungrouped conv), else None.
         out_channels: Output channels.
         width: Output width.
-        variant: ``"channels"`` or ``"columns"``, the rule's choice.
+        variant: ``"channels"``, ``"columns"`` or ``"pixels"``, the rule's choice.
         channel_tile: The channels-in-vector ``(to, tx)`` (None when it does not apply).
         column_tile: The columns-in-vector ``(to, tx)``.
         whole_rows: Whether `column_tile` is the whole-row tile of `_row_tile` (then
             threads split the rows).
+        pixels: ``H*W`` of a pointwise stride-1 conv, whose rows the pixels-in-vector
+            variant flattens (None for other convs).
+        pixel_tile: The pixels-in-vector ``(to, tx)`` (None when it does not apply).
 
     Example:
         >>> ConvTiling(64, 64, 56, "channels", (32, 8), (8, 28)).tile
@@ -289,11 +187,14 @@ class ConvTiling:
     channel_tile: tuple[int, int] | None
     column_tile: tuple[int, int]
     whole_rows: bool = False
+    pixels: int | None = None
+    pixel_tile: tuple[int, int] | None = None
 
     @property
     def tile(self) -> tuple[int, int]:
         """The tile of the chosen variant."""
-        return self.channel_tile if self.variant == "channels" else self.column_tile
+        tiles = {"channels": self.channel_tile, "pixels": self.pixel_tile}
+        return tiles.get(self.variant) or self.column_tile
 
 
 def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
@@ -310,12 +211,14 @@ def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
     if oc is None or ow is None:
         return None
     per_group = _group_size(found[0], info.store.indices[1])  # X's channel: (o // pg) * C/G + rc
-    channel = _channel_tile(per_group or oc, ow, lanes) if per_group is not None else None
+    channel = channel_tile(per_group or oc, ow, lanes) if per_group is not None else None
     row = _row_tile(info, found[0], oc, ow, lanes)
-    column = row or _columns_tile(oc, ow, lanes)
-    variant = "channels" if channel and not row else "columns"
+    column = row or columns_tile(oc, ow, lanes)
+    pixels = _pointwise_pixels(info, found[0])
+    pixel = pixel_tile(oc, pixels, lanes) if pixels is not None else None
+    variant = "channels" if channel and not row else "pixels" if pixel and not row else "columns"
     usable = (per_group or oc) if channel is not None else None
-    return ConvTiling(usable, oc, ow, variant, channel, column, row is not None)
+    return ConvTiling(usable, oc, ow, variant, channel, column, row is not None, pixels, pixel)
 
 
 def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
@@ -333,6 +236,11 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         if rule.per_group is None or (tuned is not None and rule.per_group % tuned[0]):
             raise_unsupported(f"the channel tile {tuned} (channels per group: {rule.per_group})")
         return _channels_in_vector(sch, info, match(info)[1], *(tuned or rule.channel_tile), ctx)
+    if variant == "pixels":
+        to, tx = tuned or rule.pixel_tile or (0, 0)
+        if rule.pixels is None or not to or rule.out_channels % to or rule.pixels % tx:
+            raise_unsupported(f"the pixel tile {(to, tx)} ({rule.pixels} pixels)")
+        return _pixels_in_vector(sch, info, to, tx, ctx)
     if tuned is not None and rule.out_channels % tuned[0]:
         raise_unsupported(f"the tile {tuned} (output channels: {rule.out_channels})")
     if rule.whole_rows and not ctx.knob("conv.parallel"):
@@ -433,6 +341,65 @@ def _columns_in_vector(
     return taken
 
 
+def _pixels_in_vector(
+    sch: Schedule, info: BlockInfo, to: int, tx: int, ctx: RuleContext
+) -> list[str]:
+    """A pointwise conv as ``Y[o, p] += W[o, c] * X[c, p]`` over the flattened pixels
+    ``p = y * W + x`` (contiguous in `X` and `Y`): both the conv block and its write-back
+    iterate `p` (`transform_block_layout`), so a tile of `tx` pixels may cross rows."""
+    c = sch.get_block(info.name)
+    width = const_extent(info.loops[3])
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    sch.transform_layout(c, ("write", 0), lambda n, o, y, x: (n, o, y * width + x))
+    for block in (c, acc):
+        names = [iv.var.name for iv in sch.get(block).iter_vars]
+        sch.transform_block_layout(block, _rows_flattened(names, width))
+    n, o, p, *red = sch.get_loops(c)
+    o0, o1 = sch.split(o, [None, to])
+    p0, p1 = sch.split(p, [None, tx])
+    sch.reorder(n, o0, p0, *red, o1, p1)
+    sch.reverse_compute_at(acc, p0)
+    init = sch.decompose_reduction(c, red[0])
+    batch, channels, height = (const_extent(lp) or 0 for lp in info.loops[:3])
+    parallel_tile_loops(sch, [n, o0, p0], [batch, channels // to, height * width // tx], ctx)
+    sch.unroll(o1)
+    sch.vectorize(p1)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
+
+
+def _rows_flattened(names: list[str], width: int) -> Callable[..., tuple[PrimExpr, ...]]:
+    """The index map ``(n, o, y, x, *rest) -> (n, o, y * width + x, *rest)`` over the
+    variables `names` (its signature names them, so that the trace prints a lambda)."""
+
+    def index_map(*v: PrimExpr) -> tuple[PrimExpr, ...]:
+        return (v[0], v[1], v[2] * width + v[3], *v[4:])
+
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
+    index_map.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for the trace
+    return index_map
+
+
+def _pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | None:
+    """``H * W`` when the conv is pointwise with stride 1 and `X` has the output's rows
+    (``X[n, c, y, x]``, unit reduction windows), so ``y * W + x`` walks `X` contiguously."""
+    _, _, y, x = info.store.indices  # type: ignore[union-attr]  # `match` checked the store
+    height, width = const_extent(info.loops[2]), const_extent(info.loops[3])
+    units = {info.iter_var(lp) for lp in info.loops[4:] if const_extent(lp) == 1}
+    for index, var in zip(x_load.indices[2:], (y, x)):
+        lin = linear(index)
+        if lin is None or lin[1] != 0 or lin[0].get(var) != 1:
+            return None
+        if any(v is not var and v not in units for v in lin[0]):
+            return None
+    shape = [as_int(d) for d in x_load.buffer.shape[2:]]
+    if height is None or width is None or shape != [height, width]:
+        return None
+    return height * width
+
+
 def padding_block(sch: Schedule, conv: BlockRV, data: Buffer) -> BlockRV | None:
     """The block that writes the (padded) `data` a conv block reads, if there is one.
 
@@ -462,24 +429,3 @@ def _unit_stride_depthwise(info: BlockInfo) -> bool:
 def _outer_extents(info: BlockInfo, to: int) -> list[int | None]:
     n, o, y = (const_extent(lp) for lp in info.loops[:3])
     return [n, None if o is None else o // to, y]
-
-
-def parallel_tile_loops(
-    sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext
-) -> LoopRV | None:
-    """Fuse unit loops of ``[n, o0, y]`` into their neighbour (a unit loop above the tile
-    keeps the tile buffer from being compacted), then make one loop parallel: the rows
-    (`y`) or the channel blocks (`o0`) where the ``conv.parallel`` knob says so, else
-    `parallel_one`'s choice.  Returns the parallel loop (None when nothing is parallel).
-
-    Example:
-        >>> parallel_tile_loops(sch, [n, o0, y], [1, 8, 56], RuleContext())  # doctest: +SKIP
-    """
-    names = ["n", "channels", "rows"]
-    while len(loops) > 1 and extents[0] == 1:
-        loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]
-        extents = [extents[1], *extents[2:]]
-        names = names[1:]
-    want = ctx.knob("conv.parallel", "auto")
-    pick = names.index(want) if want in names else None
-    return parallel_one(sch, loops, extents, ctx, hoist=True, pick=pick)

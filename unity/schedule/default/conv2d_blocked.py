@@ -46,7 +46,8 @@ from unity.schedule.default.analysis import (
     loads_of,
     strip_casts,
 )
-from unity.schedule.default.conv2d import padding_block, parallel_tile_loops, raise_unsupported
+from unity.schedule.default.conv2d import padding_block, raise_unsupported
+from unity.schedule.default.conv2d_tiles import parallel_tile_loops
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule

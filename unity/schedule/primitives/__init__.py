@@ -23,6 +23,7 @@ from unity.schedule.primitives.set_scope import set_scope
 from unity.schedule.primitives.split import split
 from unity.schedule.primitives.storage_align import storage_align
 from unity.schedule.primitives.tensorize import tensorize
+from unity.schedule.primitives.transform_block_layout import transform_block_layout
 from unity.schedule.primitives.transform_layout import transform_layout
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "split",
     "storage_align",
     "tensorize",
+    "transform_block_layout",
     "transform_layout",
     "unannotate",
     "unroll",

@@ -1,0 +1,184 @@
+"""Register tiles of the conv2d rules, and the loops above them: how many vector
+accumulators a tile may take, and which `(to, tx)` each variant picks.
+
+A tile is `to` output channels x `tx` output pixels, accumulated in vector registers
+over the whole reduction.  Enough independent accumulators (8) hide the FMA latency;
+more than the register file holds (`register_budget`) spill.  Which axis is in the
+vector differs by variant: channels (`channel_tile`), the columns of one row
+(`columns_tile`), or the pixels of a pointwise conv's flattened rows (`pixel_tile`).
+
+Example:
+    >>> channel_tile(64, 56, 16), columns_tile(272, 14, 8), pixel_tile(272, 196, 8)
+    ((32, 8), (4, 14), (2, 28))
+"""
+
+from __future__ import annotations
+
+from unity.schedule.default.analysis import RuleContext, vector_registers
+from unity.schedule.default.injective import parallel_one
+from unity.schedule.schedule import Schedule
+from unity.schedule.state import LoopRV
+
+__all__ = [
+    "channel_tile", "channel_tiles", "column_tile", "columns_tile", "parallel_tile_loops",
+    "pixel_tile", "register_budget", "vector_pieces",
+]  # fmt: skip
+
+
+def _divisor(extent: int, limit: int) -> int:
+    return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
+
+
+def vector_pieces(t: int, lanes: int) -> int:
+    """Vector registers `t` float32 lanes take: full vectors, then LLVM's power-of-two
+    pieces of the rest (40 lanes of 16: 16 + 16 + 8, three).
+
+    Example:
+        >>> vector_pieces(40, 16), vector_pieces(28, 16)
+        (3, 3)
+    """
+    return t // lanes + (t % lanes).bit_count()
+
+
+def _vector_cost(t: int, lanes: int) -> float:
+    """Instructions per element of a vectorized loop of extent `t`: full vectors, then one
+    narrower vector for the rest, which LLVM splits into power-of-two pieces."""
+    return vector_pieces(t, lanes) / t
+
+
+def column_tile(extent: int, lanes: int) -> int:
+    """Columns of a vectorized tile: a divisor of the width, or a vector or two with the
+    last tile of a row guarded (its guarded copy runs lane by lane), whichever costs the
+    fewest instructions per column.
+
+    Example:
+        >>> [column_tile(w, 16) for w in (7, 28, 56, 111)]
+        [7, 28, 28, 32]
+    """
+    def cost(t: int) -> float:
+        if extent % t == 0:
+            return _vector_cost(t, lanes)
+        full, rest = divmod(extent, t)
+        return (full * _vector_cost(t, lanes) * t + rest) / extent
+
+    candidates = [d for d in range(1, min(extent, 2 * lanes) + 1) if extent % d == 0]
+    candidates += [t for t in (lanes, 2 * lanes) if t < extent and extent % t]
+    return min(candidates, key=lambda d: (cost(d), -d))
+
+
+def register_budget(lanes: int, variant: str = "channels") -> int:
+    """Vector accumulators a register tile may take: 24 of AVX-512's 32 registers; of
+    AVX2's 16, 10 for channels in the vector and 12 for columns (the rest hold the
+    operands).  Channel tiles of 12 spill on AVX2: 3x3 64->192 at width 56 on Zen 3 runs
+    11.7 ms as (24, 4) and 5.1 ms as (16, 5); a 1x1 272->272 grouped at width 14 runs
+    0.16 ms as 4 x 14 columns (12) and 0.20 ms as 2 x 14."""
+    if vector_registers(lanes) >= 32:
+        return 24
+    return 10 if variant == "channels" else 12
+
+
+def columns_tile(oc: int, ow: int, lanes: int) -> tuple[int, int]:
+    """`(to, tx)` of the columns-in-vector variant: `tx` columns (`column_tile`) x up to 8
+    channels (4 for rows narrower than a vector), fewer where the accumulators would not
+    fit the registers (1x1 272->272 grouped at width 14 on AVX2: 8 x 14 spills and runs
+    7x slower than 4 x 14).
+
+    Example:
+        >>> columns_tile(272, 14, 8), columns_tile(272, 14, 16)
+        ((4, 14), (4, 14))
+    """
+    tx = column_tile(ow, lanes)
+    fits = max(1, register_budget(lanes, "columns") // vector_pieces(tx, lanes))
+    return _divisor(oc, min(8 if ow >= lanes else 4, fits)), tx
+
+
+def channel_tiles(oc: int, lanes: int) -> list[int]:
+    """The channel tiles `to` of the channels-in-vector variant for `oc` channels (per
+    group): one or two vectors and the multiples of 8 up to 3 vectors that divide it,
+    and all of them when that is at most 3 vectors.
+
+    Example:
+        >>> channel_tiles(1000, 16), channel_tiles(34, 16)
+        ([8, 40], [34])
+    """
+    tiles = {t for t in (lanes, 2 * lanes, *range(8, 3 * lanes + 1, 8)) if oc % t == 0}
+    return sorted(tiles | ({oc} if 8 < oc <= 3 * lanes else set()))
+
+
+def channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
+    """`(to, tx)`: output channels (a multiple of 8 dividing `oc`, or all `oc` when that is
+    at most 3 vectors) x columns of a register tile; None when no `to` divides `oc`.
+
+    Enough independent vector accumulators (8) hide the FMA latency; more than the
+    register file holds (`register_budget`) spill.  `tx` need not
+    divide the width: the last tile of a row is guarded (`HoistGuards` keeps the others
+    free of the guard), and a tile's worth is scaled by the share of its columns that
+    are real, so a width of 111 takes 8-column tiles rather than 3.
+
+    Example:
+        >>> channel_tile(64, 56, 16), channel_tile(1000, 13, 16), channel_tile(192, 13, 16)
+        ((32, 8), (40, 7), (16, 13))
+    """
+    budget = register_budget(lanes)
+    best, best_key = None, None
+    for to in sorted(channel_tiles(oc, lanes), reverse=True):
+        vectors = vector_pieces(to, lanes)
+        efficiency = to / (vectors * lanes)
+        for tx in range(1, min(ow, 16) + 1):
+            if vectors * tx > budget:
+                continue
+            real = ow / (-(-ow // tx) * tx)  # columns computed that exist
+            key = (min(vectors * tx, 8) * efficiency * real, to * tx)
+            if best_key is None or key > best_key:
+                best, best_key = (to, tx), key
+    return best
+
+
+def parallel_tile_loops(
+    sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext
+) -> LoopRV | None:
+    """Fuse unit loops of ``[n, o0, y]`` into their neighbour (a unit loop above the tile
+    keeps the tile buffer from being compacted), then make one loop parallel: the rows
+    (`y`) or the channel blocks (`o0`) where the ``conv.parallel`` knob says so, else
+    `parallel_one`'s choice.  Returns the parallel loop (None when nothing is parallel).
+
+    Example:
+        >>> parallel_tile_loops(sch, [n, o0, y], [1, 8, 56], RuleContext())  # doctest: +SKIP
+    """
+    names = ["n", "channels", "rows"]
+    while len(loops) > 1 and extents[0] == 1:
+        loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]
+        extents = [extents[1], *extents[2:]]
+        names = names[1:]
+    want = ctx.knob("conv.parallel", "auto")
+    pick = names.index(want) if want in names else None
+    return parallel_one(sch, loops, extents, ctx, hoist=True, pick=pick)
+
+
+def pixel_tile(oc: int, pixels: int, lanes: int) -> tuple[int, int] | None:
+    """`(to, tx)` of the pixels-in-vector variant (a pointwise conv over ``H*W`` contiguous
+    `pixels`): `tx` divides `pixels` (a guarded last tile would run lane by lane) in at
+    most 8 vector pieces, `to` divides `oc`; fewest instructions per pixel, then at least
+    8 accumulators within the budget, then the fewest loads per FMA (`to` broadcasts and
+    `tx`'s vectors); None when no tile fits.  Measured on Zen (AVX2), grouped 1x1 convs
+    at 34-68 channels per group: 136@28 (4, 16) 60 GFLOP/s, 272@14 (2, 28) 57, 272@7
+    (1, 49) 46; (4, 14) and (4, 28) ran at half that (3-piece vectors; 16 accumulators).
+
+    Example:
+        >>> pixel_tile(136, 784, 8), pixel_tile(272, 49, 8), pixel_tile(64, 3136, 16)
+        ((4, 16), (1, 49), (4, 64))
+    """
+    budget = register_budget(lanes, "columns")
+    best, best_key = None, None
+    for tx in range(1, min(pixels, 8 * lanes) + 1):
+        pieces = vector_pieces(tx, lanes)
+        if pixels % tx or pieces > 8:
+            continue
+        for to in range(1, 9):
+            if oc % to or to * pieces > budget:
+                continue
+            acc = to * pieces
+            key = (-round(pieces / tx, 3), min(acc, 8), -(to + pieces) / acc, -tx)
+            if best_key is None or key > best_key:
+                best, best_key = (to, tx), key
+    return best
