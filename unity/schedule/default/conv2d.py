@@ -40,11 +40,9 @@ After ``schedule_conv2d`` (channels in the vector, abridged)::
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from unity.schedule.analysis import as_int, linear
+from unity.schedule.analysis import linear
 from unity.schedule.default.analysis import (
     BlockInfo,
     RuleContext,
@@ -55,8 +53,10 @@ from unity.schedule.default.analysis import (
 from unity.schedule.default.conv2d_tiles import (
     channel_tile,
     columns_tile,
+    flatten_rows,
     parallel_tile_loops,
     pixel_tile,
+    pointwise_pixels,
 )
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
@@ -214,7 +214,7 @@ def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
     channel = channel_tile(per_group or oc, ow, lanes) if per_group is not None else None
     row = _row_tile(info, found[0], oc, ow, lanes)
     column = row or columns_tile(oc, ow, lanes)
-    pixels = _pointwise_pixels(info, found[0])
+    pixels = pointwise_pixels(info, found[0])
     pixel = pixel_tile(oc, pixels, lanes) if pixels is not None else None
     variant = "channels" if channel and not row else "pixels" if pixel and not row else "columns"
     usable = (per_group or oc) if channel is not None else None
@@ -351,10 +351,7 @@ def _pixels_in_vector(
     width = const_extent(info.loops[3])
     acc = sch.cache_write(c, 0, "local")
     taken = inline_epilogue(sch, acc, info)
-    sch.transform_layout(c, ("write", 0), lambda n, o, y, x: (n, o, y * width + x))
-    for block in (c, acc):
-        names = [iv.var.name for iv in sch.get(block).iter_vars]
-        sch.transform_block_layout(block, _rows_flattened(names, width))
+    flatten_rows(sch, c, acc, width)
     n, o, p, *red = sch.get_loops(c)
     o0, o1 = sch.split(o, [None, to])
     p0, p1 = sch.split(p, [None, tx])
@@ -368,36 +365,6 @@ def _pixels_in_vector(
     sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(sch.get_loops(acc)[-1])
     return taken
-
-
-def _rows_flattened(names: list[str], width: int) -> Callable[..., tuple[PrimExpr, ...]]:
-    """The index map ``(n, o, y, x, *rest) -> (n, o, y * width + x, *rest)`` over the
-    variables `names` (its signature names them, so that the trace prints a lambda)."""
-
-    def index_map(*v: PrimExpr) -> tuple[PrimExpr, ...]:
-        return (v[0], v[1], v[2] * width + v[3], *v[4:])
-
-    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
-    index_map.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for the trace
-    return index_map
-
-
-def _pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | None:
-    """``H * W`` when the conv is pointwise with stride 1 and `X` has the output's rows
-    (``X[n, c, y, x]``, unit reduction windows), so ``y * W + x`` walks `X` contiguously."""
-    _, _, y, x = info.store.indices  # type: ignore[union-attr]  # `match` checked the store
-    height, width = const_extent(info.loops[2]), const_extent(info.loops[3])
-    units = {info.iter_var(lp) for lp in info.loops[4:] if const_extent(lp) == 1}
-    for index, var in zip(x_load.indices[2:], (y, x)):
-        lin = linear(index)
-        if lin is None or lin[1] != 0 or lin[0].get(var) != 1:
-            return None
-        if any(v is not var and v not in units for v in lin[0]):
-            return None
-    shape = [as_int(d) for d in x_load.buffer.shape[2:]]
-    if height is None or width is None or shape != [height, width]:
-        return None
-    return height * width
 
 
 def padding_block(sch: Schedule, conv: BlockRV, data: Buffer) -> BlockRV | None:

@@ -47,10 +47,11 @@ from unity.schedule.default.analysis import (
     strip_casts,
 )
 from unity.schedule.default.conv2d import padding_block, raise_unsupported
-from unity.schedule.default.conv2d_tiles import parallel_tile_loops
+from unity.schedule.default.conv2d_tiles import flatten_rows, parallel_tile_loops, pointwise_pixels
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
+from unity.schedule.state import BlockRV
 from unity.tir.expr import Add, BufferLoad, FloorDiv, IntImm, Mul, PrimExpr, Var
 from unity.tir.functor import post_order_visit
 
@@ -145,10 +146,40 @@ def _dense(
     vectors = 2 if conv.out_blocks_per_group % 2 == 0 else 1
     if tiled is not None:
         vectors = tiled[0] // block
-    tx = tiled[1] if tiled is not None else pixel_tile(width, vectors, ctx)
+    pixels = pointwise_pixels(info, conv.x_load) if ctx.knob("conv.flatten", True) else None
+    tx = tiled[1] if tiled is not None else pixel_tile(pixels or width, vectors, ctx)
     to = vectors * block
     c = sch.get_block(info.name)
     n, oc, y, x, ob, *red = sch.get_loops(c)
+    _pack_kernel(sch, c, info, conv, block, to)
+    acc = sch.cache_write(c, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    n_blocks = [const_extent(info.loops[0]), const_extent(info.loops[1]) // vectors]
+    if pixels is not None:  # tiles of the flattened pixels: no guarded last tile per row
+        flatten_rows(sch, c, acc, width)
+        n, oc, x, ob, *red = sch.get_loops(c)
+    oc0, oc1 = sch.split(oc, [None, vectors])
+    x0, x1 = sch.split(x, [None, tx])
+    rows = [y] if pixels is None else []
+    sch.reorder(n, oc0, *rows, x0, *red, x1, oc1, ob)
+    sch.reverse_compute_at(acc, x0)
+    init = sch.decompose_reduction(c, red[0])
+    if pixels is None:
+        parallel_tile_loops(sch, [n, oc0, y], [*n_blocks, const_extent(info.loops[2])], ctx)
+    else:
+        parallel_tile_loops(sch, [n, oc0, x0], [*n_blocks, -(-pixels // tx)], ctx)
+    sch.unroll(x1)
+    sch.unroll(oc1)
+    sch.vectorize(ob)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
+
+
+def _pack_kernel(
+    sch: Schedule, c: BlockRV, info: BlockInfo, conv: BlockedConv, block: int, to: int
+) -> None:
+    """Pack the OIHW kernel for `to`-channel tiles (at compile time when it is constant)."""
     index = [r.buffer for r in info.block.reads].index(conv.k_load.buffer)
     packed = sch.cache_read(c, index, "global")
     if len(conv.x_load.indices) == 5:  # blocked data: the kernel's input channels by block
@@ -164,22 +195,6 @@ def _dense(
     sch.reorder(po0, *prest, po1)
     sch.parallel(po0)
     sch.vectorize(po1)
-    acc = sch.cache_write(c, 0, "local")
-    taken = inline_epilogue(sch, acc, info)
-    oc0, oc1 = sch.split(oc, [None, vectors])
-    x0, x1 = sch.split(x, [None, tx])
-    sch.reorder(n, oc0, y, x0, *red, x1, oc1, ob)
-    sch.reverse_compute_at(acc, x0)
-    init = sch.decompose_reduction(c, red[0])
-    blocks = const_extent(info.loops[1])
-    parallel_tile_loops(sch, [n, oc0, y], [const_extent(info.loops[0]), blocks // vectors,
-                                            const_extent(info.loops[2])], ctx)  # fmt: skip
-    sch.unroll(x1)
-    sch.unroll(oc1)
-    sch.vectorize(ob)
-    sch.vectorize(sch.get_loops(init)[-1])
-    sch.vectorize(sch.get_loops(acc)[-1])
-    return taken
 
 
 def _depthwise(

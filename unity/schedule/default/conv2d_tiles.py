@@ -14,14 +14,19 @@ Example:
 
 from __future__ import annotations
 
-from unity.schedule.default.analysis import RuleContext, vector_registers
+import inspect
+from collections.abc import Callable
+
+from unity.schedule.analysis import as_int, linear
+from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, vector_registers
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.schedule import Schedule
-from unity.schedule.state import LoopRV
+from unity.schedule.state import BlockRV, LoopRV
+from unity.tir.expr import BufferLoad, PrimExpr
 
 __all__ = [
-    "channel_tile", "channel_tiles", "column_tile", "columns_tile", "parallel_tile_loops",
-    "pixel_tile", "register_budget", "vector_pieces",
+    "channel_tile", "channel_tiles", "column_tile", "columns_tile", "flatten_rows",
+    "parallel_tile_loops", "pixel_tile", "pointwise_pixels", "register_budget", "vector_pieces",
 ]  # fmt: skip
 
 
@@ -182,3 +187,55 @@ def pixel_tile(oc: int, pixels: int, lanes: int) -> tuple[int, int] | None:
             if best_key is None or key > best_key:
                 best, best_key = (to, tx), key
     return best
+
+
+def pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | None:
+    """``H * W`` when a conv block (output ``[n, o, y, x, ...]``) is pointwise with stride
+    1 and its data `x_load` has the output's rows at dims 2 and 3 (``X[n, c, y, x, ...]``,
+    unit reduction windows), so that ``y * W + x`` walks `X` contiguously; else None.
+
+    Example:
+        >>> pointwise_pixels(info, x_load)  # doctest: +SKIP
+        196
+    """
+    y, x = info.store.indices[2:4]  # type: ignore[union-attr]  # a conv block's store
+    height, width = const_extent(info.loops[2]), const_extent(info.loops[3])
+    units = {info.iter_var(lp) for lp in info.loops if const_extent(lp) == 1}
+    for index, var in zip(x_load.indices[2:4], (y, x)):
+        lin = linear(index)
+        if lin is None or lin[1] != 0 or lin[0].get(var) != 1:
+            return None
+        if any(v is not var and v not in units for v in lin[0]):
+            return None
+    shape = [as_int(d) for d in x_load.buffer.shape[2:4]]
+    if height is None or width is None or shape != [height, width]:
+        return None
+    return height * width
+
+
+def flatten_rows(sch: Schedule, conv: BlockRV, write_back: BlockRV, width: int) -> None:
+    """Make `conv` (accumulating in a cached buffer ``[n, o, y, x, ...]``) and its
+    `write_back` iterate the flattened pixel ``p = y * width + x`` instead of `y` and `x`,
+    the cached buffer stored as ``[n, o, p, ...]``: a tile of `p` is then a box of it,
+    rows crossed or not (`transform_block_layout`).
+
+    Example:
+        >>> flatten_rows(sch, conv, acc, 14)  # doctest: +SKIP
+    """
+    rank = len(sch.get(conv).writes[0].buffer.shape)
+    sch.transform_layout(conv, ("write", 0), _rows_flattened([f"i{k}" for k in range(rank)], width))
+    for block in (conv, write_back):
+        names = [iv.var.name for iv in sch.get(block).iter_vars]
+        sch.transform_block_layout(block, _rows_flattened(names, width))
+
+
+def _rows_flattened(names: list[str], width: int) -> Callable[..., tuple[PrimExpr, ...]]:
+    """The index map ``(n, o, y, x, *rest) -> (n, o, y * width + x, *rest)`` over the
+    variables `names` (its signature names them, so that the trace prints a lambda)."""
+
+    def index_map(*v: PrimExpr) -> tuple[PrimExpr, ...]:
+        return (v[0], v[1], v[2] * width + v[3], *v[4:])
+
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
+    index_map.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for the trace
+    return index_map
