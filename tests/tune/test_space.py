@@ -179,3 +179,57 @@ def test_matmul_space_over_a_symbolic_row_count_keeps_the_result():
             out = np.zeros((2, n, 48), np.float32)
             lib["main"](a, b, out)
             np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4, err_msg=cand.id)
+
+
+def _blocked_conv(c: int, hw: int, o: int, k: int):
+    """conv2d on NCHW8c data + bias + relu (what AlterConvLayout makes), with numpy inputs."""
+    from unity import topi
+
+    x = te.placeholder((1, c // 8, hw, hw, 8), name="x")
+    w = te.placeholder((o, c, k, k), name="w")
+    b = te.placeholder((1, o // 8, 1, 1, 8), name="b")
+    y = topi.nn.relu(topi.add(topi.nn.conv2d(x, w, 1, k // 2, 1, 1, "NCHW8c", "OIHW"), b))
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal([int(d.value) for d in t.shape]).astype(np.float32) for t in (x, w, b)]
+    return te.create_prim_func([x, w, b, y]), args + [np.zeros((1, o // 8, hw, hw, 8), np.float32)]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_blocked_conv_space_sets_the_tile_flattening_and_parallel_loop(k):
+    func, args = _blocked_conv(16, 6, 32, k)
+    spaces = {s.name: s for s in spaces_for(func, RuleContext(lanes=8))}
+    space = spaces["conv_blocked"]
+    assert space.choices["to"] == (8, 16, 32)  # 1, 2 or 4 vectors of 8 (3 does not divide 4)
+    assert space.choices["flatten"] == ((True, False) if k == 1 else (False,))
+    assert space.default == {"to": 16, "tx": 4 if k == 1 else 6, "flatten": k == 1, "parallel": "auto"}
+    from unity.ir.structural import assert_structural_equal
+    from unity.schedule.default import schedule_primfunc
+
+    assert_structural_equal(space.apply(func, space.default)[0], schedule_primfunc(func, RuleContext(lanes=8)))
+    ref = run(func, [a.copy() for a in args]).copy()
+    for knobs in (space.default, {"to": 32, "tx": 3, "flatten": k == 1, "parallel": "rows"},
+                  {"to": 8, "tx": 5, "flatten": False, "parallel": "channels"}):  # fmt: skip
+        scheduled, _ = space.apply(func, knobs)
+        np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ScheduleError, match="spills"):
+        space.apply(func, {"to": 32, "tx": 4, "flatten": False, "parallel": "auto"})
+
+
+def test_conv_space_offers_a_pointwise_conv_its_pixels_variant():
+    from unity import topi
+
+    x = te.placeholder((1, 12, 8, 6), name="x")
+    w = te.placeholder((18, 4, 1, 1), name="w")
+    func = te.create_prim_func([x, w, topi.nn.conv2d(x, w, 1, 0, 1, 3)])
+    conv = spaces_for(func, RuleContext(lanes=8))[1]
+    assert conv.choices["variant"] == ("columns", "pixels")
+    assert conv.default["variant"] == "pixels" and (conv.default["to"], conv.default["tx"]) == (6, 16)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((1, 12, 8, 6), dtype=np.float32),
+            rng.standard_normal((18, 4, 1, 1), dtype=np.float32), np.zeros((1, 18, 8, 6), np.float32)]  # fmt: skip
+    ref = run(func, [a.copy() for a in args]).copy()
+    for to, tx in ((3, 24), (2, 8), (1, 48)):
+        scheduled, _ = conv.apply(func, {"variant": "pixels", "to": to, "tx": tx, "parallel": "auto"})
+        np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ScheduleError, match="no pixel tile"):
+        conv.apply(func, {"variant": "pixels", "to": 2, "tx": 7, "parallel": "auto"})

@@ -11,6 +11,9 @@ Each workload class gets the spaces that fit it (`spaces_for`):
   default rule with its variant (channels, columns, or a pointwise conv's flattened
   pixels in the vector), register tile (`to` x `tx`) and parallel loop (rows or channel
   blocks) set by knobs;
+- a PrimFunc with one conv2d block on channel-blocked data: ``conv_blocked``, the
+  blocked rule with its register tile, the flattening of a pointwise conv's rows and its
+  parallel loop set by knobs;
 - otherwise, a PrimFunc with one reduction block of constant extents (conv2d, pooling,
   a reduction with an epilogue): ``tiled``, the multi-level tiling of
   `unity.tune.tiling` (a tile size per spatial loop, unroll, which loop is parallel).
@@ -36,10 +39,12 @@ from typing import Any
 from unity.schedule.default.analysis import RuleContext
 from unity.schedule.default.apply import schedule_primfunc
 from unity.schedule.default.conv2d import ConvTiling
+from unity.schedule.default.conv2d_blocked import BlockedTiling
 from unity.schedule.default.conv2d_tiles import channel_tiles, vector_pieces
 from unity.schedule.error import ScheduleError
 from unity.tir.function import PrimFunc
 from unity.tune.templates import (
+    conv_blocked_tiling,
     conv_tiling,
     matmul_extents,
     schedule_matmul_tiled,
@@ -140,6 +145,9 @@ def spaces_for(func: PrimFunc, ctx: RuleContext | None = None) -> list[Space]:
     conv = conv_tiling(func, ctx.lanes)
     if conv is not None:
         spaces.append(_conv_space(ctx, conv))
+    blocked = conv_blocked_tiling(func, ctx)
+    if blocked is not None:
+        spaces.append(_conv_blocked_space(ctx, blocked))
     spatial = reduction_extents(func)
     if spatial is not None:
         spaces.append(_tiled_space(ctx, spatial))
@@ -230,6 +238,33 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
 
     default = {"variant": conv.variant, "to": conv.tile[0], "tx": conv.tile[1], "parallel": "auto"}
     return Space("conv", choices, apply, default)
+
+
+def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
+    """The blocked conv2d rule with its register tile (`to` output channels in 1-4 vectors
+    x `tx` pixels), the flattening of a pointwise conv's rows, and its parallel loop set
+    by knobs; depthwise convs vary `tx` only."""
+    vectors = [v for v in (1, 2, 3, 4) if conv.per_group % v == 0] if not conv.depthwise else [1]
+    choices = {
+        "to": tuple(v * conv.block for v in vectors),
+        "tx": tuple(range(1, min(conv.width if conv.pixels is None else 16, 16) + 1)),
+        "flatten": (True, False) if conv.pixels else (False,),
+        "parallel": ("auto", "rows", "channels"),
+    }
+
+    def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
+        to, tx = knobs["to"], knobs["tx"]
+        if to // conv.block * tx > ctx.vector_registers - 3:  # accumulators spill
+            raise ScheduleError("conv_blocked template", f"a {to}x{tx} tile spills")
+        tuned = (
+            ("conv.tile", (to, tx)),
+            ("conv.flatten", knobs["flatten"]),
+            ("conv.parallel", knobs["parallel"]),
+        )
+        return schedule_primfunc(func, replace(ctx, knobs=tuned)), f"schedule_primfunc(func, knobs={knobs})"
+
+    default = {"to": conv.tile[0], "tx": conv.tile[1], "flatten": bool(conv.pixels), "parallel": "auto"}
+    return Space("conv_blocked", choices, apply, default)
 
 
 def _tiled_space(ctx: RuleContext, extents: list[int]) -> Space:

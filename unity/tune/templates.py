@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unity.schedule.default import conv2d, injective, matmul, reduction
+from unity.schedule.default import conv2d, conv2d_blocked, injective, matmul, reduction
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, const_extent
 from unity.schedule.default.apply import schedule_primfunc
 from unity.schedule.default.epilogue import inline_epilogue
@@ -44,6 +44,7 @@ from unity.schedule.schedule import Schedule
 from unity.tir.function import PrimFunc
 
 __all__ = [
+    "conv_blocked_tiling",
     "conv_tiling",
     "inline_producers",
     "matmul_extents",
@@ -75,6 +76,19 @@ def conv_tiling(func: PrimFunc, lanes: int) -> conv2d.ConvTiling | None:
     infos = block_infos(unit_indices_as_vars(func))
     anchors = [b for b in infos or [] if conv2d.applies(b)]
     return conv2d.conv_tiling(anchors[0], lanes) if len(anchors) == 1 else None
+
+
+def conv_blocked_tiling(func: PrimFunc, ctx: RuleContext) -> conv2d_blocked.BlockedTiling | None:
+    """`conv2d_blocked.blocked_tiling` of the one blocked conv2d block of `func`; None
+    without exactly one.
+
+    Example:
+        >>> conv_blocked_tiling(blocked_conv_func, RuleContext(lanes=8)).tile  # doctest: +SKIP
+        (16, 4)
+    """
+    infos = block_infos(unit_indices_as_vars(func))
+    anchors = [b for b in infos or [] if conv2d_blocked.applies(b)]
+    return conv2d_blocked.blocked_tiling(anchors[0], ctx) if len(anchors) == 1 else None
 
 
 def matmul_extents(func: PrimFunc) -> tuple[int, int, int, bool] | None:

@@ -55,7 +55,10 @@ from unity.schedule.state import BlockRV
 from unity.tir.expr import Add, BufferLoad, FloorDiv, IntImm, Mul, PrimExpr, Var
 from unity.tir.functor import post_order_visit
 
-__all__ = ["BlockedConv", "applies", "match", "schedule_conv2d_blocked"]
+__all__ = [
+    "BlockedConv", "BlockedTiling", "applies", "blocked_tiling", "match",
+    "schedule_conv2d_blocked",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,56 @@ def applies(info: BlockInfo) -> bool:
     return match(info) is not None
 
 
+@dataclass(frozen=True)
+class BlockedTiling:
+    """What the rule chooses for a blocked conv block, and what a tuner may vary
+    (``conv.tile`` = `(to, tx)`, ``conv.flatten``, ``conv.parallel``).
+
+    Attributes:
+        block: Lanes of a channel block.
+        out_blocks: Output channel blocks.
+        per_group: Output channel blocks sharing one input group (a tile's `to / block`
+            must divide it).
+        width: Output width.
+        pixels: ``H*W`` of a pointwise stride-1 conv (its tiles may cross rows), else None.
+        depthwise: Whether the output lanes are the data's lanes.
+        tile: The default `(to, tx)`: `to` output channels x `tx` pixels.
+
+    Example:
+        >>> BlockedTiling(8, 32, 32, 14, 196, False, (16, 4)).tile
+        (16, 4)
+    """
+
+    block: int
+    out_blocks: int
+    per_group: int
+    width: int
+    pixels: int | None
+    depthwise: bool
+    tile: tuple[int, int]
+
+
+def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
+    """The rule's choices for a blocked conv block of constant channels and width, else None.
+
+    Example:
+        >>> blocked_tiling(info, RuleContext(lanes=8)).tile  # doctest: +SKIP
+        (16, 4)
+    """
+    conv = match(info)
+    block, width = const_extent(info.loops[4]), const_extent(info.loops[3])
+    out_blocks = const_extent(info.loops[1])
+    if conv is None or block is None or width is None or out_blocks is None:
+        return None
+    if conv.depthwise:
+        tile = (block, pixel_tile(width, 1, ctx))
+        return BlockedTiling(block, out_blocks, 1, width, None, True, tile)
+    vectors = 2 if conv.out_blocks_per_group % 2 == 0 else 1
+    pixels = pointwise_pixels(info, conv.x_load)
+    tile = (vectors * block, pixel_tile(pixels or width, vectors, ctx))
+    return BlockedTiling(block, out_blocks, conv.out_blocks_per_group, width, pixels, False, tile)
+
+
 def schedule_conv2d_blocked(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
     """Tile the blocked conv2d block and take its epilogue (and, for a depthwise conv, its
     padding); return the names of the blocks taken.
@@ -129,34 +182,37 @@ def schedule_conv2d_blocked(sch: Schedule, info: BlockInfo, ctx: RuleContext) ->
         >>> schedule_conv2d_blocked(sch, info, RuleContext())  # doctest: +SKIP
         ['T_add', 'T_relu']
     """
-    conv = match(info)
+    conv, tiling = match(info), blocked_tiling(info, ctx)
     assert conv is not None, "the caller checked `applies`"
-    block, width = const_extent(info.loops[4]), const_extent(info.loops[3])
-    if block is None or width is None or const_extent(info.loops[1]) is None:
+    if tiling is None:
         raise_unsupported("symbolic channel blocks or width")
+    to, tx = ctx.knob("conv.tile") or tiling.tile
+    if to % tiling.block or tiling.per_group % (to // tiling.block) or tx < 1:
+        raise_unsupported(f"the tile {(to, tx)} ({tiling.per_group} channel blocks per group)")
     if conv.depthwise:
-        return _depthwise(sch, info, conv, block, width, ctx)
-    return _dense(sch, info, conv, block, width, ctx)
+        return _depthwise(sch, info, conv, tiling.block, tx, ctx)
+    pixels = tiling.pixels if ctx.knob("conv.flatten", True) else None
+    return _dense(sch, info, conv, tiling, (to // tiling.block, tx), pixels, ctx)
 
 
 def _dense(
-    sch: Schedule, info: BlockInfo, conv: BlockedConv, block: int, width: int, ctx: RuleContext
+    sch: Schedule,
+    info: BlockInfo,
+    conv: BlockedConv,
+    tiling: BlockedTiling,
+    tile: tuple[int, int],
+    pixels: int | None,
+    ctx: RuleContext,
 ) -> list[str]:
-    tiled = ctx.knob("conv.tile")
-    vectors = 2 if conv.out_blocks_per_group % 2 == 0 else 1
-    if tiled is not None:
-        vectors = tiled[0] // block
-    pixels = pointwise_pixels(info, conv.x_load) if ctx.knob("conv.flatten", True) else None
-    tx = tiled[1] if tiled is not None else pixel_tile(pixels or width, vectors, ctx)
-    to = vectors * block
+    vectors, tx = tile
     c = sch.get_block(info.name)
     n, oc, y, x, ob, *red = sch.get_loops(c)
-    _pack_kernel(sch, c, info, conv, block, to)
+    _pack_kernel(sch, c, info, conv, tiling.block, vectors * tiling.block)
     acc = sch.cache_write(c, 0, "local")
     taken = inline_epilogue(sch, acc, info)
-    n_blocks = [const_extent(info.loops[0]), const_extent(info.loops[1]) // vectors]
+    n_blocks = [const_extent(info.loops[0]), tiling.out_blocks // vectors]
     if pixels is not None:  # tiles of the flattened pixels: no guarded last tile per row
-        flatten_rows(sch, c, acc, width)
+        flatten_rows(sch, c, acc, tiling.width)
         n, oc, x, ob, *red = sch.get_loops(c)
     oc0, oc1 = sch.split(oc, [None, vectors])
     x0, x1 = sch.split(x, [None, tx])
@@ -198,9 +254,8 @@ def _pack_kernel(
 
 
 def _depthwise(
-    sch: Schedule, info: BlockInfo, conv: BlockedConv, block: int, width: int, ctx: RuleContext
+    sch: Schedule, info: BlockInfo, conv: BlockedConv, block: int, tx: int, ctx: RuleContext
 ) -> list[str]:
-    tx = ctx.knob("conv.tile", (1, pixel_tile(width, 1, ctx)))[1]
     c = sch.get_block(info.name)
     n, oc, y, x, ob, *red = sch.get_loops(c)
     index = [r.buffer for r in info.block.reads].index(conv.k_load.buffer)
