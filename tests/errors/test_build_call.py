@@ -29,6 +29,17 @@ def add_scalar():
 GOOD = np.ones((4, 4), "float32")
 
 
+def _read_only(arr):
+    arr.flags.writeable = False
+    return arr
+
+
+def test_a_read_only_input_is_fine(add_one):
+    out = np.zeros((4, 4), "float32")
+    add_one["main"](_read_only(np.ones((4, 4), "float32")), out)
+    np.testing.assert_array_equal(out, 2.0)
+
+
 @pytest.mark.parametrize(
     "args, phrases",
     [
@@ -41,6 +52,7 @@ GOOD = np.ones((4, 4), "float32")
         (([[1.0] * 4] * 4, GOOD), ["parameter 0 'A'", "got list"]),
         ((1.0, GOOD), ["parameter 0 'A'", "got float"]),
         ((GOOD, np.broadcast_to(np.zeros(1, "float32"), (4, 4))), ["parameter 1 'B'"]),
+        ((GOOD, _read_only(np.zeros((4, 4), "float32"))), ["parameter 1 'B'", "read-only"]),
     ],
 )
 def test_bad_arguments(add_one, args, phrases):

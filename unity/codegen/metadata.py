@@ -66,6 +66,7 @@ def function_metadata(
             )
         return [op, dim(expr.a), dim(expr.b)]  # type: ignore[attr-defined]  # a BinaryOp
 
+    written = _written_data(func)
     params: list[dict[str, Any]] = []
     for p in func.params:
         if isinstance(p, Buffer):
@@ -77,6 +78,7 @@ def function_metadata(
                     "dtype": p.dtype,
                     "shape": [dim(d) for d in p.shape],
                     "strides": strides,
+                    "written": p.data in written,
                 }
             )
         else:
@@ -89,3 +91,18 @@ def function_metadata(
         "shape_vars": [keys[v] for v in shape_vars],
         "shape_var_names": {k: v.name for v, k in keys.items()},
     }
+
+
+def _written_data(func: PrimFunc) -> set[Var]:
+    """The data pointers of every buffer `func` stores into (a parameter's output array)."""
+    from unity.tir.functor import post_order_visit
+    from unity.tir.stmt import BufferStore
+
+    found: set[Var] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferStore):
+            found.add(node.buffer.data)
+
+    post_order_visit(func.body, visit)
+    return found

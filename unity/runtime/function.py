@@ -14,10 +14,11 @@ compiler)::
 
     {"name": "f", "symbol": "f", "shape_vars": ["n"], "asserts": ["..."],
      "params": [{"name": "A", "kind": "buffer", "dtype": "float32",
-                 "shape": [4, "n", ["*", "n", 2]], "strides": null},
+                 "shape": [4, "n", ["*", "n", 2]], "strides": null, "written": true},
                 {"name": "alpha", "kind": "scalar", "dtype": "float32"}]}
 
-A dim is an int, a shape variable's key, or an expression tree `[op, a, b]`.
+A dim is an int, a shape variable's key, or an expression tree `[op, a, b]`.  A buffer
+the function stores into (``"written"``) must be a writable array.
 
 Example:
     >>> meta = {"name": "f", "symbol": "f", "shape_vars": [], "asserts": [], "params": []}
@@ -131,6 +132,7 @@ class _BufferArg:
         self.dtype = numpy_dtype(spec["dtype"])
         self.shape: list[Dim] = list(spec["shape"])
         self.strides: list[Dim] | None = spec.get("strides")
+        self.written: bool = spec.get("written", False)
         self.ndim = len(self.shape)
         self.names = names
         self.const_dims = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, int)]
@@ -162,6 +164,11 @@ class _BufferArg:
             bound = env.setdefault(key, shape[axis])
             if bound != shape[axis]:
                 self._shape_error(shape, env)
+        if self.written and not arr.flags.writeable:
+            raise ValueError(
+                f"{self.where}: the function writes this array, but it is read-only "
+                "(flags.writeable is False); pass a writable array, e.g. arr.copy()"
+            )
         if self.strides is None and not arr.flags.c_contiguous:
             raise ValueError(
                 f"{self.where}: expected a C-contiguous array, got strides "

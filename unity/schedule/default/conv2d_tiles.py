@@ -76,7 +76,12 @@ def register_budget(lanes: int, variant: str = "channels") -> int:
     AVX2's 16, 10 for channels in the vector and 12 for columns (the rest hold the
     operands).  Channel tiles of 12 spill on AVX2: 3x3 64->192 at width 56 on Zen 3 runs
     11.7 ms as (24, 4) and 5.1 ms as (16, 5); a 1x1 272->272 grouped at width 14 runs
-    0.16 ms as 4 x 14 columns (12) and 0.20 ms as 2 x 14."""
+    0.16 ms as 4 x 14 columns (12) and 0.20 ms as 2 x 14.
+
+    Example:
+        >>> register_budget(16), register_budget(8), register_budget(8, "columns")
+        (24, 10, 12)
+    """
     if vector_registers(lanes) >= 32:
         return 24
     return 10 if variant == "channels" else 12
