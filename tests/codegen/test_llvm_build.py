@@ -153,6 +153,23 @@ def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str, bo
     np.testing.assert_array_equal(b, np.concatenate([a[10 + cols], a[20 + cols]]))
 
 
+@pytest.mark.parametrize("shape", [(3, 14, 14), (2, 5, 7)])
+def test_zero_padding_copy_tests_its_row_once_and_matches_numpy(shape):
+    """A vectorized pad copy's condition ``row in bounds && column in bounds``: the row's
+    half is one scalar test, not a lane mask built per vector from a broadcast bool."""
+    from unity import te, topi
+    from unity.schedule.default import RuleContext, schedule_primfunc
+
+    x = te.placeholder(shape, name="x")
+    func = te.create_prim_func([x, topi.nn.pad(x, [0, 1, 1], [0, 1, 1])])
+    lib = unity.build(schedule_primfunc(func, RuleContext(lanes=8, num_cores=2)))
+    assert "shufflevector <16 x i1>" not in lib.get_source("ll")  # no broadcast of the row test
+    a = _random(shape, "float32")
+    out = np.zeros((shape[0], shape[1] + 2, shape[2] + 2), "float32")
+    lib["main"](a, out)
+    np.testing.assert_array_equal(out, np.pad(a, [(0, 0), (1, 1), (1, 1)]))
+
+
 @pytest.mark.parametrize("lanes", [7, 12, 14, 28])
 def test_vectors_of_any_lane_count_load_and_store_contiguously(lanes: int):
     """A lane count that is not a power of two (a 14-column register tile) is loaded and
