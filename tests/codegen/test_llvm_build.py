@@ -360,3 +360,27 @@ def test_undefined_variable_is_a_diagnostic_naming_the_function():
     message = r"codegen llvm, in @main: variable k is used but not defined"
     with pytest.raises(Exception, match=message):
         unity.build(tir.PrimFunc((A,), body))
+
+
+@pytest.mark.parametrize(("source", "target"), [("int32", "float32"), ("float64", "int64")])
+@pytest.mark.parametrize("kind", [ForKind.SERIAL, ForKind.VECTORIZED])
+def test_reinterpret_keeps_the_bits(source: str, target: str, kind: ForKind):
+    """`tir.reinterpret` is a bitcast, scalar or vector: numpy's `view`, in the build and
+    in the interpreter."""
+    A, B = tir.decl_buffer((16,), source, "A"), tir.decl_buffer((16,), target, "B")
+    i = tir.Var("i")
+    body = tir.BufferStore(B, tir.reinterpret(A[i]), (i,))
+    func = tir.PrimFunc((A, B), _loop(i, 16, body, kind))
+    if kind is ForKind.VECTORIZED:
+        from unity.ir.module import IRModule
+        from unity.tir.transform import VectorizeLoop
+
+        func = VectorizeLoop()(IRModule({"main": func}))["main"]
+    a = (RNG.standard_normal(16) * 1e3).astype(source)
+    want = a.view(target)
+    for run in (lambda f, *args: unity.build(f)["main"](*args), tir.interpret):
+        out = np.zeros(16, target)
+        run(func, a, out)
+        np.testing.assert_array_equal(out, want)
+    with pytest.raises(TypeError, match="reinterpret takes int32, float32, int64 or float64"):
+        tir.reinterpret(tir.const(1, "int8"))

@@ -356,6 +356,8 @@ class ExprCodegen:
         args = [self.emit(a) for a in call.args]
         short = call.op.name.removeprefix("tir.")
         llvm_name = call.op.get_attr("llvm")
+        if llvm_name == "bitcast":  # `reinterpret`: an instruction, not an intrinsic
+            return self.builder.bitcast(args[0], llvm_type(call.dtype))
         if dt.element(call.args[0].dtype) == "float16" and (llvm_name is None):
             wide = [
                 self.cast(a, x.dtype, dt.with_lanes("float32", dt.lanes(x.dtype)))

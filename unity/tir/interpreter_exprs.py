@@ -173,6 +173,11 @@ def e_call_(self: Any, node: E.Call) -> str:
         raise InterpretError(f"interpret: intrinsic {node.op.name} has no numpy implementation")
     name = self.hoist("f", node.op.name, fn)
     args = ", ".join(self.expr(a) for a in node.args)
+    if node.op.name == "tir.reinterpret":  # the bits, not the value: no conversion after
+        arg = node.args[0]
+        source = self.hoist("t", dt.element(arg.dtype), _np_dtype(arg.dtype))
+        view = f"{name}(np.asarray({args}, dtype={source}))"
+        return view if _vec(node) else f"{view}[()]"
     if _vec(node):
         t = self.hoist("t", dt.element(node.dtype), _np_dtype(node.dtype))
         return f"np.asarray({name}({args})).astype({t})"

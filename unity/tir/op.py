@@ -59,6 +59,37 @@ pow_op = Op("tir.pow", numpy=np.power, llvm="llvm.pow", arity=2, pure=True)
 atan2_op = Op("tir.atan2", numpy=np.arctan2, llvm=None, arity=2, pure=True)
 fmod_op = Op("tir.fmod", numpy=np.fmod, llvm=None, arity=2, pure=True)
 
+_REINTERPRET = {"int32": "float32", "float32": "int32", "int64": "float64", "float64": "int64"}
+"""The dtype `reinterpret` gives each dtype it takes: the same bits, read as the other kind."""
+
+
+def _reinterpret_numpy(x: np.ndarray) -> np.ndarray:
+    arr = np.asarray(x)
+    return arr.view(np.dtype(_REINTERPRET[arr.dtype.name]))
+
+
+reinterpret_op = Op("tir.reinterpret", numpy=_reinterpret_numpy, llvm="bitcast", arity=1, pure=True)
+"""The `llvm` spelling is the `bitcast` instruction, not an intrinsic."""
+
+
+def reinterpret(x: PrimExpr) -> PrimExpr:
+    """The bits of `x` read as the other kind of the same width (int32 <-> float32,
+    int64 <-> float64), lane by lane; `2 ** n` is ``reinterpret((n + 127) << 23)``.
+
+    Raises:
+        TypeError: `x` is of another dtype.
+
+    Example:
+        >>> from unity import tir
+        >>> reinterpret(tir.const(0x3F800000, "int32")).dtype
+        'float32'
+    """
+    element = dt.element(x.dtype)
+    if element not in _REINTERPRET:
+        raise TypeError(f"reinterpret takes int32, float32, int64 or float64, not {x.dtype}")
+    return Call(dt.with_lanes(_REINTERPRET[element], dt.lanes(x.dtype)), reinterpret_op, (x,))
+
+
 UNARY_MATH = {
     op.name.removeprefix("tir."): op
     for op in (
