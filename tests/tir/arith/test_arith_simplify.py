@@ -113,6 +113,22 @@ def test_keeps_division_it_cannot_prove(ana):
     check(ana, (i * 3 + k) // 4, (i * 3 + k) // 4)
 
 
+def test_divides_by_a_symbolic_length_whose_remainder_is_below_it():
+    """``(b * seq + s) // seq`` is `b` and ``% seq`` is `s` when ``0 <= s < seq`` (a reshape
+    over a symbolic sequence); with `s` possibly reaching `seq` both stay."""
+    seq, batch = tir.SizeVar("seq", "int64"), tir.SizeVar("batch", "int64")
+    b, s, t = (tir.Var(name, "int64") for name in ("b", "s", "t"))
+    ana = Analyzer()
+    ana.bind(b, R(tir.const(0, "int64"), batch))
+    ana.bind(s, R(tir.const(0, "int64"), seq))
+    ana.bind(t, R(tir.const(0, "int64"), seq + 1))
+    check(ana, (b * seq + s) // seq, b)
+    check(ana, (b * seq + s) % seq, s)
+    check(ana, (seq * (b + 2) + s) // seq, b + 2)
+    check(ana, (b * seq + t) // seq, (b * seq + t) // seq)
+    check(ana, (b * seq + t) % seq, (b * seq + t) % seq)
+
+
 def test_truncating_division_becomes_floor_on_nonnegative_operands(ana):
     check(ana, tir.truncdiv(i * 8 + j, 4), i * 2)
     check(ana, tir.truncmod(i * 8 + j, 4), j)

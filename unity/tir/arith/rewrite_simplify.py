@@ -282,7 +282,31 @@ class Simplifier:
             return self.emit(split(self.bounds, self.linear(a), b.value))
         if self._nonneg_below(a, b):
             return make_int(expr.dtype, 0) if is_div else a
+        if floor and type(b) is not E.IntImm:
+            split = self._split_by(a, b)
+            if split is not None:
+                return split[0] if is_div else split[1]
         return expr.replace(a=a, b=b)
+
+    def _split_by(self, a: E.PrimExpr, b: E.PrimExpr) -> tuple[E.PrimExpr, E.PrimExpr] | None:
+        """`(q, r)` with ``a == q * b + r`` and ``0 <= r < b`` provable, for a symbolic
+        divisor `b`: the terms of `a` that are products with `b` make `q`, the others `r`
+        (``(n * seq + s) // seq`` is `n` when ``0 <= s < seq``: a reshape over a symbolic
+        sequence length read its input through a division per element)."""
+        quotient = Linear(a.dtype)
+        rest = Linear(a.dtype, const=self.linear(a).const)
+        for key, (atom, coeff) in self.linear(a).terms.items():
+            other = _other_factor(atom, b)
+            if other is None:
+                rest.terms[key] = (atom, coeff)
+            else:
+                quotient = quotient.plus(self.linear(other).scaled(coeff))
+        if quotient.is_const() and quotient.const == 0:
+            return None
+        remainder = self.emit(rest)
+        if not self._nonneg_below(remainder, b):
+            return None
+        return self.emit(quotient), remainder
 
     def _nonneg_below(self, a: E.PrimExpr, b: E.PrimExpr) -> bool:
         """True when `0 <= a < b` is provable."""
@@ -436,3 +460,14 @@ _DISPATCH: dict[type, Callable[[Simplifier, Any], E.PrimExpr]] = {
     E.Select: Simplifier._select, E.Cast: Simplifier._cast, E.Let: Simplifier._let,
     E.Ramp: Simplifier._ramp,
 }  # fmt: skip
+
+
+def _other_factor(atom: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
+    """`x` when `atom` is the product ``x * b`` or ``b * x`` (the same `b`), else None."""
+    if type(atom) is not E.Mul:
+        return None
+    if expr_key(atom.b) == expr_key(b):
+        return atom.a
+    if expr_key(atom.a) == expr_key(b):
+        return atom.b
+    return None
