@@ -200,19 +200,22 @@ def test_blocked_conv_space_sets_the_tile_flattening_and_parallel_loop(k):
     spaces = {s.name: s for s in spaces_for(func, RuleContext(lanes=8))}
     space = spaces["conv_blocked"]
     assert space.choices["to"] == (8, 16, 32)  # 1, 2 or 4 vectors of 8 (3 does not divide 4)
-    assert space.choices["flatten"] == ((True, False) if k == 1 else (False,))
-    assert space.default == {"to": 16, "tx": 4 if k == 1 else 6, "flatten": k == 1, "parallel": "auto"}
+    assert space.choices["flatten"] == (True, False)
+    assert space.choices["unroll_window"] == ((False, True) if k == 3 else (False,))
+    assert space.default == {"to": 16, "tx": 4 if k == 1 else 6, "flatten": k == 1,
+                             "unroll_window": k == 3, "parallel": "auto"}  # fmt: skip
     from unity.ir.structural import assert_structural_equal
     from unity.schedule.default import schedule_primfunc
 
     assert_structural_equal(space.apply(func, space.default)[0], schedule_primfunc(func, RuleContext(lanes=8)))
     ref = run(func, [a.copy() for a in args]).copy()
-    for knobs in (space.default, {"to": 32, "tx": 3, "flatten": k == 1, "parallel": "rows"},
-                  {"to": 8, "tx": 5, "flatten": False, "parallel": "channels"}):  # fmt: skip
+    for knobs in (space.default,
+                  {"to": 32, "tx": 3, "flatten": True, "unroll_window": False, "parallel": "rows"},
+                  {"to": 8, "tx": 5, "flatten": False, "unroll_window": k == 3, "parallel": "channels"}):  # fmt: skip
         scheduled, _ = space.apply(func, knobs)
         np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
     with pytest.raises(ScheduleError, match="spills"):
-        space.apply(func, {"to": 32, "tx": 4, "flatten": False, "parallel": "auto"})
+        space.apply(func, {"to": 32, "tx": 4, "flatten": False, "unroll_window": False, "parallel": "auto"})
 
 
 def test_conv_space_offers_a_pointwise_conv_its_pixels_variant():

@@ -242,13 +242,15 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
 
 def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
     """The blocked conv2d rule with its register tile (`to` output channels in 1-4 vectors
-    x `tx` pixels), the flattening of a pointwise conv's rows, and its parallel loop set
-    by knobs; depthwise convs vary `tx` only."""
+    x `tx` pixels), tiles along a row or across the flattened pixels, the unrolled
+    kernel-column loop, and the parallel loop set by knobs; depthwise convs vary `tx`."""
     vectors = [v for v in (1, 2, 3, 4) if conv.per_group % v == 0] if not conv.depthwise else [1]
+    dense = not conv.depthwise and conv.pixels is not None
     choices = {
         "to": tuple(v * conv.block for v in vectors),
-        "tx": tuple(range(1, min(conv.width if conv.pixels is None else 16, 16) + 1)),
-        "flatten": (True, False) if conv.pixels else (False,),
+        "tx": tuple(range(1, min(conv.width if not dense else 16, 16) + 1)),
+        "flatten": (True, False) if dense else (False,),
+        "unroll_window": (False, True) if conv.window else (False,),
         "parallel": ("auto", "rows", "channels"),
     }
 
@@ -259,11 +261,13 @@ def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
         tuned = (
             ("conv.tile", (to, tx)),
             ("conv.flatten", knobs["flatten"]),
+            ("conv.unroll_window", knobs["unroll_window"]),
             ("conv.parallel", knobs["parallel"]),
         )
         return schedule_primfunc(func, replace(ctx, knobs=tuned)), f"schedule_primfunc(func, knobs={knobs})"
 
-    default = {"to": conv.tile[0], "tx": conv.tile[1], "flatten": bool(conv.pixels), "parallel": "auto"}
+    default = {"to": conv.tile[0], "tx": conv.tile[1], "flatten": conv.flatten,
+               "unroll_window": conv.unroll_window, "parallel": "auto"}  # fmt: skip
     return Space("conv_blocked", choices, apply, default)
 
 
