@@ -43,3 +43,20 @@ def test_a_line_that_is_not_a_record_is_named(tmp_path):
     path.write_text('{"hello": 1}\n')
     with pytest.raises(ValueError, match=r"db.json:1: not a tuning record"):
         Database(path)
+
+
+def test_best_trusts_the_median_of_rechecked_candidates(tmp_path):
+    """One lucky measurement does not win once candidates were measured again: the
+    rechecked ones compete by the median of all their measurements."""
+    from dataclasses import replace
+
+    from unity.tune.database import RECHECK
+
+    db = Database(tmp_path / "db.json")
+    db.add(rec(1e-4, knobs={"lanes": 4}))  # lucky, never rechecked
+    for latency in (2e-3, 9e-4, 3e-3):  # trial, then two rechecks: median 2e-3
+        db.add(replace(rec(latency, knobs={"lanes": 8}), extra={RECHECK: latency != 2e-3}))
+    for latency in (1.5e-3, 1.4e-3, 1.6e-3):  # median 1.5e-3
+        db.add(replace(rec(latency, knobs={"lanes": 16}), extra={RECHECK: latency != 1.5e-3}))
+    best = Database(tmp_path / "db.json").best("w1")
+    assert best.knobs == {"lanes": 16} and best.latency_s == 1.5e-3

@@ -28,7 +28,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Database", "Record"]
+__all__ = ["RECHECK", "Database", "Record"]
+
+RECHECK = "recheck"
+"""`Record.extra` key of a re-measurement (not a trial: it does not count against `trials`)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,13 @@ class Database:
         return {r.candidate_id for r in self.of(workload)}
 
     def best(self, workload: str, target_kind: str | None = None) -> Record | None:
-        """The fastest ``ok`` record of `workload` (for targets of `target_kind`), or None.
+        """The fastest candidate of `workload` (for targets of `target_kind`), or None.
+
+        Where the tuner measured some candidates again (records marked ``extra["recheck"]``,
+        the few fastest next to the default, in interleaved rounds), only those compete,
+        each by the median of all its measurements: one lucky measurement on a shared
+        machine does not win.  Otherwise the fastest ``ok`` record.  The record returned
+        is the candidate's median one.
 
         Example:
             >>> db.best(key, "llvm").space  # doctest: +SKIP
@@ -129,7 +138,23 @@ class Database:
             r for r in self.of(workload)
             if r.status == "ok" and (target_kind is None or r.target.split()[0] == target_kind)
         ]  # fmt: skip
-        return min(ok, key=lambda r: r.latency_s) if ok else None
+        if not ok:
+            return None
+        rechecked = {r.candidate_id for r in ok if r.extra.get(RECHECK)}
+        if not rechecked:
+            return min(ok, key=lambda r: r.latency_s)
+        runs: dict[str, list[Record]] = {}
+        for r in ok:
+            if r.candidate_id in rechecked:
+                runs.setdefault(r.candidate_id, []).append(r)
+        medians = [_median_record(rs) for rs in runs.values()]
+        return min(medians, key=lambda r: r.latency_s)
+
+
+def _median_record(records: list[Record]) -> Record:
+    """The record of median latency (the lower middle one of an even count)."""
+    ordered = sorted(records, key=lambda r: r.latency_s)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def _ends_with_newline(path: Path) -> bool:

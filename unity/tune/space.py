@@ -115,6 +115,26 @@ class Space:
         """
         return Candidate(self.name, {k: rng.choice(v) for k, v in self.choices.items()})
 
+    def neighbors(self, cand: Candidate) -> list[Candidate]:
+        """`cand` with one knob moved to an adjacent choice (the one before or after its
+        value in that knob's tuple), for each knob: the first places a search looks
+        around the default.
+
+        Example:
+            >>> space = Space("toy", {"tile": (4, 8, 16), "vec": (True, False)}, lambda f, k: (f, ""))
+            >>> [c.knobs for c in space.neighbors(Candidate("toy", {"tile": 8, "vec": True}))]
+            [{'tile': 4, 'vec': True}, {'tile': 16, 'vec': True}, {'tile': 8, 'vec': False}]
+        """
+        out = []
+        for key, values in self.choices.items():
+            if cand.knobs.get(key) not in values:
+                continue
+            at = values.index(cand.knobs[key])
+            for other in (at - 1, at + 1):
+                if 0 <= other < len(values):
+                    out.append(Candidate(self.name, {**cand.knobs, key: values[other]}))
+        return out
+
     def mutate(self, cand: Candidate, rng: random.Random) -> Candidate:
         """`cand` with one knob (that has another choice) set to another value.
 

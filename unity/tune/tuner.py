@@ -1,12 +1,14 @@
 """`unity.tune`: measure schedules of every distinct workload and keep the best in a database.
 
 For each task (`extract_tasks`): the unscheduled function is run once for the reference
-outputs, the default schedule is measured first (the baseline), then rounds of
-candidates are proposed (random knob settings, and mutations of the fastest so far),
-ranked by the cost model once it has a few measurements, and the best-ranked ones (plus
-a few random ones, to keep exploring) are measured by the worker pool.  Every result,
-faulty or not, becomes a database line at once; a re-run with the same `work_dir`
-counts those lines against `trials` and never measures a candidate twice.
+outputs, the default schedule is measured first (the baseline), then each space's own
+default and its neighbours (one knob one step away), then rounds of candidates
+(random knob settings, and mutations of the fastest so far), ranked by the cost model
+once it has a few measurements, the best-ranked ones (plus a few random ones, to keep
+exploring) measured by the worker pool.  The fastest few are measured again next to
+the default, and the database's `best` trusts those repeated medians only.  Every
+result, faulty or not, becomes a database line at once; a re-run with the same
+`work_dir` counts those lines against `trials` and never measures a candidate twice.
 
 Example:
     >>> db_path = unity.tune(mod, "llvm", trials=16, work_dir="tune_logs")  # doctest: +SKIP
@@ -26,7 +28,7 @@ from unity.ir.module import IRModule
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 from unity.tune.cost_model import CostModel, features
-from unity.tune.database import Database, Record
+from unity.tune.database import RECHECK, Database, Record
 from unity.tune.measure import MeasureResult, WorkerPool, make_args
 from unity.tune.progress import Progress
 from unity.tune.space import Candidate, Space, spaces_for
@@ -128,9 +130,6 @@ def split_budget(trials: int, sizes: list[int]) -> list[int]:
     return budgets
 
 
-RECHECK = "recheck"
-"""`Record.extra` key of a re-measurement (not a trial: it does not count against `trials`)."""
-
 _RECHECK_TOP = 3
 """Fastest candidates measured again at the end of a task, beside the default."""
 
@@ -191,8 +190,7 @@ class _TaskTuner:
                 file=sys.stderr,
             )
             return
-        default = self.spaces["rules"].default if "rules" in self.spaces else None
-        first = [Candidate("rules", default)] if default is not None else []
+        first = self._around_defaults()[: max(0, budget - self.trials_done())]
         while self.trials_done() < budget:
             batch = self._propose(min(self.batch, budget - self.trials_done()), first)
             first = []
@@ -231,6 +229,19 @@ class _TaskTuner:
                 self.db.add(dataclasses.replace(rec, extra={RECHECK: True}))  # not a trial
 
     # -- proposing -------------------------------------------------------------------------
+    def _around_defaults(self) -> list[Candidate]:
+        """The default rules first, then each space's default setting and its neighbours
+        (one knob moved one step): what the rules chose is usually close to the best, and
+        random draws from spaces of hundreds of settings rarely land near it."""
+        rules = self.spaces.get("rules")
+        out = [Candidate("rules", rules.default)] if rules and rules.default is not None else []
+        for space in self.spaces.values():
+            if space.name == "rules" or space.default is None:
+                continue
+            base = Candidate(space.name, space.default)
+            out += [base, *space.neighbors(base)]
+        return out
+
     def _propose(self, n: int, first: list[Candidate]) -> list[_Proposal]:
         seen = self.db.measured(self.task.key)
         found: dict[str, _Proposal] = {}

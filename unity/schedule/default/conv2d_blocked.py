@@ -7,15 +7,19 @@ K[oc*b + ob, i, ry, rx]`` (optional casts) whose output lanes `ob` are `X`'s lan
 blocked):
 
 - **dense and block-aligned grouped**: `K` is packed into ``[O/to, I/b, KH, KW, b, to]``
-  (``[O/to, C, KH, KW, to]`` for NCHW data; a constant kernel at compile time); per reduction step one input value per pixel is
-  broadcast against `to/b` contiguous vectors of packed weights; the tile is `to` output
-  channels x `tx` pixels of one row, and it is written back as whole vectors, with the
-  elementwise epilogue;
+  (``[O/to, C, KH, KW, to]`` for NCHW data; a constant kernel at compile time); per
+  reduction step one input value per pixel is broadcast against `to/b` contiguous
+  vectors of packed weights; the tile is `to` output channels x `tx` pixels, of one row
+  or, where a row is not a multiple of `tx` (and for pointwise convs), of the flattened
+  pixels ``y * W + x`` (`flatten_rows`: the tile crosses rows, only the last tile of the
+  image is guarded); it is written back as whole vectors, with the elementwise epilogue;
 - **depthwise**: the lanes are channels, so each tap is `tx` contiguous vector loads of
   `X` times one vector of packed weights ``[O/b, KH, KW, b]``; the padding is computed per
   channel block inside the parallel loop (one launch, the padded block stays in cache).
 
-Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)``.
+Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)`` (with
+flattened pixels ``(n, oc0, p0)``); the kernel-column loop of a row tile is unrolled
+when the input has few channel blocks (`_unroll_window`).
 
 Before::
 
