@@ -32,8 +32,9 @@ def test_tuner_measures_the_default_first_and_keeps_the_fastest(tuned_matmul):
     assert len(measured) == 6
     default = measured[0]
     assert (default.space, default.status) == ("rules", "ok")
-    best = db.best(key)
-    assert best.latency_s <= default.latency_s
+    best = db.best(key)  # the re-measured candidates compete by their medians
+    runs = sorted(r.latency_s for r in db.of(key) if r.candidate_id == default.candidate_id)
+    assert best.latency_s <= runs[(len(runs) - 1) // 2]
     assert all(r.status == "ok" for r in measured), [r.error for r in measured]
     assert len({r.candidate_id for r in trials}) == len(trials)
     # the three fastest and the default, measured again in two interleaved rounds

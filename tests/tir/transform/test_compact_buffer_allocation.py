@@ -119,3 +119,46 @@ def test_fused_loop_sharing_columns_keeps_the_buffer_outside():
     outside = after["main"].body
     assert isinstance(outside, Allocate) and outside.body.kind is ForKind.PARALLEL
     assert [d.value for d in outside.buffer.shape] == [8, 8]  # shrunk, still shared
+
+
+def test_symbolic_dimension_keeps_its_size_unless_the_region_is_a_constant_tile():
+    """An intermediate over all of a symbolic `n` keeps the dimension `n` (it became `n`'s
+    dtype maximum, 2^31 elements, and `(n, 4)` wrapped around int32 to a tiny block that
+    the kernel overran); a constant tile of it still shrinks."""
+    import numpy as np
+
+    import unity
+    from unity import te, topi
+    from unity.tir.transform.pipeline import lower
+
+    n = te.var("n")
+    x = te.placeholder((n, 4), name="x")
+    doubled = te.compute((n, 4), lambda i, j: x[i, j] * 2.0, name="doubled")
+    plus = te.compute((n, 4), lambda i, j: doubled[i, j] + 1.0, name="plus")
+    lowered = lower(te.create_prim_func([x, topi.nn.softmax(x)]))["main"]
+    allocs = [s.buffer for s in _stmts(lowered.body) if isinstance(s, Allocate)]
+    assert sorted(b.shape[0].script() for b in allocs) == ["n", "n"]
+    lowered = lower(te.create_prim_func([x, plus]))["main"]
+    (alloc,) = [s.buffer for s in _stmts(lowered.body) if isinstance(s, Allocate)]
+    assert alloc.shape[0].script() == "n * 4"
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype("float32")
+    out = np.zeros_like(a)
+    unity.build(te.create_prim_func([x, topi.nn.softmax(x)]))["main"](a, out)
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5)
+
+    m, i, j = tir.SizeVar("m"), tir.Var("i"), tir.Var("j")
+    X, Y = (tir.decl_buffer((m, 4), "float32", name) for name in "XY")
+    A = tir.decl_buffer((m, 4), "float32", "A")
+    fill = loop(j, 4, tir.BufferStore(A, X[i, j] * 2.0, (i, j)))
+    copy = loop(j, 4, tir.BufferStore(Y, A[i, j], (i, j)))
+    body = tir.For(i, tir.const(0), m, ForKind.SERIAL, Allocate(A, tir.seq(fill, copy)))
+    out = CompactBufferAllocation()(module(tir.PrimFunc((X, Y), body)))["main"].body
+    (alloc,) = [s for s in _stmts(out) if isinstance(s, Allocate)]
+    assert [d.script() for d in alloc.buffer.shape] == ["1", "4"]
+
+
+def _stmts(stmt):
+    from unity.schedule.tree import walk
+
+    return list(walk(stmt))

@@ -299,7 +299,7 @@ class _Placer:
     def _compact(self, stmt: Stmt) -> Stmt:
         buffer, shifts, shape = self.buffer, [], []
         for dim, bounds in zip(buffer.shape, self._box(stmt)):
-            extent = None if bounds is None else self._extent_bound(bounds)
+            extent = None if bounds is None else self._extent_bound(bounds, dim)
             if extent is None or (isinstance(dim, IntImm) and extent >= dim.value):
                 shifts.append(const(0, dim.dtype))
                 shape.append(dim)
@@ -312,9 +312,15 @@ class _Placer:
         body = _Shifter(buffer, compact, tuple(shifts), self.analyzer).visit_stmt(stmt)
         return Allocate(compact, body)
 
-    def _extent_bound(self, bounds: tuple[PrimExpr, PrimExpr]) -> int | None:
+    def _extent_bound(self, bounds: tuple[PrimExpr, PrimExpr], dim: PrimExpr) -> int | None:
+        """A constant bound of the region's extent, or None.  A symbolic dimension keeps
+        its size unless the region's extent is a constant (a tile of it): the bound of a
+        region over all of `n` is only `n`'s dtype maximum, and an `(n, 4)` intermediate
+        became a 2^31-element allocation."""
         lo, hi = bounds
         extent = self.analyzer.simplify(hi - lo + 1)
+        if not isinstance(dim, IntImm) and not isinstance(extent, IntImm):
+            return None
         top = self.analyzer.const_int_bound(extent).max_value
         return top if isinstance(top, int) and 0 < top < 2**40 else None
 
