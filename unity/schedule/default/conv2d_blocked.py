@@ -260,12 +260,14 @@ def _dense(
 def _unroll_window(info: BlockInfo) -> tuple[bool, bool]:
     """`(window, unroll)`: whether a blocked conv's kernel has more than one column `rx`,
     and whether row tiles unroll it by default: where the input has at most 8 channel
-    blocks (3x3 convs over 32-64 channels ran 16-17% faster unrolled on Zen's AVX2, those
-    over 96-512 channels 3-7% slower; tiles that cross rows, one address per pixel,
-    spilled unrolled and ran 37% slower, so they never unroll by default)."""
+    blocks or the rows are long (measured on Zen's AVX2: 3x3 convs over 32-64 channels
+    16-17% faster unrolled, over 128-256 channels at width 112 10-18% faster; over
+    128-512 channels at widths 7-56 3-7% slower; tiles that cross rows, one address per
+    pixel, spilled unrolled and ran 37% slower, so they never unroll by default)."""
     loops = info.loops[5:]  # rc0, ry, rx, rc1 for blocked data
     window = len(loops) == 4 and (const_extent(loops[2]) or 1) > 1
-    return window, window and (const_extent(loops[0]) or 0) <= 8
+    few_blocks = (const_extent(loops[0]) or 0) <= 8
+    return window, window and (few_blocks or (const_extent(info.loops[3]) or 0) >= 112)
 
 
 def _pack_kernel(
