@@ -190,7 +190,8 @@ def _blocked_conv(c: int, hw: int, o: int, k: int):
     b = te.placeholder((1, o // 8, 1, 1, 8), name="b")
     y = topi.nn.relu(topi.add(topi.nn.conv2d(x, w, 1, k // 2, 1, 1, "NCHW8c", "OIHW"), b))
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal([int(d.value) for d in t.shape]).astype(np.float32) for t in (x, w, b)]
+    shapes = [[int(d.value) for d in t.shape] for t in (x, w, b)]
+    args = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
     return te.create_prim_func([x, w, b, y]), args + [np.zeros((1, o // 8, hw, hw, 8), np.float32)]
 
 
@@ -207,15 +208,19 @@ def test_blocked_conv_space_sets_the_tile_flattening_and_parallel_loop(k):
     from unity.ir.structural import assert_structural_equal
     from unity.schedule.default import schedule_primfunc
 
-    assert_structural_equal(space.apply(func, space.default)[0], schedule_primfunc(func, RuleContext(lanes=8)))
+    default = schedule_primfunc(func, RuleContext(lanes=8))
+    assert_structural_equal(space.apply(func, space.default)[0], default)
     ref = run(func, [a.copy() for a in args]).copy()
-    for knobs in (space.default,
-                  {"to": 32, "tx": 3, "flatten": True, "unroll_window": False, "parallel": "rows"},
-                  {"to": 8, "tx": 5, "flatten": False, "unroll_window": k == 3, "parallel": "channels"}):  # fmt: skip
+    others = (
+        {"to": 32, "tx": 3, "flatten": True, "unroll_window": False, "parallel": "rows"},
+        {"to": 8, "tx": 5, "flatten": False, "unroll_window": k == 3, "parallel": "channels"},
+    )
+    for knobs in (space.default, *others):
         scheduled, _ = space.apply(func, knobs)
-        np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
+        out = run(scheduled, [a.copy() for a in args])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
     with pytest.raises(ScheduleError, match="spills"):
-        space.apply(func, {"to": 32, "tx": 4, "flatten": False, "unroll_window": False, "parallel": "auto"})
+        space.apply(func, {**others[0], "to": 32, "tx": 4})
 
 
 def test_conv_space_offers_a_pointwise_conv_its_pixels_variant():
@@ -226,13 +231,19 @@ def test_conv_space_offers_a_pointwise_conv_its_pixels_variant():
     func = te.create_prim_func([x, w, topi.nn.conv2d(x, w, 1, 0, 1, 3)])
     conv = spaces_for(func, RuleContext(lanes=8))[1]
     assert conv.choices["variant"] == ("columns", "pixels")
-    assert conv.default["variant"] == "pixels" and (conv.default["to"], conv.default["tx"]) == (6, 16)
+    assert conv.default["variant"] == "pixels"
+    assert (conv.default["to"], conv.default["tx"]) == (6, 16)
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal((1, 12, 8, 6), dtype=np.float32),
-            rng.standard_normal((18, 4, 1, 1), dtype=np.float32), np.zeros((1, 18, 8, 6), np.float32)]  # fmt: skip
+    args = [
+        rng.standard_normal((1, 12, 8, 6), dtype=np.float32),
+        rng.standard_normal((18, 4, 1, 1), dtype=np.float32),
+        np.zeros((1, 18, 8, 6), np.float32),
+    ]
     ref = run(func, [a.copy() for a in args]).copy()
     for to, tx in ((3, 24), (2, 8), (1, 48)):
-        scheduled, _ = conv.apply(func, {"variant": "pixels", "to": to, "tx": tx, "parallel": "auto"})
-        np.testing.assert_allclose(run(scheduled, [a.copy() for a in args]), ref, rtol=1e-4, atol=1e-4)
+        knobs = {"variant": "pixels", "to": to, "tx": tx, "parallel": "auto"}
+        scheduled, _ = conv.apply(func, knobs)
+        out = run(scheduled, [a.copy() for a in args])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
     with pytest.raises(ScheduleError, match="no pixel tile"):
         conv.apply(func, {"variant": "pixels", "to": 2, "tx": 7, "parallel": "auto"})
