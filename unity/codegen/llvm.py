@@ -196,7 +196,7 @@ class CodeGenLLVM(ParallelCodegen):
         stored = self.to_memory(value, stmt.value.dtype)
         if dt.lanes(index.dtype) == 1:
             self.builder.store(
-                stored, self.address(buffer, self.emit(index), index.dtype, elem), align=align
+                stored, self.address(buffer, self.emit_index(index), index.dtype, elem), align=align
             )
         elif (
             isinstance(index, E.Ramp)
