@@ -196,15 +196,16 @@ def _blocked_conv(c: int, hw: int, o: int, k: int):
 
 
 @pytest.mark.parametrize("k", [1, 3])
-def test_blocked_conv_space_sets_the_tile_flattening_and_parallel_loop(k):
+def test_blocked_conv_space_sets_the_tile_flattening_chunks_and_parallel_loop(k):
     func, args = _blocked_conv(16, 6, 32, k)
     spaces = {s.name: s for s in spaces_for(func, RuleContext(lanes=8))}
     space = spaces["conv_blocked"]
     assert space.choices["to"] == (8, 16, 32)  # 1, 2 or 4 vectors of 8 (3 does not divide 4)
     assert space.choices["flatten"] == (True, False)
     assert space.choices["unroll_window"] == ((False, True) if k == 3 else (False,))
+    assert space.choices["rc_block"] == (0, 1)  # 2 input channel blocks: chunks of 1
     assert space.default == {"to": 16, "tx": 4 if k == 1 else 6, "flatten": k == 1,
-                             "unroll_window": k == 3, "parallel": "auto"}  # fmt: skip
+                             "unroll_window": k == 3, "parallel": "auto", "rc_block": 0}  # fmt: skip
     from unity.ir.structural import assert_structural_equal
     from unity.schedule.default import schedule_primfunc
 
@@ -214,6 +215,8 @@ def test_blocked_conv_space_sets_the_tile_flattening_and_parallel_loop(k):
     others = (
         {"to": 32, "tx": 3, "flatten": True, "unroll_window": False, "parallel": "rows"},
         {"to": 8, "tx": 5, "flatten": False, "unroll_window": k == 3, "parallel": "channels"},
+        {"to": 16, "tx": 3, "flatten": False, "unroll_window": False, "parallel": "auto",
+         "rc_block": 1},
     )
     for knobs in (space.default, *others):
         scheduled, _ = space.apply(func, knobs)

@@ -12,8 +12,8 @@ Each workload class gets the spaces that fit it (`spaces_for`):
   pixels in the vector), register tile (`to` x `tx`) and parallel loop (rows or channel
   blocks) set by knobs;
 - a PrimFunc with one conv2d block on channel-blocked data: ``conv_blocked``, the
-  blocked rule with its register tile, the flattening of a pointwise conv's rows and its
-  parallel loop set by knobs;
+  blocked rule with its register tile, the flattening of a pointwise conv's rows, the
+  reduction chunks of a row tile and its parallel loop set by knobs;
 - otherwise, a PrimFunc with one reduction block of constant extents (conv2d, pooling,
   a reduction with an epilogue): ``tiled``, the multi-level tiling of
   `unity.tune.tiling` (a tile size per spatial loop, unroll, which loop is parallel).
@@ -263,7 +263,8 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
 def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
     """The blocked conv2d rule with its register tile (`to` output channels in 1-4 vectors
     x `tx` pixels), tiles along a row or across the flattened pixels, the unrolled
-    kernel-column loop, and the parallel loop set by knobs; depthwise convs vary `tx`."""
+    kernel-column loop, the parallel loop, and the reduction chunks of a row tile
+    (`rc_block`) set by knobs; depthwise convs vary `tx`."""
     vectors = [v for v in (1, 2, 3, 4) if conv.per_group % v == 0] if not conv.depthwise else [1]
     dense = not conv.depthwise and conv.pixels is not None
     choices = {
@@ -272,6 +273,7 @@ def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
         "flatten": (True, False) if dense else (False,),
         "unroll_window": (False, True) if conv.window else (False,),
         "parallel": ("auto", "rows", "channels"),
+        "rc_block": _reduction_chunks(conv),
     }
 
     def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
@@ -283,12 +285,22 @@ def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
             ("conv.flatten", knobs["flatten"]),
             ("conv.unroll_window", knobs["unroll_window"]),
             ("conv.parallel", knobs["parallel"]),
+            ("conv.rc_block", knobs.get("rc_block", conv.rc_block)),
         )
         return schedule_primfunc(func, replace(ctx, knobs=tuned)), f"schedule_primfunc(func, knobs={knobs})"
 
     default = {"to": conv.tile[0], "tx": conv.tile[1], "flatten": conv.flatten,
-               "unroll_window": conv.unroll_window, "parallel": "auto"}  # fmt: skip
+               "unroll_window": conv.unroll_window, "parallel": "auto",
+               "rc_block": conv.rc_block or 0}  # fmt: skip
     return Space("conv_blocked", choices, apply, default)
+
+
+def _reduction_chunks(conv: BlockedTiling) -> tuple[int, ...]:
+    """Input channel blocks per reduction chunk of a row tile (0: the whole reduction in
+    each tile): divisors of the blocks up to 8, for dense convs that may take row tiles."""
+    if conv.depthwise or conv.in_blocks is None:
+        return (0,)
+    return (0, *(c for c in (1, 2, 4, 8) if c < conv.in_blocks and conv.in_blocks % c == 0))
 
 
 def _tiled_space(ctx: RuleContext, extents: list[int]) -> Space:

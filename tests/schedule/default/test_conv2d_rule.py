@@ -137,3 +137,51 @@ def _inputs(func: tir.PrimFunc) -> list[np.ndarray]:
         rng.standard_normal([int(d.value) for d in p.shape]).astype("float32")
         for p in func.buffer_params()
     ][:-1]
+
+
+def _loops_above(func: tir.PrimFunc, name: str) -> list[int]:
+    """Extents of the loops around block `name` (outermost first)."""
+    def visit(stmt: object, path: list[int]) -> list[int] | None:
+        if isinstance(stmt, tir.BlockRealize) and stmt.block.name_hint == name:
+            return path
+        if isinstance(stmt, For):
+            return visit(stmt.body, [*path, int(stmt.extent.value)])
+        children = getattr(stmt, "seq", None) or [getattr(stmt, "body", None)]
+        if isinstance(stmt, tir.BlockRealize):
+            children = [stmt.block.body]
+        for child in children:
+            found = visit(child, path) if child is not None else None
+            if found is not None:
+                return found
+        return None
+
+    return visit(func.body, []) or []
+
+
+def test_blocked_conv_with_large_weights_splits_the_reduction_per_row() -> None:
+    """3x3 over 256 channels (8-lane blocks): one 16-channel tile's weights (147 KiB) would
+    stream from L2 for every 4-pixel tile, so the rule takes the input channel blocks
+    two at a time for the whole row, the row's 16 x 8 accumulators in a local buffer."""
+    from default_workloads import conv_blocked
+
+    from unity.schedule.default import conv2d_blocked
+    from unity.schedule.default.analysis import block_infos
+
+    avx2 = RuleContext(lanes=8, num_cores=2)
+    func = conv_blocked(256, 10, 8, 16, 3, pad=1, bias_relu=True)
+    info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
+    tiling = conv2d_blocked.blocked_tiling(info, avx2)
+    assert tiling is not None and (tiling.tile, tiling.in_blocks, tiling.rc_block) == ((16, 4), 32, 2)
+    scheduled = schedule_primfunc(func, avx2)
+    # rows / chunks of 2 blocks / tiles of 4 pixels / 2 blocks, 3 x 3 taps, 8 lanes / tile
+    assert _loops_above(scheduled, "T_conv2d_update") == [10, 16, 2, 2, 3, 3, 8, 4, 2, 8]
+    assert _loops_above(scheduled, "T_conv2d_init")[:2] == [10, 2]  # the row zeroed once
+    whole = schedule_primfunc(func, replace(avx2, knobs=(("conv.rc_block", 0),)))
+    assert _loops_above(whole, "T_conv2d_update") == [10, 2, 32, 3, 3, 8, 4, 2, 8]
+    expected = _run(func)
+    for candidate in (scheduled, whole):
+        np.testing.assert_allclose(_run(candidate), expected, rtol=1e-4, atol=1e-4)
+    few = conv2d_blocked.blocked_tiling(  # 128 channels (74 KiB of weights): one chunk
+        next(b for b in block_infos(conv_blocked(128, 10, 8, 16, 3, pad=1)) or []
+             if conv2d_blocked.applies(b)), avx2)  # fmt: skip
+    assert few is not None and few.rc_block is None
