@@ -137,3 +137,14 @@ def test_depthwise_and_grouped_conv_take_an_epilogue(groups):
     k = te.placeholder((4, 4 // groups, 3, 3), name="k")
     out = topi.nn.conv2d(a, k, 1, 1, groups=groups)
     assert analyze_op_pattern(te.create_prim_func([a, k, out])) == OpPatternKind.OUT_ELEMWISE_FUSABLE
+
+
+def test_staged_params_are_the_inputs_only_a_copy_reads():
+    from unity.relax.analysis.op_pattern import staged_params
+
+    x, w = te.placeholder((1, 4, 8, 8), name="x"), te.placeholder((4, 4, 3, 3), name="w")
+    padded = te.create_prim_func([x, w, topi.nn.conv2d(x, w, 1, 1)])
+    assert staged_params(padded) == frozenset({0})  # the padding copies x; w feeds the MACs
+    assert staged_params(te.create_prim_func([x, w, topi.nn.conv2d(x, w, 1, 0)])) == frozenset()
+    a, b = te.placeholder((4, 4), name="a"), te.placeholder((4, 4), name="b")
+    assert staged_params(te.create_prim_func([a, b, topi.matmul(a, b)])) == frozenset()

@@ -204,6 +204,29 @@ def test_injective_chain_fuses():
     _check_same_results(before, after, _rand(3, 6))
 
 
+def _shuffle_then_conv(bb, x, w, padding):
+    """ShuffleNet's channel shuffle (reshape, permute, reshape) before a depthwise conv."""
+    y = bb.emit(op.reshape(x, (1, 2, 3, 5, 5)))
+    y = bb.emit(op.permute_dims(y, [0, 2, 1, 3, 4]))
+    y = bb.emit(op.reshape(y, (1, 6, 5, 5)))
+    return op.nn.conv2d(y, w, padding=padding, groups=6)
+
+
+@pytest.mark.parametrize("padding", [1, 0])
+def test_injective_producer_joins_a_conv_that_copies_its_input_first(padding):
+    # with padding the conv reads its input through the pad copy: the shuffle is computed
+    # there, once per element; without, the reduction would recompute its index per tap
+    x, w = Var("x", TS((1, 6, 5, 5), "float32")), Var("w", TS((6, 1, 3, 3), "float32"))
+    before, after = _fused(lambda bb, x, w: _shuffle_then_conv(bb, x, w, padding), x, w)
+    expected = (
+        ["fused_reshape_permute_dims_reshape1_conv2d"] if padding
+        else ["fused_reshape_permute_dims_reshape1", "conv2d"]
+    )  # fmt: skip
+    assert _main_calls(after) == expected
+    assert well_formed(after)
+    _check_same_results(before, after, _rand(1, 6, 5, 5), _rand(6, 1, 3, 3))
+
+
 def test_reduction_absorbs_elementwise_producer_but_not_its_consumer():
     x = Var("x", TS(("n", 6), "float32"))
 

@@ -41,6 +41,9 @@ class Edge:
 
     node: GraphNode
     pattern: OpPatternKind
+    staged: bool = False
+    """Whether the consumer reads this value only through a copy of its own (a conv's
+    padding): an injective producer may then be computed inside that copy."""
 
 
 @dataclass(eq=False)
@@ -94,13 +97,15 @@ class IndexedForwardGraph:
         """
         return self.node_map.get(id(ref))
 
-    def add_edge(self, src: GraphNode, dst: GraphNode, pattern: OpPatternKind) -> None:
-        """Record that `dst` consumes `src` with `pattern`.
+    def add_edge(
+        self, src: GraphNode, dst: GraphNode, pattern: OpPatternKind, staged: bool = False
+    ) -> None:
+        """Record that `dst` consumes `src` with `pattern` (`staged`: see `Edge.staged`).
 
         Example:
             >>> g.add_edge(a, b, OpPatternKind.ELEMWISE)  # doctest: +SKIP
         """
-        src.outputs.append(Edge(dst, pattern))
+        src.outputs.append(Edge(dst, pattern, staged))
 
 
 @dataclass(eq=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from unity.ir.module import GlobalVar, IRModule
 from unity.relax.analysis.dominator import GraphNode, IndexedForwardGraph
-from unity.relax.analysis.op_pattern import OpPatternKind
+from unity.relax.analysis.op_pattern import OpPatternKind, staged_params
 from unity.relax.expr import (
     Call, Constant, DataflowBlock, DataflowVar, Expr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
@@ -43,14 +43,28 @@ def create_fusion_graph(block: DataflowBlock, mod: IRModule) -> IndexedForwardGr
             pattern = value_pattern(value, mod)
         node = graph.add_node(binding, pattern, not isinstance(binding.var, DataflowVar))
         edges: dict[GraphNode, OpPatternKind] = {}
+        staged: dict[GraphNode, bool] = {}
+        copied = _staged_args(value, mod) if pattern == OpPatternKind.OUT_ELEMWISE_FUSABLE else ()
         for leaf in _leaves(value):
             producer = defined.get(leaf) or _outside_node(graph, leaf)  # type: ignore[arg-type]
             kind = _edge_pattern(pattern, leaf, binding.var)
             edges[producer] = min(kind, edges.get(producer, kind))
+            staged[producer] = staged.get(producer, True) and any(leaf is a for a in copied)
         for producer, kind in edges.items():  # one edge per distinct producer
-            graph.add_edge(producer, node, kind)
+            graph.add_edge(producer, node, kind, staged[producer])
         defined[binding.var] = node
     return graph
+
+
+def _staged_args(value: Expr, mod: IRModule) -> list[Expr]:
+    """The arguments of a `call_tir` whose PrimFunc reads them only through a copy
+    (`staged_params`: a conv's padding)."""
+    func = called_prim_func(value, mod)
+    args = value.args[1] if func is not None else None  # type: ignore[attr-defined]
+    if func is None or not isinstance(args, Tuple):
+        return []
+    positions = staged_params(func)
+    return [a for n, a in enumerate(args.fields) if n in positions]
 
 
 def _edge_pattern(pattern: OpPatternKind, arg: Expr, result: Var) -> OpPatternKind:

@@ -90,6 +90,34 @@ def _collect(stmt: Stmt, out: list[Block]) -> bool:
     return False
 
 
+def staged_params(func: PrimFunc) -> frozenset[int]:
+    """Positions of the parameters that only spatial blocks writing intermediates read
+    (a conv's padding copies its input; the reduction reads the copy).  A producer of
+    such an input can be computed inside the copy at no cost to the reduction.
+
+    Example:
+        >>> from unity import te, topi
+        >>> x, w = te.placeholder((1, 4, 8, 8), name="x"), te.placeholder((4, 4, 3, 3), name="w")
+        >>> sorted(staged_params(te.create_prim_func([x, w, topi.nn.conv2d(x, w, 1, 1)])))
+        [0]
+    """
+    blocks = _leaf_blocks(func.body)
+    if not blocks:
+        return frozenset()
+    params = func.buffer_params()
+    staged = set()
+    for n, param in enumerate(params):
+        readers = [b for b in blocks if any(r.buffer is param for r in b.reads)]
+        copies = [
+            b for b in readers
+            if not _has_reduce_var(b) and b.init is None and b.writes
+            and b.writes[0].buffer not in params
+        ]  # fmt: skip
+        if readers and len(copies) == len(readers):
+            staged.add(n)
+    return frozenset(staged)
+
+
 def _has_nested_block(stmt: Stmt) -> bool:
     found: list[Block] = []
     post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else None)
