@@ -177,17 +177,23 @@ def spaces_for(func: PrimFunc, ctx: RuleContext | None = None) -> list[Space]:
 def _rules_space(ctx: RuleContext) -> Space:
     lanes = tuple(sorted({4, 8, 16, ctx.lanes, 2 * ctx.lanes}))
     work = (0, 4096, ctx.parallel_min_work, 1 << 40)
+    copy = (0, ctx.parallel_min_work, ctx.parallel_min_copy, 1 << 40)
 
     def apply(func: PrimFunc, knobs: Knobs) -> tuple[PrimFunc, str]:
         scheduled = schedule_with_rules(
-            func, knobs["lanes"], knobs["parallel_min_work"], ctx.num_cores
-        )
+            func, knobs["lanes"], knobs["parallel_min_work"], ctx.num_cores,
+            knobs.get("parallel_min_copy", ctx.parallel_min_copy),
+        )  # fmt: skip
         return scheduled, f"schedule_with_rules(func, **{knobs})"
 
-    default = {"lanes": ctx.lanes, "parallel_min_work": ctx.parallel_min_work}
-    return Space(
-        "rules", {"lanes": lanes, "parallel_min_work": tuple(sorted(set(work)))}, apply, default
-    )
+    default = {"lanes": ctx.lanes, "parallel_min_work": ctx.parallel_min_work,
+               "parallel_min_copy": ctx.parallel_min_copy}  # fmt: skip
+    choices = {
+        "lanes": lanes,
+        "parallel_min_work": tuple(sorted(set(work))),
+        "parallel_min_copy": tuple(sorted(set(copy))),
+    }
+    return Space("rules", choices, apply, default)
 
 
 def _matmul_space(ctx: RuleContext, m: int | None, n: int, k: int, b_2d: bool) -> Space:

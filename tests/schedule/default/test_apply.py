@@ -94,3 +94,27 @@ def test_non_cpu_target_is_refused():
 
     with pytest.raises(ValueError, match="only llvm"):
         apply_default_schedules(IRModule({"main": WORKLOADS["add_relu_chain"]()}), "cuda")
+
+
+def test_small_copies_stay_serial_and_large_ones_go_parallel():
+    import numpy as np
+
+    import unity
+    from unity import te, topi
+    from unity.schedule.default import RuleContext, schedule_primfunc
+
+    def concat_relu(c: int, hw: int) -> tir.PrimFunc:
+        a, b = te.placeholder((1, c, hw, hw), name="a"), te.placeholder((1, c, hw, hw), name="b")
+        return te.create_prim_func([a, b, topi.nn.relu(topi.concatenate([a, b], axis=1))])
+
+    avx2 = RuleContext(lanes=8)
+    small, large = concat_relu(136, 14), concat_relu(128, 28)  # 53K and 200K elements
+    assert ForKind.PARALLEL not in _loop_kinds(schedule_primfunc(small, avx2))
+    assert ForKind.PARALLEL in _loop_kinds(schedule_primfunc(large, avx2))
+    eager = RuleContext(lanes=8, parallel_min_copy=0)
+    assert ForKind.PARALLEL in _loop_kinds(schedule_primfunc(small, eager))
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((1, 136, 14, 14), dtype=np.float32) for _ in range(2))
+    out = np.empty((1, 272, 14, 14), np.float32)
+    unity.build(schedule_primfunc(small, avx2))["main"](a, b, out)
+    np.testing.assert_array_equal(out, np.maximum(np.concatenate([a, b], axis=1), 0))

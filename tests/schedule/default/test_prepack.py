@@ -10,7 +10,7 @@ from unity import tir
 from unity.schedule.default import RuleContext, schedule_primfunc
 from unity.schedule.default.prepack import pack_array, prepacked_params, split_prepacked
 
-CTX = RuleContext(lanes=16, num_cores=2, parallel_min_work=0)
+CTX = RuleContext(lanes=16, num_cores=2, parallel_min_work=0, parallel_min_copy=0)
 
 
 @pytest.mark.parametrize(

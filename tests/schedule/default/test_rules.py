@@ -13,10 +13,10 @@ from unity.schedule.default import RuleContext, schedule_primfunc
 from unity.schedule.tree import walk
 from unity.tir.stmt import For, ForKind
 
-EAGER = RuleContext(lanes=16, num_cores=2, parallel_min_work=0)
+EAGER = RuleContext(lanes=16, num_cores=2, parallel_min_work=0, parallel_min_copy=0)
 """Parallelize even tiny nests, so every rule's full schedule runs on small shapes."""
 
-NARROW = RuleContext(lanes=8, num_cores=4, parallel_min_work=0)
+NARROW = RuleContext(lanes=8, num_cores=4, parallel_min_work=0, parallel_min_copy=0)
 """An AVX2-like target: other tile sizes."""
 
 

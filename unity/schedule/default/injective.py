@@ -14,7 +14,7 @@ After ``schedule_injective``::
             with T.block("T_add"): ...
 
 The outer loops are fused into one parallel loop (only when the nest is big enough to
-pay for a parallel launch); the innermost loop is vectorized when it walks the written
+pay for a parallel launch and the second core's cache misses, `parallel_min_copy`); the innermost loop is vectorized when it walks the written
 buffer contiguously.  `VectorizeLoop` turns any extent into vector chunks plus a
 scalar tail, and falls back to a serial loop for a body with no vector form, so the
 rule never needs to prove more than that the loops are data parallel, which the
@@ -56,7 +56,7 @@ def schedule_injective(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     if contiguous:
         sch.vectorize(loops[-1])
     work = work_size(info)
-    if outer and (work is None or work >= ctx.parallel_min_work):
+    if outer and (work is None or work >= ctx.parallel_min_copy):
         parallel_outer(sch, outer)
 
 
