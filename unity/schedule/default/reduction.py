@@ -11,16 +11,19 @@ After ``schedule_reduction``::
 
     for n_c_y_fused in T.parallel(3584):
         for x_init in T.vectorized(56):
-            with T.block("pool_init"): ...
+            with T.block("pool_init"): pool_local[...] = -inf
         for ry, rx in T.grid(3, 3):
             for x in T.vectorized(56):
-                with T.block("pool_update"): ...
+                with T.block("pool_update"): pool_local[...] = T.max(pool_local[...], ...)
+        for ax in T.vectorized(56):
+            with T.block("pool_local"): pool[...] = pool_local[...]
 
 Spatial loops go outside, reduction loops inside (`reorder` checks this is legal).
 The spatial loops are fused into one parallel loop.  When the innermost spatial loop
 walks the output contiguously and the reduction is small (a pooling window), it moves
 below the reduction loops and is vectorized: each vector lane accumulates its own
-output element, so the order of the additions does not change.  A reduction over the
+output element in a local buffer (registers), so the order of the additions does not
+change; the write-back takes the elementwise epilogue (an average's division).  A reduction over the
 contiguous innermost axis (softmax, layer norm, mean over the last axis) whose length
 is a multiple of the vector width is factored (`rfactor`): each row accumulates
 `lanes` partial results in one vector, then sums them (the order of the additions
@@ -38,6 +41,7 @@ from unity.schedule.default.analysis import (
     stride_in,
     work_size,
 )  # fmt: skip
+from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.schedule import Schedule
 
@@ -57,8 +61,9 @@ def applies(info: BlockInfo) -> bool:
     return info.is_reduction and info.trivial_binding() and info.store is not None
 
 
-def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None:
-    """Parallel spatial loops outside, vectorized accumulation where the window is small.
+def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str] | None:
+    """Parallel spatial loops outside, vectorized accumulation where the window is small;
+    return the epilogue blocks taken (a pooling window's).
 
     Example:
         >>> schedule_reduction(sch, info, RuleContext())  # doctest: +SKIP
@@ -68,7 +73,7 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
     reduce = [lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"]
     if not reduce:
-        return
+        return None
     if info.loop_kinds != ["S"] * len(spatial) + ["R"] * len(reduce):
         sch.reorder(*spatial, *reduce)
     factor = row_vector_factor(info, ctx)
@@ -89,16 +94,40 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
         and stride_in(info.store.indices, info.iter_var(inner)) == 1
         and (const_extent(inner) or 0) >= 4
     )
-    outer = spatial[:-1] if vector else spatial
     if vector:
-        sch.reorder(spatial[-1], *reduce)
-        init = sch.decompose_reduction(block, reduce[0])
-        sch.vectorize(spatial[-1])
-        init_loops = sch.get_loops(init)
-        sch.vectorize(init_loops[-1])
+        return _window(sch, info, ctx, spatial, reduce)
     work = work_size(info)
-    if outer and (work is None or work >= ctx.parallel_min_work):
-        parallel_outer(sch, outer)
+    if spatial and (work is None or work >= ctx.parallel_min_work):
+        parallel_outer(sch, spatial)
+    return None
+
+
+def _window(
+    sch: Schedule, info: BlockInfo, ctx: RuleContext, spatial: list, reduce: list
+) -> list[str]:
+    """A pooling window: per outer point, a vector of outputs (the innermost spatial loop)
+    accumulates in registers over the window loops, and is written back with the
+    elementwise epilogue (an average's division); returns the epilogue blocks taken.
+    The vector loop inside the window loops, not around them: around them it stayed a
+    serial loop (3x3 average pools of Inception v2 2.5x, max pools 2x slower)."""
+    block = sch.get_block(info.name)
+    acc = sch.cache_write(block, 0, "local")
+    taken = inline_epilogue(sch, acc, info)
+    sch.reorder(*reduce, spatial[-1])
+    init = sch.decompose_reduction(block, reduce[0])
+    sch.vectorize(spatial[-1])
+    sch.vectorize(sch.get_loops(init)[-1])
+    outer = spatial[:-1]
+    if not outer:  # one vector of outputs: written back after the window
+        sch.vectorize(sch.get_loops(acc)[-1])
+        return taken
+    work = work_size(info)
+    fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+    if work is None or work >= ctx.parallel_min_work:
+        sch.parallel(fused)
+    sch.reverse_compute_at(acc, fused)
+    sch.vectorize(sch.get_loops(acc)[-1])
+    return taken
 
 
 def row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
