@@ -123,24 +123,26 @@ def test_small_copies_stay_serial_and_large_ones_go_parallel():
 def test_pooling_window_accumulates_a_vector_in_registers_and_divides_on_write_back():
     """A 3x3 average pool (padding not counted): per output pixel the window loops sit
     outside the vector of 8 outputs, which accumulates in a local buffer; the division by
-    the window's size is taken into the write-back, inside the same parallel loop."""
+    the window's size is taken into the write-back.  The channel blocks are the parallel
+    loop, the rows and columns stay nested inside it (no `//` and `%` per pixel)."""
     import numpy as np
 
     import unity
     from unity import te, topi
     from unity.schedule.default import RuleContext, schedule_primfunc
 
-    x = te.placeholder((1, 2, 5, 5, 8), name="x")
+    x = te.placeholder((1, 8, 5, 5, 8), name="x")
     pool = topi.nn.avg_pool2d(x, 3, 1, 1, layout="NCHW8c", count_include_pad=False)
     func = te.create_prim_func([x, pool])
     scheduled = schedule_primfunc(func, RuleContext(lanes=8, parallel_min_work=0))
     loops = [(s.kind, int(s.extent.value)) for s in walk(scheduled.body) if isinstance(s, For)]
-    assert loops == [(ForKind.PARALLEL, 50), (ForKind.VECTORIZED, 8),  # init
+    assert loops == [(ForKind.PARALLEL, 8), (ForKind.SERIAL, 1), (ForKind.SERIAL, 5),
+                     (ForKind.SERIAL, 5), (ForKind.VECTORIZED, 8),  # init
                      (ForKind.SERIAL, 3), (ForKind.SERIAL, 3), (ForKind.VECTORIZED, 8),
                      (ForKind.VECTORIZED, 8)]  # fmt: skip  # window; write-back / count
     names = [s.block.name_hint for s in walk(scheduled.body) if isinstance(s, BlockRealize)]
     assert len(names) == 4  # root, init, update, write-back with the division
-    data = np.random.default_rng(0).standard_normal((1, 2, 5, 5, 8)).astype(np.float32)
+    data = np.random.default_rng(0).standard_normal((1, 8, 5, 5, 8)).astype(np.float32)
     out = np.empty_like(data)
     unity.build(scheduled)["main"](data, out)
     padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1), (0, 0)))
@@ -148,3 +150,21 @@ def test_pooling_window_accumulates_a_vector_in_registers_and_divides_on_write_b
     sums = sum(padded[:, :, i:i + 5, j:j + 5] for i in range(3) for j in range(3))
     counts = sum(ones[i:i + 5, j:j + 5] for i in range(3) for j in range(3))
     np.testing.assert_allclose(out, sums / counts[None, None, :, :, None], rtol=1e-5)
+
+
+def test_global_pool_over_a_large_window_keeps_its_lanes_in_a_vector():
+    import numpy as np
+
+    import unity
+    from unity import te, topi
+    from unity.schedule.default import RuleContext, schedule_primfunc
+
+    x = te.placeholder((1, 4, 13, 13, 8), name="x")
+    func = te.create_prim_func([x, topi.mean(x, axis=[2, 3], keepdims=True)])  # a blocked global pool
+    scheduled = schedule_primfunc(func, RuleContext(lanes=8, parallel_min_work=0))
+    kinds = [(s.kind, int(s.extent.value)) for s in walk(scheduled.body) if isinstance(s, For)]
+    assert (ForKind.SERIAL, 13) in kinds and kinds[-1] == (ForKind.VECTORIZED, 8)
+    data = np.random.default_rng(0).standard_normal((1, 4, 13, 13, 8)).astype(np.float32)
+    out = np.empty((1, 4, 1, 1, 8), np.float32)
+    unity.build(scheduled)["main"](data, out)
+    np.testing.assert_allclose(out, data.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
