@@ -41,5 +41,6 @@ def test_integer_data_arithmetic_still_wraps_like_numpy():
     lib["main"](a, b)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(b, a * np.int32(3) + np.int32(2**31 - 1))
-    data_ops = re.findall(r"= (?:mul|add)( nsw)? i32 %[.\w]+, (?:3|2147483647)\b", lib.get_source("ll"))
+    ll = lib.get_source("ll")
+    data_ops = re.findall(r"= (?:mul|add)( nsw)? i32 %[.\w]+, (?:3|2147483647)\b", ll)
     assert data_ops == ["", ""]  # A[i] * 3 + (2**31 - 1): plain, wrapping

@@ -160,7 +160,8 @@ def test_global_pool_over_a_large_window_keeps_its_lanes_in_a_vector():
     from unity.schedule.default import RuleContext, schedule_primfunc
 
     x = te.placeholder((1, 4, 13, 13, 8), name="x")
-    func = te.create_prim_func([x, topi.mean(x, axis=[2, 3], keepdims=True)])  # a blocked global pool
+    mean = topi.mean(x, axis=[2, 3], keepdims=True)  # a global pool on blocked data
+    func = te.create_prim_func([x, mean])
     scheduled = schedule_primfunc(func, RuleContext(lanes=8, parallel_min_work=0))
     kinds = [(s.kind, int(s.extent.value)) for s in walk(scheduled.body) if isinstance(s, For)]
     assert (ForKind.SERIAL, 13) in kinds and kinds[-1] == (ForKind.VECTORIZED, 8)

@@ -171,7 +171,8 @@ def test_blocked_conv_with_large_weights_splits_the_reduction_per_row() -> None:
     func = conv_blocked(256, 10, 8, 16, 3, pad=1, bias_relu=True)
     info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
     tiling = conv2d_blocked.blocked_tiling(info, avx2)
-    assert tiling is not None and (tiling.tile, tiling.in_blocks, tiling.rc_block) == ((16, 4), 32, 2)
+    assert tiling is not None
+    assert (tiling.tile, tiling.in_blocks, tiling.rc_block) == ((16, 4), 32, 2)
     scheduled = schedule_primfunc(func, avx2)
     # rows / chunks of 2 blocks / tiles of 4 pixels / 2 blocks, 3 x 3 taps, 8 lanes / tile
     assert _loops_above(scheduled, "T_conv2d_update") == [10, 16, 2, 2, 3, 3, 8, 4, 2, 8]

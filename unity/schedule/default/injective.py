@@ -14,11 +14,12 @@ After ``schedule_injective``::
             with T.block("T_add"): ...
 
 The outer loops are fused into one parallel loop (only when the nest is big enough to
-pay for a parallel launch and the second core's cache misses, `parallel_min_copy`); the innermost loop is vectorized when it walks the written
-buffer contiguously.  `VectorizeLoop` turns any extent into vector chunks plus a
-scalar tail, and falls back to a serial loop for a body with no vector form, so the
-rule never needs to prove more than that the loops are data parallel, which the
-`parallel`/`vectorize` primitives check themselves.
+pay for a parallel launch and the second core's cache misses, `parallel_min_copy`); the
+innermost loop is vectorized when it walks the written buffer contiguously.
+`VectorizeLoop` turns any extent into vector chunks plus a scalar tail, and falls back
+to a serial loop for a body with no vector form, so the rule never needs to prove more
+than that the loops are data parallel, which the `parallel`/`vectorize` primitives
+check themselves.
 """
 
 from __future__ import annotations

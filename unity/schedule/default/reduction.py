@@ -9,25 +9,27 @@ Before (a 3x3 max pool)::
 
 After ``schedule_reduction``::
 
-    for n_c_y_fused in T.parallel(3584):
-        for x_init in T.vectorized(56):
-            with T.block("pool_init"): pool_local[...] = -inf
-        for ry, rx in T.grid(3, 3):
-            for x in T.vectorized(56):
-                with T.block("pool_update"): pool_local[...] = T.max(pool_local[...], ...)
-        for ax in T.vectorized(56):
-            with T.block("pool_local"): pool[...] = pool_local[...]
+    for c in T.parallel(64):
+        for n, y in T.grid(1, 56):
+            for x_init in T.vectorized(56):
+                with T.block("pool_init"): pool_local[...] = -inf
+            for ry, rx in T.grid(3, 3):
+                for x in T.vectorized(56):
+                    with T.block("pool_update"): pool_local[...] = T.max(pool_local[...], ...)
+            for ax in T.vectorized(56):
+                with T.block("pool_local"): pool[...] = pool_local[...]
 
 Spatial loops go outside, reduction loops inside (`reorder` checks this is legal).
-The spatial loops are fused into one parallel loop.  When the innermost spatial loop
-walks the output contiguously and the reduction is small (a pooling window), it moves
-below the reduction loops and is vectorized: each vector lane accumulates its own
-output element in a local buffer (registers), so the order of the additions does not
-change; the write-back takes the elementwise epilogue (an average's division).  A reduction over the
-contiguous innermost axis (softmax, layer norm, mean over the last axis) whose length
-is a multiple of the vector width is factored (`rfactor`): each row accumulates
-`lanes` partial results in one vector, then sums them (the order of the additions
-changes, as in any vectorized sum).  Other reductions stay serial per row.
+When the innermost spatial loop walks the output contiguously and the reduction is a
+window (pooling, up to `_MAX_WINDOW` taps), it moves below the reduction loops and is
+vectorized: each vector lane accumulates its own output element in a local buffer
+(registers), so the order of the additions does not change, and the write-back takes
+the elementwise epilogue (an average's division); one outer loop is parallel, the
+others stay nested.  Otherwise the spatial loops are fused into one parallel loop.  A
+reduction over the contiguous innermost axis (softmax, layer norm, mean over the last
+axis) whose length is a multiple of the vector width is factored (`rfactor`): each row
+accumulates `lanes` partial results in one vector, then sums them (the order of the
+additions changes, as in any vectorized sum).  Other reductions stay serial per row.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list
     )
     if vector:
         extents = [const_extent(lp) for lp in s_infos[:-1]]
-        return _window(sch, info, ctx, (spatial, extents), reduce)
+        return _window(sch, info, ctx, spatial, extents, reduce)
     work = work_size(info)
     if spatial and (work is None or work >= ctx.parallel_min_work):
         parallel_outer(sch, spatial)
@@ -109,7 +111,8 @@ def _window(
     sch: Schedule,
     info: BlockInfo,
     ctx: RuleContext,
-    spatial_extents: tuple[list, list[int | None]],
+    spatial: list,
+    extents: list[int | None],
     reduce: list,
 ) -> list[str]:
     """A pooling window: per outer point, a vector of outputs (the innermost spatial loop)
@@ -122,7 +125,6 @@ def _window(
     parallel loop recomputed each output's row and column, and its window's bounds, from
     `//` and `%` of the fused index, and kept the accumulator in memory (a 3x3 average
     pool at 14x14 over 576 channels ran 6x slower on Zen 3, a 13x13 global one 6.5x)."""
-    spatial, extents = spatial_extents
     block = sch.get_block(info.name)
     acc = sch.cache_write(block, 0, "local")
     taken = inline_epilogue(sch, acc, info)
