@@ -169,3 +169,25 @@ def test_global_pool_over_a_large_window_keeps_its_lanes_in_a_vector():
     out = np.empty((1, 4, 1, 1, 8), np.float32)
     unity.build(scheduled)["main"](data, out)
     np.testing.assert_allclose(out, data.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_injective_nest_parallelizes_a_prefix_and_keeps_its_rows_nested():
+    """A concat of channel-blocked tensors: n x channel blocks (16 tasks for 2 cores)
+    are the parallel loop, rows and columns stay nested, the lanes are the vector."""
+    import numpy as np
+
+    import unity
+    from unity import te, topi
+    from unity.schedule.default import RuleContext, schedule_primfunc
+
+    a, b = (te.placeholder((1, 8, 55, 55, 8), name=n) for n in "ab")
+    func = te.create_prim_func([a, b, topi.concatenate([a, b], axis=1)])
+    scheduled = schedule_primfunc(func, RuleContext(lanes=8))
+    loops = [(s.kind, int(s.extent.value)) for s in walk(scheduled.body) if isinstance(s, For)]
+    assert loops == [(ForKind.PARALLEL, 16), (ForKind.SERIAL, 55), (ForKind.SERIAL, 55),
+                     (ForKind.VECTORIZED, 8)]  # fmt: skip
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((1, 8, 55, 55, 8), dtype=np.float32) for _ in range(2))
+    out = np.empty((1, 16, 55, 55, 8), np.float32)
+    unity.build(scheduled)["main"](x, y, out)
+    np.testing.assert_array_equal(out, np.concatenate([x, y], axis=1))
