@@ -270,3 +270,33 @@ def test_shape_dict_names_symbols_and_dtype_dict_overrides_dtypes():
 def test_from_onnx_rejects_what_is_not_a_model():
     with pytest.raises(TypeError, match="expects an onnx.ModelProto or a path"):
         from_onnx(42)  # type: ignore[arg-type]
+
+
+def test_layout_transposes_and_channel_shuffle_fused_into_padded_convs_match_onnxruntime():
+    """An NHWC input transposed into a padded conv, then a channel shuffle into a padded
+    depthwise conv: both injective chains are computed inside the convs' padding copies
+    (`FuseOps` staged edges), on the channel-blocked layout the CPU pipeline picks."""
+    from unity.ir.transform import PassContext
+
+    rng = np.random.default_rng(0)
+    inits = {
+        "w": rng.standard_normal((16, 16, 3, 3)).astype(np.float32),
+        "wd": rng.standard_normal((16, 1, 3, 3)).astype(np.float32),
+        "s1": np.array([1, 4, 4, 12, 12], np.int64),
+        "s2": np.array([1, 16, 12, 12], np.int64),
+    }
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
+        helper.make_node("Conv", ["t", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Reshape", ["r", "s1"], ["r1"]),
+        helper.make_node("Transpose", ["r1"], ["r2"], perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Reshape", ["r2", "s2"], ["r3"]),
+        helper.make_node("Conv", ["r3", "wd"], ["y"], pads=[1, 1, 1, 1], group=16),
+    ]
+    m = model(nodes, [tensor("x", FLOAT, [1, 12, 12, 16])], [tensor("y", FLOAT, [1, 16, 12, 12])],
+              inits)  # fmt: skip
+    x = rng.standard_normal((1, 12, 12, 16)).astype(np.float32)
+    with PassContext(opt_level=3):
+        got = run_unity(from_onnx(m), x)[0]
+    np.testing.assert_allclose(got, run_ort(m, {"x": x})[0], rtol=1e-4, atol=1e-4)
