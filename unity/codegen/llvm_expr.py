@@ -119,7 +119,9 @@ class ExprCodegen:
         that overflows its type would address outside every buffer; index types are
         chosen wide enough, see `unity.te.index_dtype`), so LLVM may move the constant
         terms of ``sext(i + c)`` into the address's displacement.  Without it, each
-        load of a 3x3 conv's unrolled window recomputed ``(i + c) << 32 >> 30``.
+        load of a 3x3 conv's unrolled window recomputed ``(i + c) << 32 >> 30``.  A
+        subexpression emitted here first keeps its flags when the statement reuses it
+        (`memo`); it differs from the wrapping value only where the index overflows.
 
         Example:
             >>> ptr = cg.address(A, cg.emit_index(i * 4 + 1), "int32", F32)  # doctest: +SKIP

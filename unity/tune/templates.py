@@ -30,7 +30,6 @@ parallel=True, unroll=True))`` (abridged)::
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from unity.schedule.default import conv2d, conv2d_blocked, injective, matmul, reduction
@@ -60,17 +59,19 @@ def schedule_with_rules(
     lanes: int,
     parallel_min_work: int,
     num_cores: int = 2,
-    parallel_min_copy: int | None = None,
+    parallel_min_copy: int = RuleContext.parallel_min_copy,
 ) -> PrimFunc:
-    """The default rules of `unity.schedule.default`, with other `RuleContext` knobs
-    (`parallel_min_copy` None: the rules' own).
+    """The default rules of `unity.schedule.default`, with other `RuleContext` knobs.
 
     Example:
         >>> schedule_with_rules(func, lanes=8, parallel_min_work=0)  # doctest: +SKIP
     """
-    ctx = RuleContext(lanes=lanes, num_cores=num_cores, parallel_min_work=parallel_min_work)
-    if parallel_min_copy is not None:
-        ctx = replace(ctx, parallel_min_copy=parallel_min_copy)
+    ctx = RuleContext(
+        lanes=lanes,
+        num_cores=num_cores,
+        parallel_min_work=parallel_min_work,
+        parallel_min_copy=parallel_min_copy,
+    )
     return schedule_primfunc(func, ctx)
 
 

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import numpy as np
 from default_workloads import WORKLOADS
 
-from unity import tir
+import unity
+from unity import te, tir, topi
 from unity.ir.module import IRModule
 from unity.schedule import Schedule
 from unity.schedule.default import (
+    RuleContext,
     analysis,
     apply_default_schedules,
     conv2d,
     conv2d_blocked,
     matmul,
     reduction,
+    schedule_primfunc,
 )
 from unity.schedule.default import injective as inj
 from unity.schedule.tree import walk
@@ -97,12 +101,6 @@ def test_non_cpu_target_is_refused():
 
 
 def test_small_copies_stay_serial_and_large_ones_go_parallel():
-    import numpy as np
-
-    import unity
-    from unity import te, topi
-    from unity.schedule.default import RuleContext, schedule_primfunc
-
     def concat_relu(c: int, hw: int) -> tir.PrimFunc:
         a, b = te.placeholder((1, c, hw, hw), name="a"), te.placeholder((1, c, hw, hw), name="b")
         return te.create_prim_func([a, b, topi.nn.relu(topi.concatenate([a, b], axis=1))])
@@ -125,12 +123,6 @@ def test_pooling_window_accumulates_a_vector_in_registers_and_divides_on_write_b
     outside the vector of 8 outputs, which accumulates in a local buffer; the division by
     the window's size is taken into the write-back.  The channel blocks are the parallel
     loop, the rows and columns stay nested inside it (no `//` and `%` per pixel)."""
-    import numpy as np
-
-    import unity
-    from unity import te, topi
-    from unity.schedule.default import RuleContext, schedule_primfunc
-
     x = te.placeholder((1, 8, 5, 5, 8), name="x")
     pool = topi.nn.avg_pool2d(x, 3, 1, 1, layout="NCHW8c", count_include_pad=False)
     func = te.create_prim_func([x, pool])
@@ -153,12 +145,6 @@ def test_pooling_window_accumulates_a_vector_in_registers_and_divides_on_write_b
 
 
 def test_global_pool_over_a_large_window_keeps_its_lanes_in_a_vector():
-    import numpy as np
-
-    import unity
-    from unity import te, topi
-    from unity.schedule.default import RuleContext, schedule_primfunc
-
     x = te.placeholder((1, 4, 13, 13, 8), name="x")
     mean = topi.mean(x, axis=[2, 3], keepdims=True)  # a global pool on blocked data
     func = te.create_prim_func([x, mean])
@@ -174,12 +160,6 @@ def test_global_pool_over_a_large_window_keeps_its_lanes_in_a_vector():
 def test_injective_nest_parallelizes_a_prefix_and_keeps_its_rows_nested():
     """A concat of channel-blocked tensors: n x channel blocks (16 tasks for 2 cores)
     are the parallel loop, rows and columns stay nested, the lanes are the vector."""
-    import numpy as np
-
-    import unity
-    from unity import te, topi
-    from unity.schedule.default import RuleContext, schedule_primfunc
-
     a, b = (te.placeholder((1, 8, 55, 55, 8), name=n) for n in "ab")
     func = te.create_prim_func([a, b, topi.concatenate([a, b], axis=1)])
     scheduled = schedule_primfunc(func, RuleContext(lanes=8))

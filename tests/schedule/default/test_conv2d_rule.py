@@ -11,7 +11,7 @@ from default_workloads import conv
 import unity
 from unity import tir
 from unity.schedule.default import RuleContext, schedule_primfunc
-from unity.schedule.tree import walk
+from unity.schedule.tree import find_path, walk
 from unity.tir.stmt import For, ForKind
 
 AVX512 = RuleContext(lanes=16, num_cores=2)
@@ -141,21 +141,10 @@ def _inputs(func: tir.PrimFunc) -> list[np.ndarray]:
 
 def _loops_above(func: tir.PrimFunc, name: str) -> list[int]:
     """Extents of the loops around block `name` (outermost first)."""
-    def visit(stmt: object, path: list[int]) -> list[int] | None:
-        if isinstance(stmt, tir.BlockRealize) and stmt.block.name_hint == name:
-            return path
-        if isinstance(stmt, For):
-            return visit(stmt.body, [*path, int(stmt.extent.value)])
-        children = getattr(stmt, "seq", None) or [getattr(stmt, "body", None)]
-        if isinstance(stmt, tir.BlockRealize):
-            children = [stmt.block.body]
-        for child in children:
-            found = visit(child, path) if child is not None else None
-            if found is not None:
-                return found
-        return None
-
-    return visit(func.body, []) or []
+    path = find_path(
+        func.body, lambda s: isinstance(s, tir.BlockRealize) and s.block.name_hint == name
+    )
+    return [int(s.extent.value) for s in path or [] if isinstance(s, For)]
 
 
 def test_blocked_conv_with_large_weights_splits_the_reduction_per_row() -> None:
