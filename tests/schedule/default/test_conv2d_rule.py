@@ -175,3 +175,30 @@ def test_blocked_conv_with_large_weights_splits_the_reduction_per_row() -> None:
         next(b for b in block_infos(conv_blocked(128, 10, 8, 16, 3, pad=1)) or []
              if conv2d_blocked.applies(b)), avx2)  # fmt: skip
     assert few is not None and few.rc_block is None
+
+
+def test_blocked_conv_with_a_window_tiles_pixels_across_rows() -> None:
+    """3x3 over 64 channels at 16x16 (weights within a tile's L2 share): a row of 16
+    would take tiles of 4 pixels, but tiles of the flattened pixels take 5 (one guarded
+    tile per image, not per row); the weights of 256 channels need reduction chunks per
+    row, so that conv keeps row tiles."""
+    from default_workloads import conv_blocked
+
+    from unity.schedule.default import conv2d_blocked
+    from unity.schedule.default.analysis import block_infos
+
+    avx2 = RuleContext(lanes=8, num_cores=2)
+
+    def tiling(c: int):  # type: ignore[no-untyped-def]
+        func = conv_blocked(c, 16, 16, 16, 3, pad=1, bias_relu=True)
+        info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
+        return func, conv2d_blocked.blocked_tiling(info, avx2)
+
+    func, small = tiling(64)
+    assert small is not None and (small.flatten, small.tile, small.rc_block) == (True, (16, 5), None)
+    scheduled = schedule_primfunc(func, avx2)
+    # 52 tiles of 5 of the 256 pixels / 8 blocks, 3 x 3 taps, 8 lanes / tile
+    assert _loops_above(scheduled, "T_conv2d_update") == [52, 8, 3, 3, 8, 5, 2, 8]
+    np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
+    _, large = tiling(256)
+    assert large is not None and (large.flatten, large.tile, large.rc_block) == (False, (16, 4), 2)
