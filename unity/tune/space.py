@@ -267,11 +267,11 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
 
 
 def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
-    """The blocked conv2d rule with its register tile (`to` output channels in 1-4 vectors
+    """The blocked conv2d rule with its register tile (`to` output channels in 1-5 vectors
     x `tx` pixels), tiles along a row or across the flattened pixels, the unrolled
     kernel-column loop, the parallel loop, and the reduction chunks of a row tile
     (`rc_block`) set by knobs; depthwise convs vary `tx`."""
-    vectors = [v for v in (1, 2, 3, 4) if conv.per_group % v == 0] if not conv.depthwise else [1]
+    vectors = [v for v in (1, 2, 3, 4, 5) if conv.per_group % v == 0] if not conv.depthwise else [1]
     dense = not conv.depthwise and conv.pixels is not None
     choices = {
         "to": tuple(v * conv.block for v in vectors),

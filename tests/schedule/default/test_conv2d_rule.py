@@ -202,3 +202,24 @@ def test_blocked_conv_with_a_window_tiles_pixels_across_rows() -> None:
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
     _, large = tiling(256)
     assert large is not None and (large.flatten, large.tile, large.rc_block) == (False, (16, 4), 2)
+
+
+@pytest.mark.parametrize(("o", "k", "tile"), [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (8, 9))])
+def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
+    o: int, k: int, tile: tuple[int, int]
+) -> None:
+    """15 output channel blocks take tiles of 3 vectors x 3 pixels, 5 blocks 5 x 2 (one
+    vector per tile left the FMA units waiting on broadcasts); 7 blocks keep 1 x 9."""
+    from default_workloads import conv_blocked
+
+    from unity.schedule.default import conv2d_blocked
+    from unity.schedule.default.analysis import block_infos
+
+    avx2 = RuleContext(lanes=8, num_cores=2)
+    func = conv_blocked(16, 6, 6, o, k, pad=k // 2, bias_relu=True)
+    info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
+    tiling = conv2d_blocked.blocked_tiling(info, avx2)
+    assert tiling is not None and tiling.tile == tile
+    np.testing.assert_allclose(
+        _run(schedule_primfunc(func, avx2)), _run(func), rtol=1e-4, atol=1e-4
+    )
