@@ -223,3 +223,18 @@ def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
     np.testing.assert_allclose(
         _run(schedule_primfunc(func, avx2)), _run(func), rtol=1e-4, atol=1e-4
     )
+
+
+def test_flattened_tiles_take_reduction_chunks_by_knob() -> None:
+    """With ``conv.rc_block``, tiles of the flattened pixels sweep the whole image per chunk
+    of input channel blocks: channel tiles in parallel, the image's accumulators kept in
+    the write-back's buffer between chunks; the result does not change."""
+    from default_workloads import conv_blocked
+
+    avx2 = RuleContext(lanes=8, num_cores=2)
+    func = conv_blocked(64, 7, 7, 32, 3, pad=1, bias_relu=True)
+    chunked = schedule_primfunc(func, replace(avx2, knobs=(("conv.rc_block", 2),)))
+    # 2 channel tiles / 4 chunks of 2 blocks / 10 tiles of 5 pixels / 2 blocks, 3 x 3, 8
+    assert _loops_above(chunked, "T_conv2d_update") == [2, 4, 10, 2, 3, 3, 8, 5, 2, 8]
+    assert _parallel_extents(chunked)[-1] == 2
+    np.testing.assert_allclose(_run(chunked), _run(func), rtol=1e-4, atol=1e-4)

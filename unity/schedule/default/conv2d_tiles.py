@@ -155,7 +155,7 @@ def parallel_tile_loops(
     Example:
         >>> parallel_tile_loops(sch, [n, o0, y], [1, 8, 56], RuleContext())  # doctest: +SKIP
     """
-    names = ["n", "channels", "rows"]
+    names = ["n", "channels", "rows"][: len(loops)]
     while len(loops) > 1 and extents[0] == 1:
         loops = [sch.fuse(loops[0], loops[1]), *loops[2:]]
         extents = [extents[1], *extents[2:]]
