@@ -28,7 +28,7 @@ from unity.ir.module import IRModule
 from unity.schedule.default.analysis import RuleContext
 from unity.tir.function import PrimFunc
 from unity.tune.cost_model import CostModel, features
-from unity.tune.database import RECHECK, Database, Record
+from unity.tune.database import BASELINE, RECHECK, Database, Record
 from unity.tune.measure import MeasureResult, WorkerPool, make_args
 from unity.tune.progress import Progress
 from unity.tune.space import Candidate, Space, spaces_for
@@ -133,7 +133,7 @@ def split_budget(trials: int, sizes: list[int]) -> list[int]:
 _RECHECK_TOP = 3
 """Fastest candidates measured again at the end of a task, beside the default."""
 
-_RECHECK_ROUNDS = 2
+_RECHECK_ROUNDS = 3
 """Rounds of re-measurement."""
 
 _SMALL_SPACE = 64
@@ -208,8 +208,10 @@ class _TaskTuner:
         """Measure the fastest few and the default again, in interleaved rounds.
 
         One measurement on a shared machine can be off by half (another job held the
-        cores for a moment); a winner must stay ahead when measured next to the default.
-        Done once per task (its records carry ``extra["recheck"]``)."""
+        cores for a moment); a winner must stay ahead when measured next to the default
+        (whose records also carry ``extra["baseline"]``: `Database.best` keeps it unless
+        a candidate beats it by a margin).  Done once per task (its records carry
+        ``extra["recheck"]``)."""
         records = self.db.of(self.task.key)
         if any(r.extra.get(RECHECK) for r in records):
             return
@@ -226,7 +228,9 @@ class _TaskTuner:
             results = self.pool.measure([func for _, func, _ in applied], reference)
             for (cand, func, trace), result in zip(applied, results):
                 rec = self._record_of(cand, result.status, result.latency_s, result.error, trace)
-                self.db.add(dataclasses.replace(rec, extra={RECHECK: True}))  # not a trial
+                baseline = default is not None and cand.id == default.id
+                mark = {RECHECK: True} | ({BASELINE: True} if baseline else {})
+                self.db.add(dataclasses.replace(rec, extra=mark))  # not a trial
 
     # -- proposing -------------------------------------------------------------------------
     def _around_defaults(self) -> list[Candidate]:
