@@ -204,7 +204,7 @@ def test_blocked_conv_space_sets_the_tile_flattening_chunks_and_parallel_loop(k)
     assert space.choices["flatten"] == (True, False)
     assert space.choices["unroll_window"] == ((False, True) if k == 3 else (False,))
     assert space.choices["rc_block"] == (0, 1)  # 2 input channel blocks: chunks of 1
-    assert space.default == {"to": 16, "tx": 4 if k == 1 else 6, "flatten": k == 1,
+    assert space.default == {"to": 16, "tx": 5 if k == 1 else 6, "flatten": k == 1,
                              "unroll_window": k == 3, "parallel": "auto", "rc_block": 0}  # fmt: skip
     from unity.ir.structural import assert_structural_equal
     from unity.schedule.default import schedule_primfunc

@@ -204,12 +204,12 @@ def test_blocked_conv_with_a_window_tiles_pixels_across_rows() -> None:
     assert large is not None and (large.flatten, large.tile, large.rc_block) == (False, (16, 4), 2)
 
 
-@pytest.mark.parametrize(("o", "k", "tile"), [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (8, 9))])
+@pytest.mark.parametrize(("o", "k", "tile"), [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (8, 10))])
 def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
     o: int, k: int, tile: tuple[int, int]
 ) -> None:
     """15 output channel blocks take tiles of 3 vectors x 3 pixels, 5 blocks 5 x 2 (one
-    vector per tile left the FMA units waiting on broadcasts); 7 blocks keep 1 x 9."""
+    vector per tile left the FMA units waiting on broadcasts); 7 blocks keep 1 x 10."""
     from default_workloads import conv_blocked
 
     from unity.schedule.default import conv2d_blocked

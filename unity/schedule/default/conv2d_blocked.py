@@ -206,13 +206,11 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
     window, unroll = _unroll_window(info)
     in_blocks = const_extent(info.loops[5]) if len(conv.x_load.indices) == 5 else None
     rc_block = reduction_block(info, vectors * block, in_blocks, block)
-    wide = pixel_tile(pixels, vectors, ctx, fill=True) if window and pixels is not None else 0
+    wide = pixel_tile(pixels, vectors, ctx, fill=True) if pixels is not None else 0
     flatten = pixels is not None and (
-        pointwise or width % row_tile != 0 or (rc_block is None and row_tile < wide)
+        pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)
     )
-    if flatten:
-        row_tile = pixel_tile(pixels, vectors, ctx, fill=window)  # type: ignore[arg-type]
-    tile = (vectors * block, row_tile)
+    tile = (vectors * block, wide if flatten else row_tile)
     rc_block = None if flatten else rc_block
     return BlockedTiling(
         block, out_blocks, conv.out_blocks_per_group, width, pixels, False, flatten, tile,
@@ -424,9 +422,10 @@ def pixel_tile(width: int, vectors: int, ctx: RuleContext, fill: bool = False) -
     may take all but 4: 1x1 and 3x3 convs at width 14 ran as fast with 28 accumulators as
     with 14), and number at least 8 where they can (the FMA latency); among those sizes
     the one wasting the fewest computed pixels (the last tile is guarded), then the
-    largest.  With `fill` (the flattened pixels of a conv with a window), the largest:
-    one guarded tile per image costs less than the smaller tile (Zen 3, 3x3 convs alone:
-    2 x 5 against 2 x 4 over 14x14 5-8% faster, over 28x28 and 56x56 5-15%).
+    largest.  With `fill` (the flattened pixels), the largest: one guarded tile per image
+    costs less than the smaller tile (Zen 3, 3x3 convs alone: 2 x 5 against 2 x 4 over
+    14x14 5-8% faster, over 28x28 and 56x56 5-15%; ResNet-50's 1x1 convs inside the
+    model at 56x56 and 28x28 3-9% faster, at 14x14 level).
 
     Example:
         >>> [pixel_tile(w, 2, RuleContext(lanes=16)) for w in (56, 28, 14, 7, 55, 13, 27)]
