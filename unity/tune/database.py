@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BASELINE", "RECHECK", "Database", "Record"]
+__all__ = ["BASELINE", "MARGIN", "RECHECK", "Database", "Record"]
 
 RECHECK = "recheck"
 """`Record.extra` key of a re-measurement (not a trial: it does not count against `trials`)."""

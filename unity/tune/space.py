@@ -271,7 +271,9 @@ def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
     x `tx` pixels), tiles along a row or across the flattened pixels, the unrolled
     kernel-column loop, the parallel loop, and the reduction chunks of a row tile
     (`rc_block`) set by knobs; depthwise convs vary `tx`."""
-    vectors = [v for v in (1, 2, 3, 4, 5) if conv.per_group % v == 0] if not conv.depthwise else [1]
+    vectors = [1]
+    if not conv.depthwise:
+        vectors = [v for v in (1, 2, 3, 4, 5) if conv.per_group % v == 0]
     dense = not conv.depthwise and conv.pixels is not None
     choices = {
         "to": tuple(v * conv.block for v in vectors),

@@ -195,7 +195,8 @@ def test_blocked_conv_with_a_window_tiles_pixels_across_rows() -> None:
         return func, conv2d_blocked.blocked_tiling(info, avx2)
 
     func, small = tiling(64)
-    assert small is not None and (small.flatten, small.tile, small.rc_block) == (True, (16, 5), None)
+    assert small is not None
+    assert (small.flatten, small.tile, small.rc_block) == (True, (16, 5), None)
     scheduled = schedule_primfunc(func, avx2)
     # 52 tiles of 5 of the 256 pixels / 8 blocks, 3 x 3 taps, 8 lanes / tile
     assert _loops_above(scheduled, "T_conv2d_update") == [52, 8, 3, 3, 8, 5, 2, 8]
@@ -204,7 +205,9 @@ def test_blocked_conv_with_a_window_tiles_pixels_across_rows() -> None:
     assert large is not None and (large.flatten, large.tile, large.rc_block) == (False, (16, 4), 2)
 
 
-@pytest.mark.parametrize(("o", "k", "tile"), [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (8, 10))])
+@pytest.mark.parametrize(
+    ("o", "k", "tile"), [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (8, 10))]
+)
 def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
     o: int, k: int, tile: tuple[int, int]
 ) -> None:

@@ -430,7 +430,8 @@ def pixel_tile(width: int, vectors: int, ctx: RuleContext, fill: bool = False) -
     Example:
         >>> [pixel_tile(w, 2, RuleContext(lanes=16)) for w in (56, 28, 14, 7, 55, 13, 27)]
         [8, 7, 14, 7, 11, 13, 9]
-        >>> pixel_tile(196, 2, RuleContext(lanes=8)), pixel_tile(196, 2, RuleContext(lanes=8), fill=True)
+        >>> avx2 = RuleContext(lanes=8)
+        >>> pixel_tile(196, 2, avx2), pixel_tile(196, 2, avx2, fill=True)
         (4, 5)
     """
     registers = ctx.vector_registers
