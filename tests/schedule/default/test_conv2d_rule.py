@@ -241,3 +241,23 @@ def test_flattened_tiles_take_reduction_chunks_by_knob() -> None:
     assert _loops_above(chunked, "T_conv2d_update") == [2, 4, 10, 2, 3, 3, 8, 5, 2, 8]
     assert _parallel_extents(chunked)[-1] == 2
     np.testing.assert_allclose(_run(chunked), _run(func), rtol=1e-4, atol=1e-4)
+
+
+def test_half_precision_weights_need_reduction_chunks_at_twice_the_channels() -> None:
+    """The chunks are sized by the weights' bytes: 3x3 over 256 channels takes chunks in
+    float32 (147 KiB per 16-channel tile) but not in float16 (74 KiB), whose tiles then
+    cross rows like any conv with small weights."""
+    from unity import te, topi
+    from unity.schedule.default import conv2d_blocked
+    from unity.schedule.default.analysis import block_infos
+
+    def tiling(dtype: str):  # type: ignore[no-untyped-def]
+        x = te.placeholder((1, 32, 10, 8, 8), name="x", dtype=dtype)
+        w = te.placeholder((16, 256, 3, 3), name="w", dtype=dtype)
+        func = te.create_prim_func([x, w, topi.nn.conv2d(x, w, 1, 1, 1, 1, "NCHW8c", "OIHW")])
+        info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
+        return conv2d_blocked.blocked_tiling(info, RuleContext(lanes=8, num_cores=2))
+
+    single, half = tiling("float32"), tiling("float16")
+    assert single is not None and (single.rc_block, single.flatten) == (2, False)
+    assert half is not None and (half.rc_block, half.flatten, half.tile) == (None, True, (16, 5))

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from unity.ir import dtype as dt
 from unity.schedule.analysis import linear, used_vars
 from unity.schedule.default.analysis import (
     BlockInfo,
@@ -205,7 +206,7 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
     pointwise = pointwise_pixels(info, conv.x_load) is not None
     window, unroll = _unroll_window(info)
     in_blocks = const_extent(info.loops[5]) if len(conv.x_load.indices) == 5 else None
-    rc_block = reduction_block(info, vectors * block, in_blocks, block)
+    rc_block = reduction_block(info, vectors * block, in_blocks, block, conv.k_load.buffer.dtype)
     wide = pixel_tile(pixels, vectors, ctx, fill=True) if pixels is not None else 0
     flatten = pixels is not None and (
         pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)
@@ -287,13 +288,15 @@ _TILE_WEIGHT_BYTES = 1 << 17
 a quarter of a 512 KiB L2 (Zen's), which streams them once per tile otherwise."""
 
 
-def reduction_block(info: BlockInfo, to: int, in_blocks: int | None, block: int) -> int | None:
+def reduction_block(
+    info: BlockInfo, to: int, in_blocks: int | None, block: int, dtype: str = "float32"
+) -> int | None:
     """Input channel blocks per reduction chunk of a row tile: 2 where the `to` output
-    channels' weights exceed `_TILE_WEIGHT_BYTES`, else None (the whole reduction per
-    tile).  Measured on Zen 3 (AVX2, 2 x 8-lane tiles), same-process A/B of the kernel
-    alone: 3x3 256->256 at 56x56 8-12% faster, 512->512 at 28x28 18-27%; at 128 channels
-    and less (weights within 74 KiB) level or up to 5% slower, so those keep one chunk.
-    Inside VGG-19 (weights cold, inputs just written) the gain shrinks to 0-5%.
+    channels' weights (of `dtype`) exceed `_TILE_WEIGHT_BYTES`, else None (the whole
+    reduction per tile).  Measured on Zen 3 (AVX2, 2 x 8-lane tiles), same-process A/B of
+    the kernel alone: 3x3 256->256 at 56x56 8-12% faster, 512->512 at 28x28 18-27%; at 128
+    channels and less (weights within 74 KiB) level or up to 5% slower, so those keep one
+    chunk.  Inside VGG-19 (weights cold, inputs just written) the gain shrinks to 0-5%.
 
     Example:
         >>> reduction_block(info, 16, 64, 8)  # doctest: +SKIP
@@ -304,7 +307,7 @@ def reduction_block(info: BlockInfo, to: int, in_blocks: int | None, block: int)
     taps = 1
     for loop in info.loops[6:8]:  # ry, rx
         taps *= const_extent(loop) or 1
-    weight_bytes = in_blocks * block * taps * to * 4
+    weight_bytes = in_blocks * block * taps * to * max(1, dt.bits(dtype) // 8)
     return 2 if weight_bytes > _TILE_WEIGHT_BYTES else None
 
 
