@@ -224,12 +224,14 @@ class _TaskTuner:
         if default is not None and all(c.id != default.id for c in picked):
             picked.append(default)
         applied = [(c, *self._apply(c)) for c in picked]
+        marks = [
+            {RECHECK: True} | ({BASELINE: True} if default and c.id == default.id else {})
+            for c in picked
+        ]
         for _ in range(_RECHECK_ROUNDS):
             results = self.pool.measure([func for _, func, _ in applied], reference)
-            for (cand, func, trace), result in zip(applied, results):
+            for (cand, func, trace), result, mark in zip(applied, results, marks):
                 rec = self._record_of(cand, result.status, result.latency_s, result.error, trace)
-                baseline = default is not None and cand.id == default.id
-                mark = {RECHECK: True} | ({BASELINE: True} if baseline else {})
                 self.db.add(dataclasses.replace(rec, extra=mark))  # not a trial
 
     # -- proposing -------------------------------------------------------------------------

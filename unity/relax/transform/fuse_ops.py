@@ -38,9 +38,9 @@ An injective chain whose only consumer is a conv that reads it through its paddi
 copy (a channel shuffle before a padded depthwise conv) joins the conv's group, so the
 shuffle is computed inside the copy.  Only dataflow blocks are fused; a group of one
 binding stays as it is.  The PrimFuncs are left in the module: `FuseTIR` merges each
-fused function into one PrimFunc.  Values
-from outside a group (parameters, other bindings, constants) become parameters of its
-function; a group with several values used outside returns a tuple.
+fused function into one PrimFunc.  Values from outside a group (parameters, other
+bindings, constants) become parameters of its function; a group with several values
+used outside returns a tuple.
 """
 
 from __future__ import annotations

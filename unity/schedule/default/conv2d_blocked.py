@@ -212,10 +212,9 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
         pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)
     )
     tile = (vectors * block, wide if flatten else row_tile)
-    rc_block = None if flatten else rc_block
     return BlockedTiling(
         block, out_blocks, conv.out_blocks_per_group, width, pixels, False, flatten, tile,
-        window, unroll and not flatten, in_blocks, rc_block,
+        window, unroll and not flatten, in_blocks, None if flatten else rc_block,
     )  # fmt: skip
 
 
