@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,8 @@ import pytest
 
 import unity
 from unity import tir
-from unity.runtime import Tensor, empty, tensor
+from unity.runtime import Tensor, cache_flush, empty, tensor
+from unity.runtime.cache_flush import flush_arrays
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +109,27 @@ def test_time_evaluator_reports_positive_times(scale_lib):
     longer = scale_lib.time_evaluator("scale", unity.cpu(), number=1, min_repeat_ms=2)(a, b, 2.0)
     assert len(longer.results) == 1 and longer.mean > 0
     np.testing.assert_array_equal(b, a * 2)
+
+
+def test_time_evaluator_with_flushed_caches(scale_lib):
+    a, b = np.ones((64, 4), "float32"), np.zeros((64, 4), "float32")
+    timer = scale_lib.time_evaluator("scale", unity.cpu(), number=3, repeat=2, flush_cache=True)
+    out = tensor(b)
+    result = timer(a, out, 3.0)  # a Tensor and a scalar among the flushed arguments
+    assert len(result.results) == 2 and result.min > 0
+    np.testing.assert_array_equal(out.numpy(), a * 3)
+
+
+def test_flush_arrays_keeps_the_values():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((300, 70)).astype("float32")
+    views = [x, x[::-1, ::3], x.T, x[:0], tensor(x), "not an array", None]
+    copies = [np.array(v) for v in views[:3]]
+    flush_arrays(views)
+    for view, copy in zip(views, copies):
+        np.testing.assert_array_equal(view, copy)
+    if platform.machine().lower() in ("x86_64", "amd64", "aarch64", "arm64"):
+        assert cache_flush._compiled_flush() is not None  # evicts by line, not by a sweep
 
 
 def test_export_then_load_in_a_fresh_process(scale_lib, tmp_path: Path):

@@ -119,7 +119,13 @@ class Module:
         self._exporter(str(path))
 
     def time_evaluator(
-        self, name: str, dev: Device, number: int = 10, repeat: int = 1, min_repeat_ms: int = 0
+        self,
+        name: str,
+        dev: Device,
+        number: int = 10,
+        repeat: int = 1,
+        min_repeat_ms: int = 0,
+        flush_cache: bool = False,
     ) -> Callable[..., ProfileResult]:
         """A function that runs `name` `number` times per repeat and returns the timings.
 
@@ -129,11 +135,17 @@ class Module:
             number: Runs per measurement; the mean of them is one result.
             repeat: Number of measurements.
             min_repeat_ms: Raise `number` until one measurement lasts at least this long.
+            flush_cache: Before each run, evict every argument but the first from the CPU
+                caches (`cache_flush.flush_arrays`; TVM's ``cache_flush_cpu_non_first_arg``)
+                and time the runs one by one, the flushes left out: the weights come from
+                memory, as in a model too large for the caches.
 
         Example:
             >>> lib.time_evaluator("main", unity.cpu(), number=10)(a, b, c).mean  # doctest: +SKIP
         """
         func = self.get_function(name)
+        if flush_cache:
+            return _flushed_evaluator(func, dev, number, repeat, min_repeat_ms)
 
         def evaluate(*args: object) -> ProfileResult:
             c_args = func.convert_args(args)
@@ -153,6 +165,34 @@ class Module:
             return ProfileResult(tuple(results))
 
         return evaluate
+
+
+def _flushed_evaluator(
+    func: PackedFunc, dev: Device, number: int, repeat: int, min_repeat_ms: int
+) -> Callable[..., ProfileResult]:
+    from unity.runtime.cache_flush import flush_arrays
+
+    def evaluate(*args: object) -> ProfileResult:
+        c_args = func.convert_args(args)
+        func.call_converted(c_args)  # warm up, and surface a failed assert once
+        cold = args[1:]
+        runs, results = number, []
+        for _ in range(repeat):
+            while True:
+                elapsed = 0.0
+                for _ in range(runs):
+                    flush_arrays(cold)
+                    start = time.perf_counter()
+                    func.call_converted(c_args)
+                    dev.sync()
+                    elapsed += time.perf_counter() - start
+                if elapsed * 1e3 >= min_repeat_ms or runs >= 1 << 30:
+                    break
+                runs = max(runs * 2, int(runs * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.1))
+            results.append(elapsed / runs)
+        return ProfileResult(tuple(results))
+
+    return evaluate
 
 
 @dataclass(frozen=True)
