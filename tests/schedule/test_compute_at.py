@@ -158,6 +158,52 @@ def test_compute_at_a_symbolic_split_keeps_the_guards():
         np.testing.assert_allclose(out, x * 2 + 1, rtol=1e-6)
 
 
+def _row_max_then_shift(n: object) -> object:
+    """`B[i, j] = A[i, j] - max_k A[i, k]` on rows of length `n`."""
+    a = te.placeholder((4, n), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    m = te.compute((4,), lambda i: te.max(a[i, k], axis=k), name="M")
+    b = te.compute((4, n), lambda i, j: a[i, j] - m[i], name="B")
+    return te.create_prim_func([a, b])
+
+
+@pytest.mark.parametrize("n", [13, 16, "symbolic"])
+def test_compute_at_keeps_the_guard_of_a_moved_blocks_own_split(n):
+    # The row maximum, split by 8 (a guard `k_0 * 8 + k_1 < n` unless 8 divides n) and
+    # factored into 8 lanes, then moved under the consumer's row loop: the guard must move
+    # along, or the last vector of each row reads past its end (the next row's values).
+    func = _row_max_then_shift(te.var("n") if n == "symbolic" else n)
+    sch = Schedule(func)
+    _, k1 = sch.split(sch.get_loops(sch.get_block("M"))[-1], [None, 8])
+    rf = sch.rfactor(k1, factor_axis=1)
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.compute_at(sch.get_block("M"), i)
+    sch.compute_at(rf, i)
+    guarded = sch.get(sch.get_loops(rf)[-1]).body.predicate
+    assert ("<" in guarded.script()) == (n != 16)
+    for cols in (13, 16) if n == "symbolic" else (n,):
+        x = np.random.default_rng(cols).standard_normal((4, cols)).astype("float32")
+        x[:, -1] = 100.0 + np.arange(4)  # each row's maximum is its last element
+        out = np.zeros_like(x)
+        interpret(sch.mod["main"], x, out)
+        np.testing.assert_allclose(out, x - x.max(1, keepdims=True), rtol=1e-6)
+
+
+def test_compute_at_refuses_a_guard_over_loops_it_cannot_rebind():
+    # A guard over the fused loop of two iteration variables has no single new value
+    # to take: the move is refused, not done without the guard.
+    func = _row_max_then_shift(13)
+    sch = Schedule(func)
+    i, k = sch.get_loops(sch.get_block("M"))
+    fused = sch.fuse(i, k)
+    sch.split(fused, [None, 8])
+    before = sch.mod
+    i_b, _ = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(ScheduleError, match="predicate"):
+        sch.compute_at(sch.get_block("M"), i_b)
+    assert sch.mod is before
+
+
 def test_compute_at_can_keep_unit_loops():
     func = matmul_relu()
     sch = Schedule(func)

@@ -61,7 +61,8 @@ def compute_at(
 
     Raises:
         ScheduleError: the loop is not in the block's scope, a consumer is not under the
-            loop, the block comes after the loop, or a block in between changes its inputs.
+            loop, the block comes after the loop, a block in between changes its inputs,
+            or the block's predicate uses a loop not bound alone to an iteration variable.
 
     Example:
         >>> sch.compute_at(sch.get_block("B"), i_0)  # doctest: +SKIP
@@ -96,7 +97,7 @@ def compute_at(
     region = _hull(
         [_needed(target, c, buf, c.block.reads) for c in consumers if buf in buffers_read([c])], buf
     )
-    nest = _nest(realize, key, region, preserve_unit_loops, lpath, func)
+    nest = _nest(realize, key, region, preserve_unit_loops, lpath, func, p)
     new_target = target.replace(body=seq(nest, target.body))
     state.commit(
         func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target}))
@@ -158,7 +159,7 @@ def reverse_compute_at(
         [_needed(target, q, buf, q.block.writes) for q in producers if buf in buffers_written([q])],
         buf,
     )
-    nest = _nest(realize, key, region, preserve_unit_loops, lpath, func)
+    nest = _nest(realize, key, region, preserve_unit_loops, lpath, func, p)
     new_target = target.replace(body=seq(target.body, nest))
     state.commit(
         func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target}))
@@ -291,6 +292,7 @@ def _nest(
     keep_units: bool,
     lpath: list,
     func: PrimFunc,
+    p: str,
 ) -> Stmt:
     blk = realize.block
     dim_of = {v: d for d, v in enumerate(key)}
@@ -311,10 +313,41 @@ def _nest(
             preds += _guards(
                 value, iv.dom, {**doms, **{a: Range(const(0, e.dtype), e) for a, e in loops}}
             )
+    preds += _carried_predicate(realize, values, doms, func, p)
     nest: Stmt = BlockRealize(tuple(values), conjoin(preds), blk)
     for ax, ext in reversed(loops):
         nest = For(ax, const(0, ax.dtype), ext, ForKind.SERIAL, nest)
     return nest
+
+
+def _carried_predicate(
+    realize: BlockRealize, values: list[PrimExpr], doms: dict[Var, Range], func: PrimFunc, p: str
+) -> list[PrimExpr]:
+    """The block's own predicate, rewritten for its new loops: a guard of a split that
+    does not divide (``k_0 * 8 + k_1 < seq``) still holds the block to its domain, whose
+    box of iteration values the regenerated loops cover whole (dropping it read and
+    summed past the end of every row).  Each old loop variable is replaced by the new
+    value of the iteration variable bound to it alone; loops still above the block stay."""
+    pred = realize.predicate
+    if as_int(pred) == 1:
+        return []
+    new_value = {
+        old: new
+        for old, new in zip(realize.iter_values, values)
+        if isinstance(old, Var)
+    }  # fmt: skip
+    old_loops = {
+        st.loop_var for st in find_path(func.body, lambda st: st is realize) or [] if isinstance(st, For)
+    }  # fmt: skip
+    lost = (used_vars(pred) & old_loops) - set(new_value) - set(doms)
+    if lost:
+        names = ", ".join(sorted(v.name for v in lost))
+        msg = (
+            f"block {realize.block.name_hint} has the predicate {pred}, which uses loops "
+            f"({names}) not bound alone to an iteration variable; it cannot follow the block"
+        )
+        raise ScheduleError(p, msg, func, realize.block)
+    return [substitute(pred, new_value)]
 
 
 def _guards(value: PrimExpr, dom: Range, doms: dict[Var, Range]) -> list[PrimExpr]:
