@@ -144,20 +144,15 @@ class Module:
             >>> lib.time_evaluator("main", unity.cpu(), number=10)(a, b, c).mean  # doctest: +SKIP
         """
         func = self.get_function(name)
-        if flush_cache:
-            return _flushed_evaluator(func, dev, number, repeat, min_repeat_ms)
 
         def evaluate(*args: object) -> ProfileResult:
             c_args = func.convert_args(args)
             func.call_converted(c_args)  # warm up, and surface a failed assert once
+            cold = args[1:] if flush_cache else None
             runs, results = number, []
             for _ in range(repeat):
                 while True:
-                    start = time.perf_counter()
-                    for _ in range(runs):
-                        func.call_converted(c_args)
-                    dev.sync()
-                    elapsed = time.perf_counter() - start
+                    elapsed = _timed_runs(func, c_args, runs, dev, cold)
                     if elapsed * 1e3 >= min_repeat_ms or runs >= 1 << 30:
                         break
                     runs = max(runs * 2, int(runs * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.1))
@@ -167,32 +162,27 @@ class Module:
         return evaluate
 
 
-def _flushed_evaluator(
-    func: PackedFunc, dev: Device, number: int, repeat: int, min_repeat_ms: int
-) -> Callable[..., ProfileResult]:
+def _timed_runs(
+    func: PackedFunc, c_args: list[object], runs: int, dev: Device, cold: tuple | None
+) -> float:
+    """Seconds `runs` calls take; with `cold`, those arguments are evicted from the
+    caches before each call, outside the time."""
+    if cold is None:
+        start = time.perf_counter()
+        for _ in range(runs):
+            func.call_converted(c_args)
+        dev.sync()
+        return time.perf_counter() - start
     from unity.runtime.cache_flush import flush_arrays
 
-    def evaluate(*args: object) -> ProfileResult:
-        c_args = func.convert_args(args)
-        func.call_converted(c_args)  # warm up, and surface a failed assert once
-        cold = args[1:]
-        runs, results = number, []
-        for _ in range(repeat):
-            while True:
-                elapsed = 0.0
-                for _ in range(runs):
-                    flush_arrays(cold)
-                    start = time.perf_counter()
-                    func.call_converted(c_args)
-                    dev.sync()
-                    elapsed += time.perf_counter() - start
-                if elapsed * 1e3 >= min_repeat_ms or runs >= 1 << 30:
-                    break
-                runs = max(runs * 2, int(runs * min_repeat_ms / max(elapsed * 1e3, 1e-3) * 1.1))
-            results.append(elapsed / runs)
-        return ProfileResult(tuple(results))
-
-    return evaluate
+    elapsed = 0.0
+    for _ in range(runs):
+        flush_arrays(cold)
+        start = time.perf_counter()
+        func.call_converted(c_args)
+        dev.sync()
+        elapsed += time.perf_counter() - start
+    return elapsed
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,12 @@ _FLUSH = True
 """Time each run with every argument but the first evicted from the caches.
 
 A model's weights do not fit in the caches (ResNet-50's are 100 MB, the encoder's 56 MB),
-so inside it each kernel reads its weights from memory; timed back to back, they stay in
-the last-level cache and schedules that read them more than once look faster than they
-run in the model.  Measured on ResNet-50's 3x3 64->64 conv at 56x56: the default 1.36 ms
-timed warm, 1.21 ms flushed and 1.21 ms inside the model (a tuned choice, 9% faster
-warm, was level in the model and flushed)."""
+so inside it each kernel reads its weights from memory (and finds no dirty lines of its
+own last run to write back); timed back to back, it sees caches a model never leaves, and
+candidates rank differently.  Measured on ResNet-50's 3x3 64->64 conv at 56x56: the
+default 1.36 ms timed warm, 1.21 ms flushed and 1.21 ms inside the model; a tuned
+choice 9% faster warm was level with it flushed and in the model (as TVM's tuners do
+with ``cache_flush_cpu_non_first_arg``)."""
 
 _STARTUP_S = 120.0
 """How long a fresh worker may take to import the compiler before its first job starts."""

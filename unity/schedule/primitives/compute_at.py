@@ -336,9 +336,8 @@ def _carried_predicate(
         for old, new in zip(realize.iter_values, values)
         if isinstance(old, Var)
     }  # fmt: skip
-    old_loops = {
-        st.loop_var for st in find_path(func.body, lambda st: st is realize) or [] if isinstance(st, For)
-    }  # fmt: skip
+    path = find_path(func.body, lambda st: st is realize) or []
+    old_loops = {st.loop_var for st in path if isinstance(st, For)}
     lost = (used_vars(pred) & old_loops) - set(new_value) - set(doms)
     if lost:
         names = ", ".join(sorted(v.name for v in lost))
