@@ -29,6 +29,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
+try:
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # numpy < 2
+    from numpy import byte_bounds  # type: ignore[attr-defined,no-redef]
+
 __all__ = ["flush_arrays"]
 
 _LINE = 64
@@ -38,6 +43,9 @@ _SWEEP_BYTES = 64 << 20
 """Bytes the fallback reads: twice a 32 MB last-level cache."""
 
 _FLUSH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+
+_keep: list[object] = []
+"""The execution engine holding the compiled flush (freed with it otherwise)."""
 
 
 def flush_arrays(arrays: Iterable[object]) -> None:
@@ -57,10 +65,7 @@ def flush_arrays(arrays: Iterable[object]) -> None:
         _sweep()
         return
     for v in views:
-        start = v.__array_interface__["data"][0]
-        # the bytes an array spans: views with negative or gapped strides included
-        lo = start + sum(min(0, (n - 1) * s) for n, s in zip(v.shape, v.strides))
-        hi = start + sum(max(0, (n - 1) * s) for n, s in zip(v.shape, v.strides)) + v.itemsize
+        lo, hi = byte_bounds(v)  # the bytes a view spans, negative or gapped strides included
         flush(lo, hi - lo)
 
 
@@ -123,5 +128,3 @@ done:
     except Exception:  # noqa: BLE001  # an LLVM without the intrinsic: use the sweep
         return None
 
-
-_keep: list[object] = []

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from unity.runtime import thread_pool
+from unity.runtime.cache_flush import flush_arrays
 from unity.runtime.device import Device
 from unity.runtime.function import PackedFunc
 
@@ -148,7 +149,7 @@ class Module:
         def evaluate(*args: object) -> ProfileResult:
             c_args = func.convert_args(args)
             func.call_converted(c_args)  # warm up, and surface a failed assert once
-            cold = args[1:] if flush_cache else None
+            cold = args[1:] if flush_cache else None  # evicted before each run
             runs, results = number, []
             for _ in range(repeat):
                 while True:
@@ -173,8 +174,6 @@ def _timed_runs(
             func.call_converted(c_args)
         dev.sync()
         return time.perf_counter() - start
-    from unity.runtime.cache_flush import flush_arrays
-
     elapsed = 0.0
     for _ in range(runs):
         flush_arrays(cold)

@@ -68,7 +68,7 @@ def compute_at(
         >>> sch.compute_at(sch.get_block("B"), i_0)  # doctest: +SKIP
     """
     p = "compute_at"
-    func_name, func, _, lpath, realize, target, siblings = _common(state, block, loop, p)
+    func_name, func, bpath, lpath, realize, target, siblings = _common(state, block, loop, p)
     under = child_realizes(target)
     writes = buffers_written([realize])
     consumers = [r for r in siblings if r is not realize and buffers_read([r]) & writes]
@@ -97,7 +97,7 @@ def compute_at(
     region = _hull(
         [_needed(target, c, buf, c.block.reads) for c in consumers if buf in buffers_read([c])], buf
     )
-    nest = _nest(realize, key, region, preserve_unit_loops, lpath, func, p)
+    nest = _nest(realize, key, region, preserve_unit_loops, lpath, bpath, func, p)
     new_target = target.replace(body=seq(nest, target.body))
     state.commit(
         func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target}))
@@ -118,7 +118,7 @@ def reverse_compute_at(
         >>> sch.reverse_compute_at(sch.get_block("C"), i_0)  # doctest: +SKIP
     """
     p = "reverse_compute_at"
-    func_name, func, _, lpath, realize, target, siblings = _common(state, block, loop, p)
+    func_name, func, bpath, lpath, realize, target, siblings = _common(state, block, loop, p)
     under = child_realizes(target)
     reads = buffers_read([realize])
     index = siblings.index(realize)
@@ -159,7 +159,7 @@ def reverse_compute_at(
         [_needed(target, q, buf, q.block.writes) for q in producers if buf in buffers_written([q])],
         buf,
     )
-    nest = _nest(realize, key, region, preserve_unit_loops, lpath, func, p)
+    nest = _nest(realize, key, region, preserve_unit_loops, lpath, bpath, func, p)
     new_target = target.replace(body=seq(target.body, nest))
     state.commit(
         func_name, func.replace(body=replace_stmts(func.body, {realize: None, target: new_target}))
@@ -291,6 +291,7 @@ def _nest(
     region: list[Range],
     keep_units: bool,
     lpath: list,
+    bpath: list,
     func: PrimFunc,
     p: str,
 ) -> Stmt:
@@ -313,7 +314,7 @@ def _nest(
             preds += _guards(
                 value, iv.dom, {**doms, **{a: Range(const(0, e.dtype), e) for a, e in loops}}
             )
-    preds += _carried_predicate(realize, values, doms, func, p)
+    preds += _carried_predicate(realize, values, doms, bpath, func, p)
     nest: Stmt = BlockRealize(tuple(values), conjoin(preds), blk)
     for ax, ext in reversed(loops):
         nest = For(ax, const(0, ax.dtype), ext, ForKind.SERIAL, nest)
@@ -321,13 +322,19 @@ def _nest(
 
 
 def _carried_predicate(
-    realize: BlockRealize, values: list[PrimExpr], doms: dict[Var, Range], func: PrimFunc, p: str
+    realize: BlockRealize,
+    values: list[PrimExpr],
+    doms: dict[Var, Range],
+    bpath: list,
+    func: PrimFunc,
+    p: str,
 ) -> list[PrimExpr]:
     """The block's own predicate, rewritten for its new loops: a guard of a split that
     does not divide (``k_0 * 8 + k_1 < seq``) still holds the block to its domain, whose
     box of iteration values the regenerated loops cover whole (dropping it read and
     summed past the end of every row).  Each old loop variable is replaced by the new
-    value of the iteration variable bound to it alone; loops still above the block stay."""
+    value of the iteration variable bound to it alone; loops still above the block stay.
+    `bpath` is the path to the block before the move (its old loops)."""
     pred = realize.predicate
     if as_int(pred) == 1:
         return []
@@ -336,8 +343,7 @@ def _carried_predicate(
         for old, new in zip(realize.iter_values, values)
         if isinstance(old, Var)
     }  # fmt: skip
-    path = find_path(func.body, lambda st: st is realize) or []
-    old_loops = {st.loop_var for st in path if isinstance(st, For)}
+    old_loops = {st.loop_var for st in bpath if isinstance(st, For)}
     lost = (used_vars(pred) & old_loops) - set(new_value) - set(doms)
     if lost:
         names = ", ".join(sorted(v.name for v in lost))
