@@ -1,8 +1,10 @@
 import ctypes
+import math
 
 import numpy as np
 import pytest
 
+import unity
 from unity import tir
 from unity.ir.structural import assert_structural_equal
 from unity.script import tir as T
@@ -125,6 +127,23 @@ def test_fast_exp_is_within_two_ulps_and_handles_inf_and_nan():
     want = np.exp(x[4:].astype("float64"))
     ulps = np.abs(out[4:] - want) / np.spacing(want.astype("float32"))
     assert ulps.max() <= 2.0
+
+
+def test_erf_is_a_rational_within_seven_ulps_and_saturates():
+    x = np.linspace(-4.5, 4.5, N).astype("float32")
+    x[:6] = [np.inf, -np.inf, np.nan, 0.0, 1e-30, -1e-5]
+    lowered = LowerIntrinsics()(module(_unary(tir.erf)))
+    assert _remaining_ops(lowered) == set()  # no exp, no fabs: two selects and arithmetic
+    out = np.zeros(N, "float32")
+    tir.interpret(lowered, x, out)
+    np.testing.assert_array_equal(out[:3], [1.0, -1.0, np.nan])
+    want = np.vectorize(math.erf)(x[3:].astype("float64"))
+    ulps = np.abs(out[3:] - want) / np.spacing(np.abs(want).astype("float32"))
+    assert ulps.max() <= 7.0
+    build = unity.build(lowered)  # the compiled code agrees (LLVM keeps the NaN through the clamp)
+    compiled = np.zeros(N, "float32")
+    build["main"](x, compiled)
+    np.testing.assert_allclose(compiled, out, rtol=1e-6, atol=0)
 
 
 def test_nothing_to_do_returns_same_module():

@@ -124,18 +124,31 @@ def _tanh(let: _Lets, x: PrimExpr) -> PrimExpr:
     return select(ax < _c(x, 0.3), small, big)
 
 
-_ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592, 0.0)
+# erf(x) = x P(x^2) / Q(x^2) on |x| <= 4 (beyond, erf rounds to +-1 in float32): a
+# rational fit of ours (reweighted least squares to near-minimax), relative error 6.5e-8
+# in exact arithmetic, within 7 float32 ulps evaluated in float32 (and held to [-1, 1]).  Coefficients lowest
+# degree first.
+_ERF_P = (
+    1.1283790939770146, 0.20712595880477952, 0.05152497662821159, 0.003990605104884075,
+    0.00014728752920977769, -1.9423231755845344e-06, 1.9110989999896862e-08,
+)
+_ERF_Q = (
+    1.0, 0.5168918493995529, 0.11797104030998212, 0.014958132200721126,
+    0.0010211215084973983,
+)
 
 
 def _erf(let: _Lets, x: PrimExpr) -> PrimExpr:
+    xc = let("xc", _clamp(let, x, -4.0, 4.0))  # NaN passes through; +-inf -> +-1
+    u = let("u", xc * xc)
+    ratio = xc * _poly(u, _ERF_P[::-1]) / _poly(u, _ERF_Q[::-1])
+    return _clamp(let, ratio, -1.0, 1.0)  # float32 rounding reaches 1 + 1 ulp near |x| = 4
+
+
+def _clamp(let: _Lets, x: PrimExpr, lo: float, hi: float) -> PrimExpr:
+    """`x` limited to `[lo, hi]` with two selects (a NaN stays NaN)."""
     x = let("x", x)
-    ax = let("ax", op.fabs(x))
-    small = x * _poly(let("x2", x * x), (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
-    small = small * _c(x, 2 / math.sqrt(math.pi))  # Taylor, |x| < 0.5
-    t = let("t", _c(x, 1.0) / (_c(x, 1.0) + _c(x, 0.3275911) * ax))  # Abramowitz-Stegun 7.1.26
-    big = let("big", _c(x, 1.0) - _poly(t, _ERF_A) * op.exp(_c(x, 0.0) - ax * ax))
-    big = select(x < _c(x, 0.0), _c(x, 0.0) - big, big)
-    return select(ax < _c(x, 0.5), small, big)
+    return select(x > _c(x, hi), _c(x, hi), select(x < _c(x, lo), _c(x, lo), x))
 
 
 def _atan(let: _Lets, x: PrimExpr) -> PrimExpr:
@@ -202,8 +215,7 @@ def _fast_exp(let: _Lets, x: PrimExpr) -> PrimExpr:
     an 8-lane exp at ~17 cycles an element on Zen; the reinterpret, ~3.)
     """
     x = let("x", x)
-    hi, lo = _c(x, 89.0), _c(x, -104.0)
-    xc = let("xc", select(x > hi, hi, select(x < lo, lo, x)))
+    xc = let("xc", _clamp(let, x, -104.0, 89.0))
     nf = let("n", op.floor(xc * _c(x, 1 / math.log(2)) + _c(x, 0.5)))
     r = let("r", (xc - nf * _c(x, _LN2_HI)) - nf * _c(x, _LN2_LO))
     p = _poly(r, tuple(1 / math.factorial(k) for k in range(7, -1, -1)))
@@ -254,7 +266,7 @@ _RULES: dict[Op, Callable[..., PrimExpr | None]] = {
     op.rsqrt_op: _rsqrt,                                   # rsqrt(x) -> 1 / sqrt(x)
     op.sigmoid_op: _sigmoid,                               # sigmoid(x) -> 1 / (1 + exp(-x))
     op.tanh_op: _tanh,                                     # (1 - e^-2|x|) / (1 + e^-2|x|), signed
-    op.erf_op: _erf,                                       # Taylor near 0, A&S 7.1.26 beyond
+    op.erf_op: _erf,                                       # a rational fit on |x| <= 4
     op.isnan_op: lambda let, x: _self_ne(let("x", x)),     # isnan(x) -> x != x
     op.isinf_op: lambda let, x: eq(op.fabs(x), _c(x, math.inf)),  # isinf(x) -> |x| == inf
     op.tan_op: lambda let, x: _tan(let("x", x)),           # tan(x) -> sin(x) / cos(x)
