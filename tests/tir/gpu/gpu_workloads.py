@@ -91,7 +91,8 @@ def matmul_register_tiled(m: int = 64, n: int = 64, k: int = 32) -> Workload:
 
 def _row_reductions(sch: Schedule, out_block: str, producers: list[str], threads: int) -> None:
     """One block per row: each reduction split over `threads` threads (cross-thread), each
-    per-row scalar (mean, variance) computed by thread 0, all kept in shared memory."""
+    per-row scalar (mean, variance) computed by thread 0, each per-row vector (softmax's
+    exponentials) by all threads, all kept in shared memory."""
     out = sch.get_block(out_block)
     row, col = sch.get_loops(out)[:2]
     sch.bind(row, "blockIdx.x")
@@ -106,6 +107,8 @@ def _row_reductions(sch: Schedule, out_block: str, producers: list[str], threads
             k0, k1 = sch.split(last, [None, threads])
             sch.reorder(k1, k0)
             sch.bind(k1, "threadIdx.x")
+        elif sch.get(last).extent.value > 1:  # a row of values, split over the threads
+            sch.bind(sch.split(last, [None, threads])[1], "threadIdx.x")
         else:
             sch.bind(last, "threadIdx.x")  # a unit loop: thread 0 computes the row's scalar
         sch.set_scope(block, 0, "shared")
@@ -116,7 +119,8 @@ def softmax(rows: int = 4, cols: int = 256, threads: int = 64) -> Workload:
     x = te.placeholder((rows, cols), name="x")
     y = topi.nn.softmax(x)
     sch = Schedule(te.create_prim_func([x, y]))
-    _row_reductions(sch, "T_softmax", ["T_softmax_max", "T_softmax_expsum"], threads)
+    producers = ["T_softmax_max", "T_softmax_exp", "T_softmax_expsum"]
+    _row_reductions(sch, "T_softmax", producers, threads)
     xv = _rng().standard_normal((rows, cols), dtype=np.float32)
     e = np.exp(xv - xv.max(1, keepdims=True))
     return Workload("softmax", sch, [xv, np.zeros_like(xv)], {1: e / e.sum(1, keepdims=True)}, 1e-5, 1e-6)

@@ -6,7 +6,9 @@ The choice reads structure only (iteration types, access patterns), never names:
    (`normalize`), so that epilogues read their producer at exactly its point;
 1. spatial blocks writing an intermediate buffer are inlined into their consumers
    (`compute_inline` checks legality), except into matmul/conv anchors, whose inner
-   loop should read plain memory;
+   loop should read plain memory, and except a costly one (a math call, many
+   operations: softmax's `exp`) that several blocks or a pooling window would
+   evaluate again;
 2. each remaining block takes the first rule that claims it: `matmul` (one reduction
    axis, a product of two operands, output contiguous in one of them or packable),
    `conv2d` (a windowed product over a padded input), `conv2d_blocked` (the same on
@@ -150,8 +152,9 @@ def _inline_spatial(
         ]
         if not readers or any(b.name in anchors for b in readers):
             continue
-        if any(_recomputes(b) for b in readers) and _costly(sch.get(sch.get_block(info.name))):
-            continue  # a windowed reader (pooling) would evaluate it once per window position
+        recomputed = len(readers) > 1 or any(_recomputes(b) for b in readers)
+        if recomputed and _costly(sch.get(sch.get_block(info.name))):
+            continue  # each reader (or window position of a pooling) would evaluate it again
         trial = sch.copy()
         try:
             trial.compute_inline(trial.get_block(info.name))
