@@ -123,6 +123,14 @@ def transpose(shape, axes):
     return te.create_prim_func([x, topi.transpose(x, axes)])
 
 
+def reshape_transpose_symbolic(heads, dim):
+    """attention's K^T: [seq, heads * dim] -> [seq, heads, dim] -> [heads, dim, seq]."""
+    seq = tir.SizeVar("seq", "int64")
+    x = _ph((seq, heads * dim), "x")
+    y = topi.transpose(topi.reshape(x, (seq, heads, dim)), (1, 2, 0))
+    return te.create_prim_func([x, y])
+
+
 def symbolic_matmul(k, n):
     """matmul with a symbolic batch: [b, 7, k] x [k, n]."""
     b = tir.SizeVar("batch", "int64")
@@ -223,4 +231,6 @@ WORKLOADS: dict[str, Callable[[], tir.PrimFunc]] = {
     "add_broadcast": lambda: add_broadcast((4, 1, 33), (5, 33)),
     "add_relu_chain": lambda: add_relu_chain((3, 70)),
     "transpose": lambda: transpose((5, 6, 7), (2, 0, 1)),
+    "transpose_nhwc_nchw": lambda: transpose((1, 5, 7, 32), (0, 3, 1, 2)),
+    "reshape_transpose_symbolic": lambda: reshape_transpose_symbolic(3, 32),
 }

@@ -116,6 +116,28 @@ def test_attention_matmuls_over_a_symbolic_sequence_are_register_tiled(
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("seq", [5, 16, 37])
+def test_transposes_move_in_square_tiles(seq: int) -> None:
+    """A copy whose output's contiguous loop strides through its source (K^T after a
+    reshape, NHWC -> NCHW) goes in 16 x 16 tiles: the source's contiguous loop unrolled
+    innermost, the output's loop split above it (guarded when the sequence is not a
+    multiple of 16); built, it matches numpy."""
+    rng = np.random.default_rng(seq)
+    func = schedule_primfunc(WORKLOADS["reshape_transpose_symbolic"](), NARROW)
+    loops = [s for s in walk(func.body) if isinstance(s, For)]
+    assert loops[-1].kind is ForKind.UNROLLED and int(loops[-1].extent.value) == 16
+    x = rng.standard_normal((seq, 96)).astype("float32")
+    out = np.zeros((3, 32, seq), "float32")
+    unity.build(func)["main"](x, out)
+    np.testing.assert_array_equal(out, x.reshape(seq, 3, 32).transpose(1, 2, 0))
+    func = schedule_primfunc(WORKLOADS["transpose_nhwc_nchw"](), NARROW)
+    assert [s for s in walk(func.body) if isinstance(s, For)][-1].kind is ForKind.UNROLLED
+    x = rng.standard_normal((1, 5, 7, 32)).astype("float32")
+    out = np.zeros((1, 32, 5, 7), "float32")
+    unity.build(func)["main"](x, out)
+    np.testing.assert_array_equal(out, x.transpose(0, 3, 1, 2))
+
+
 def test_unit_batch_matmul_gets_the_register_tile() -> None:
     """``[1, m, k] x [k, n]`` reads ``a[0, i, k]`` (broadcasting's index into the unit
     batch): still a matmul, its tile in registers (it was a scalar loop, 300x slower)."""
