@@ -126,8 +126,8 @@ def _tanh(let: _Lets, x: PrimExpr) -> PrimExpr:
 
 # erf(x) = x P(x^2) / Q(x^2) on |x| <= 4 (beyond, erf rounds to +-1 in float32): a
 # rational fit of ours (reweighted least squares to near-minimax), relative error 6.5e-8
-# in exact arithmetic, within 7 float32 ulps evaluated in float32 (and held to [-1, 1]).  Coefficients lowest
-# degree first.
+# in exact arithmetic, within 7 float32 ulps evaluated in float32 (and held to [-1, 1]).
+# Coefficients lowest degree first.
 _ERF_P = (
     1.1283790939770146, 0.20712595880477952, 0.05152497662821159, 0.003990605104884075,
     0.00014728752920977769, -1.9423231755845344e-06, 1.9110989999896862e-08,
