@@ -130,6 +130,27 @@ def test_grouped_pointwise_conv_puts_pixels_of_several_rows_in_vectors() -> None
     np.testing.assert_allclose(_run(scheduled), expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("knob", "extent"), [(None, 7), ("channels", 34)])
+def test_grouped_pointwise_conv_splits_its_pixel_tiles_between_threads(
+    knob: str | None, extent: int
+) -> None:
+    """ShuffleNet's kind of grouped 1x1 conv (34 channels per group: tiles of 2 channels
+    x 28 of the 196 pixels): with at least two pixel tiles per core the threads split
+    the 7 pixel tiles, each reading its own slice of the input, not the 34 channel tiles
+    (every thread reading all of it); the ``conv.parallel`` knob still picks either."""
+    from default_workloads import conv_pointwise_grouped
+
+    func = conv_pointwise_grouped(68, 14, 14, 68, 2)
+    knobs = (("conv.parallel", knob),) if knob else ()
+    scheduled = schedule_primfunc(func, RuleContext(lanes=8, num_cores=2, knobs=knobs))
+    assert _parallel_extents(scheduled) == [extent]
+    x, w, b, r = _inputs(func)
+    groups = [x[:, 34 * g:34 * g + 34].reshape(34, 196) for g in range(2)]
+    conv = np.concatenate([w[34 * g:34 * g + 34, :, 0, 0] @ groups[g] for g in range(2)])
+    expected = np.maximum(conv.reshape(1, 68, 14, 14) + b + r, 0)
+    np.testing.assert_allclose(_run(scheduled), expected, rtol=1e-4, atol=1e-4)
+
+
 def _inputs(func: tir.PrimFunc) -> list[np.ndarray]:
     """The inputs `_run` draws (the same seed)."""
     rng = np.random.default_rng(0)

@@ -240,12 +240,22 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         to, tx = tuned or rule.pixel_tile or (0, 0)
         if rule.pixels is None or not to or rule.out_channels % to or rule.pixels % tx:
             raise_unsupported(f"the pixel tile {(to, tx)} ({rule.pixels} pixels)")
+        if rule.pixels // tx >= _PIXEL_TASKS * ctx.num_cores and not ctx.knob("conv.parallel"):
+            ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))
         return _pixels_in_vector(sch, info, to, tx, ctx)
     if tuned is not None and rule.out_channels % tuned[0]:
         raise_unsupported(f"the tile {tuned} (output channels: {rule.out_channels})")
     if rule.whole_rows and not ctx.knob("conv.parallel"):
         ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))  # rows stay cached
     return _columns_in_vector(sch, info, *(tuned or rule.column_tile), ctx)
+
+
+_PIXEL_TASKS = 2
+"""Pixel tiles per core from which a pointwise conv's pixels-in-vector tiles run in
+parallel over the pixels (each thread reads its own slice of `X`, all of the small `W`)
+rather than over the output channels (every thread reads all of `X`): on Zen 3, inside
+ShuffleNet, the grouped 1x1 convs at 272@14 (7 tiles of 28 pixels) 5-10% and at 136@28
+(49 tiles of 16) 17% faster, the model's kernels 3.03 -> 2.92 ms."""
 
 
 def _row_tile(
