@@ -153,6 +153,36 @@ def test_clamped_vector_load_matches_numpy_clip(start: int, clamp_order: str, bo
     np.testing.assert_array_equal(b, np.concatenate([a[10 + cols], a[20 + cols]]))
 
 
+@pytest.mark.parametrize("start", [-9, -1, 0, 3, 8, 30])
+@pytest.mark.parametrize("stride", [2, 3])
+@pytest.mark.parametrize("sides", ["both", "low", "high"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_strided_clamped_load_matches_numpy(start: int, stride: int, sides: str, index_dtype):
+    """`A[row + clamp(Ramp(start, s, 8), lo, hi)]` with a short stride (a stride-2 pooling
+    window over a padded row) or one side of the clamp only: one masked load of the span
+    and a shuffle, no gather; the edge lanes repeat the edge elements."""
+    A, B = tir.decl_buffer((80,), "float32", "A"), tir.decl_buffer((16,), "float32", "B")
+    i = tir.Var("i", index_dtype)
+    c = lambda v: tir.const(v, index_dtype)  # noqa: E731
+    ramp = tir.Ramp(c(start), c(stride), 8)
+    lo, hi = tir.Broadcast(c(0), 8), tir.Broadcast(c(19), 8)
+    clamp = {"both": tir.Max(tir.Min(ramp, hi), lo), "low": tir.Max(ramp, lo),
+             "high": tir.Min(ramp, hi)}[sides]  # fmt: skip
+    value = A[tir.Broadcast(i * 20 + 20, 8) + clamp]  # rows 1 and 2 of a 4 x 20 buffer
+    body = tir.BufferStore(B, value, (tir.Ramp(i * 8, c(1), 8),))
+    cols = np.arange(start, start + 8 * stride, stride)
+    cols = {"both": np.clip(cols, 0, 19), "low": np.maximum(cols, 0),
+            "high": np.minimum(cols, 19)}[sides]  # fmt: skip
+    if cols.min() < -20 or cols.max() >= 40:
+        return  # one side only: the unclamped lanes would leave the buffer
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 2, body)))
+    if start <= 19 and start + 7 * stride >= 0:  # some lanes inside (else LLVM drops the load)
+        assert "llvm.masked.load" in lib.get_source("ll")
+    a, b = _random((80,), "float32"), np.zeros(16, "float32")
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, np.concatenate([a[20 + cols], a[40 + cols]]))
+
+
 @pytest.mark.parametrize("shape", [(3, 14, 14), (2, 5, 7)])
 def test_zero_padding_copy_tests_its_row_once_and_matches_numpy(shape):
     """A vectorized pad copy's condition ``row in bounds && column in bounds``: the row's

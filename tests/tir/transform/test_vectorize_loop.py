@@ -70,6 +70,22 @@ def test_a_one_element_tail_stays_scalar():
     assert main.value.dtype == "float32x16" and isinstance(tail, For) and tail.extent.value == 1
 
 
+def test_a_vector_tail_proves_its_guarded_loads_in_bounds():
+    """A load under a vector select (padding) is vectorized only when provably in bounds;
+    the tail's lanes (8..11 of 12) are proved over the tail's own range, so the tail is a
+    vector too, as the chunks are (it stayed a scalar loop: a stride-2 max pool ran 4x
+    slower in ShuffleNet)."""
+    A = tir.decl_buffer((20,), "float32", "A")
+    B = tir.decl_buffer((12,), "float32", "B")
+    i = tir.Var("i")
+    value = tir.Select(i >= 1, A[i + 8], tir.const(0.0))  # A[i + 8]: in bounds for i < 12
+    before = module(tir.PrimFunc((A, B), loop(i, 12, tir.BufferStore(B, value, (i,)), V)))
+    after = VectorizeLoop(vector_bits=256)(before)  # 8 lanes + tail of 4
+    main, tail = after["main"].body.seq
+    assert main.value.dtype == "float32x8" and tail.value.dtype == "float32x4"
+    assert_same_results(before, after)
+
+
 def test_inner_loop_of_2d_nest_uses_contiguous_ramp():
     A = tir.decl_buffer((64,), "float32", "A")
     b = tir.decl_buffer((16,), "float32", "b")

@@ -159,6 +159,8 @@ class _LoopVectorizer(StmtExprMutator):
         tail_body = copy_with_fresh_vars(loop.body, {var: tail_var})
         if isinstance(tail, IntImm) and tail.value > 1:  # a constant tail: one narrower vector
             start = fold_add(lo, done)
+            # its loads under a vector select are proved in bounds over the tail's range
+            self.analyzer.bind(tail_var, Range(start, tail))
             try:
                 narrow = vectorize_body(tail_body, tail_var, start, tail.value, self.analyzer)
                 return SeqStmt((main, narrow))
