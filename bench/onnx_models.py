@@ -203,6 +203,11 @@ encoder 23.9 / 25.7 0.93x)::
     resnet50 tuned (300 trials, 6 min): 57.3 ms vs default 55.0, ort 52.3 (1.10x)
     encoder tuned (300 trials, 4 min): 24.2 ms vs default 23.9, ort 25.7 (0.94x)
 
+Later the same session, after pointwise convs split their pixel tiles between threads
+and padded stride-2 loads stopped gathering (`--repeat 20`): shufflenet 3.7 / 4.1 ms
+0.91x, resnet50 50.1 / 50.4 0.99x, encoder 23.2 / 23.7 0.98x, inception_v1 19.1 / 29.5
+0.65x, squeezenet 5.5 / 5.4 1.03x.
+
 (The compile times of DenseNet and the Inceptions ran beside a test job.)  Inside the
 encoder, per-kernel minimums over 15 profiled runs: the four projection matmuls 23.2 ->
 21.6 ms with the 4 x 24 tiles, the FFN1 + GELU kernels 7.55 -> 7.03 ms with the new
