@@ -644,18 +644,22 @@ class ExprCodegen:
         # 0, 1, ... (and 0, s, 2s, ... for the lanes) with the bounds relative to `first`,
         # in int32 (the bounds clamped to [-1, wide] first): an int64 index would make
         # each compare 2-4x wider.
-        def relative(bound: PrimExpr) -> ir.Value:
+        def relative(bound: PrimExpr | None) -> ir.Value | None:
+            if bound is None:
+                return None
             top, none = E.IntImm(first.dtype, wide), E.IntImm(first.dtype, -1)
             value = self.emit(E.Max(E.Min(bound - first, top), none))
             return value if value.type == I32 else self.builder.trunc(value, I32)
 
+        rel_lo, rel_hi = relative(lo), relative(hi)
+
         def outside(step: int, count: int) -> tuple[ir.Value | None, ir.Value | None]:
             offsets = ir.Constant(ir.VectorType(I32, count), [k * step for k in range(count)])
             below = above = None
-            if lo is not None:
-                below = self.builder.icmp_signed("<", offsets, self.splat(relative(lo), count))
-            if hi is not None:
-                above = self.builder.icmp_signed(">", offsets, self.splat(relative(hi), count))
+            if rel_lo is not None:
+                below = self.builder.icmp_signed("<", offsets, self.splat(rel_lo, count))
+            if rel_hi is not None:
+                above = self.builder.icmp_signed(">", offsets, self.splat(rel_hi, count))
             return below, above
 
         inside = ir.Constant(

@@ -98,7 +98,8 @@ def _transposed_source(info: BlockInfo) -> int | None:
     analyzer = Analyzer()
     for iv in info.block.iter_vars:
         analyzer.bind(iv.var, iv.dom)
-    indices = tuple(_VarCasts().visit_expr(analyzer.simplify(i)) for i in loads[0].indices)
+    uncast = _VarCasts()
+    indices = tuple(uncast.visit_expr(analyzer.simplify(i)) for i in loads[0].indices)
     inner = info.iter_var(info.loops[-1])
     if not any(inner in used_vars(index) for index in indices) or stride_in(indices, inner) == 1:
         return None
