@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
-    AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, DeadCodeElimination,
+    AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, Conv2dWinograd,
+    DeadCodeElimination,
     DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps,
     FuseTIR, KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
@@ -37,7 +38,11 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
         ]
         if not _is_cuda(target):
-            passes.append(AlterConvLayout(_vector_lanes(target)))  # convs on NCHW16c data
+            lanes = _vector_lanes(target)
+            passes += [
+                AlterConvLayout(lanes),  # convs on NCHW16c data
+                Conv2dWinograd(lanes),  # 3x3 stride-1 convs as Winograd F(4x4) / F(2x2)
+            ]
         passes += [
             EliminateCommonSubexpr(),  # identical bindings -> one
             CanonicalizeBindings(),  # `y = x` aliases -> x

@@ -12,6 +12,7 @@ from unity.relax.transform.bind_params import BindParams
 from unity.relax.transform.bind_symbolic_vars import BindSymbolicVars
 from unity.relax.transform.call_tir_rewrite import CallTIRRewrite
 from unity.relax.transform.canonicalize_bindings import CanonicalizeBindings
+from unity.relax.transform.conv2d_winograd import Conv2dWinograd
 from unity.relax.transform.convert_layout import ConvertLayout
 from unity.relax.transform.dead_code_elimination import DeadCodeElimination
 from unity.relax.transform.decompose_ops import DecomposeOpsForInference
@@ -38,6 +39,7 @@ __all__ = [
     "BindSymbolicVars",
     "CallTIRRewrite",
     "CanonicalizeBindings",
+    "Conv2dWinograd",
     "ConvertLayout",
     "DeadCodeElimination",
     "DecomposeOpsForInference",

@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from unity.ir.module import IRModule
 from unity.schedule.analysis import used_vars
-from unity.schedule.default import conv2d, conv2d_blocked, injective, matmul, reduction
+from unity.schedule.default import conv2d, conv2d_blocked, injective, matmul, reduction, winograd
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, loads_of
 from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
@@ -114,6 +114,8 @@ def _anchor_rule(info: BlockInfo) -> Rule | None:
         return conv2d.schedule_conv2d
     if conv2d_blocked.applies(info):
         return conv2d_blocked.schedule_conv2d_blocked
+    if winograd.applies(info):
+        return winograd.schedule_winograd
     return None
 
 
@@ -147,6 +149,8 @@ def _inline_spatial(
     for info in infos:
         if info.is_reduction or info.output is None or info.output in params:
             continue
+        if info.name in anchors:
+            continue  # a rule schedules it (a Winograd transform's passes)
         readers = [
             b for b in infos if b is not info and info.output in {r.buffer for r in b.block.reads}
         ]

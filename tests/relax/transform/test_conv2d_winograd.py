@@ -1,0 +1,157 @@
+"""Conv2dWinograd: which convs become the three Winograd stages, and what they compute."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import unity
+from unity import relax
+from unity.relax import op
+from unity.relax.pipeline import get_pipeline
+from unity.relax.transform import Conv2dWinograd
+from unity.tir.function import PrimFunc
+from unity.topi.nn.winograd import winograd_weight_transform
+from unity.topi.testing.conv2d_nchw_python import conv2d_nchw_python
+
+RNG = np.random.default_rng(11)
+
+
+def _blocked_convs(convs: list[dict], c: int = 16, size: int = 16, b: int = 8) -> unity.IRModule:
+    """x (NCHW{b}c) -> (conv(**kwargs) -> relu)*, each conv 3x3 `c` -> `c` unless told."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, c // b, size, size, b), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = x
+            for kwargs in convs:
+                kwargs = dict(kwargs)
+                k = kwargs.pop("k", 3)
+                w = RNG.standard_normal((c, c, k, k)).astype("float32")
+                weight = kwargs.pop("weight", relax.Constant(w))
+                kwargs.setdefault("padding", k // 2)
+                y = bb.emit(op.nn.conv2d(y, weight, data_layout=f"NCHW{b}c", **kwargs))
+                y = bb.emit(op.nn.relu(y))
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _callees(mod: unity.IRModule) -> list[str]:
+    """What each binding of `main` calls: a PrimFunc's name or an op's."""
+    names = []
+    for block in mod["main"].body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if not isinstance(value, relax.Call):
+                continue  # the output alias
+            if value.op.name == "relax.call_tir":
+                names.append(value.args[0].name_hint)
+            else:
+                names.append(value.op.name.removeprefix("relax."))
+    return names
+
+
+def test_a_3x3_conv_becomes_data_matmul_output() -> None:
+    after = Conv2dWinograd(8)(_blocked_convs([{}]))
+    assert _callees(after) == ["winograd_data", "winograd_matmul", "winograd_output", "nn.relu"]
+    sinfos = [b.var.struct_info.shape for b in after["main"].body.blocks[0].bindings]
+    assert [tuple(int(d) for d in s) for s in sinfos[:3]] == [
+        (36, 16, 16), (36, 1, 16, 16), (1, 2, 16, 16, 8)  # 4 x 4 tiles of 4 x 4, one panel
+    ]  # fmt: skip
+    data, matmul, output = (after[n] for n in ("winograd_data", "winograd_matmul", "winograd_output"))
+    assert data.attrs["op_pattern"] == 8 and output.attrs["op_pattern"] == 4
+    assert "op_pattern" not in matmul.attrs  # read from its blocks later
+    u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
+    assert u.data.shape == (36, 1, 16, 16)
+
+
+def test_small_images_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
+    after = Conv2dWinograd(8)(_blocked_convs([{}], size=8))  # 4 tiles of 4x4, 16 of 2x2
+    assert _callees(after)[:3] == ["winograd_data", "winograd_matmul", "winograd_output"]
+    assert after["main"].body.blocks[0].bindings[0].var.struct_info.shape[0] == 16
+    before = _blocked_convs([{}], size=4)  # 4 tiles of 2x2: fewer than min_tiles
+    assert Conv2dWinograd(8)(before) is before
+
+
+@pytest.mark.parametrize(
+    "conv",
+    [{"strides": 2}, {"k": 1}, {"dilation": 2, "padding": 2}, {"out_dtype": "float64"}],
+)
+def test_other_convs_stay(conv: dict) -> None:
+    before = _blocked_convs([conv])
+    assert Conv2dWinograd(8)(before) is before
+
+
+def test_a_weight_that_is_not_constant_stays() -> None:
+    w = relax.Var("w", relax.TensorStructInfo((16, 16, 3, 3), "float32"))
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, 16, 16, 8), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW8c"))
+        bb.emit_func_output(out)
+    before = bb.get()
+    assert Conv2dWinograd(8)(before) is before
+
+
+def test_a_weight_too_large_to_transform_takes_smaller_tiles_or_stays() -> None:
+    before = _blocked_convs([{}])  # transformed: 36 (F(4x4)) or 16 (F(2x2)) x 16 x 16 x 4 bytes
+    points = {
+        limit: Conv2dWinograd(8, max_weight_bytes=limit << 10)(before)["main"].body.blocks[0]
+        .bindings[0].var.struct_info.shape[0]
+        for limit in (40, 30)
+    }  # fmt: skip
+    assert points == {40: 36, 30: 16}
+    assert Conv2dWinograd(8, max_weight_bytes=10 << 10)(before) is before
+
+
+def test_identical_convs_share_their_prim_funcs() -> None:
+    after = Conv2dWinograd(8)(_blocked_convs([{}, {}]))
+    assert _callees(after) == ["winograd_data", "winograd_matmul", "winograd_output", "nn.relu"] * 2
+    assert sum(isinstance(f, PrimFunc) for f in after.functions.values()) == 3
+
+
+def test_weights_transform_in_panels_of_two_vectors() -> None:
+    after = Conv2dWinograd(8)(_blocked_convs([{}], c=32))
+    u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
+    assert u.data.shape == (36, 2, 32, 16)
+
+
+def test_compiled_model_matches_numpy() -> None:
+    """An NCHW conv chain through the default pipeline: blocked, then Winograd."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 16, 16, 16), "float32"))
+    ws = [RNG.standard_normal((16, 16, 3, 3)).astype("float32") / 12 for _ in range(2)]
+    bias = RNG.standard_normal((1, 16, 1, 1)).astype("float32")
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.conv2d(x, relax.Constant(ws[0]), padding=1))
+            y = bb.emit(op.nn.relu(op.add(y, relax.Constant(bias))))
+            y = bb.emit(op.nn.conv2d(y, relax.Constant(ws[1]), padding=1))
+            out = bb.emit_output(op.add(y, x))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    lowered = get_pipeline("default", 2, "llvm")(mod)
+    assert any(gv.name_hint.startswith("fused_winograd_output") for gv in lowered.functions)
+    data = RNG.standard_normal((1, 16, 16, 16)).astype("float32")
+    got = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())["main"](data).numpy()
+
+    def conv(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return conv2d_nchw_python(np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1))), w, 1, 0)
+
+    ref = conv(np.maximum(conv(data, ws[0]) + bias, 0), ws[1]) + data
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_weight_transform_matches_the_pass_constant() -> None:
+    w = RNG.standard_normal((16, 16, 3, 3)).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, 16, 16, 8), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, relax.Constant(w), padding=1, data_layout="NCHW8c"))
+        bb.emit_func_output(out)
+    after = Conv2dWinograd(8)(bb.get())
+    u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
+    np.testing.assert_array_equal(u.data, winograd_weight_transform(w, 4, 16))

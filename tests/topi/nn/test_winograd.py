@@ -1,0 +1,80 @@
+"""topi.nn.winograd: the transforms' matrices, the weight transform, and the three TE stages
+(unscheduled) against a direct convolution in numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import unity
+from unity import te
+from unity.topi.nn import winograd as W
+from unity.topi.testing.conv2d_nchw_python import conv2d_nchw_python
+
+RNG = np.random.default_rng(3)
+
+
+def _blocked(x: np.ndarray, b: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    return np.ascontiguousarray(x.reshape(n, c // b, b, h, w).transpose(0, 1, 3, 4, 2))
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_matrices_compute_a_1d_correlation(m: int) -> None:
+    at, g, bt = W.winograd_matrices(m)
+    d, k = RNG.standard_normal(m + 2), RNG.standard_normal(3)
+    got = at @ ((g @ k) * (bt @ d))
+    np.testing.assert_allclose(got, [d[i : i + 3] @ k for i in range(m)], atol=1e-12)
+
+
+def test_weight_transform_is_g_w_gt_in_panels() -> None:
+    w = RNG.standard_normal((32, 8, 3, 3)).astype("float32")
+    u = W.winograd_weight_transform(w, 2, 16)
+    _, g, _ = W.winograd_matrices(2)
+    assert u.shape == (16, 2, 8, 16) and u.dtype == np.float32
+    o, c, e, n = 21, 5, 1, 2  # output channel 21 = panel 1, lane 5
+    np.testing.assert_allclose(u[e * 4 + n, o // 16, c, o % 16], (g @ w[o, c] @ g.T)[e, n], rtol=1e-5)
+
+
+def test_unsupported_tiles_and_kernels_are_named() -> None:
+    with pytest.raises(ValueError, match="output tile 3"):
+        W.winograd_matrices(3)
+    with pytest.raises(ValueError, match="5x5, not 3x3"):
+        W.winograd_weight_transform(np.zeros((8, 8, 5, 5), "float32"), 2)
+    with pytest.raises(ValueError, match="not whole panels of 16"):
+        W.winograd_weight_transform(np.zeros((24, 8, 3, 3), "float32"), 2, 16)
+
+
+@pytest.mark.parametrize(
+    ("m", "c", "o", "h", "w", "padding", "images"),
+    [
+        (2, 16, 16, 6, 6, 1, 1),
+        (4, 8, 16, 8, 8, 1, 1),
+        (4, 16, 8, 7, 9, 1, 2),  # partial tiles on both axes, two images
+        (2, 8, 8, 6, 5, (0, 1, 2, 0), 1),  # asymmetric padding
+        (4, 8, 16, 6, 6, 0, 1),  # no padding: a 4x4 output
+    ],
+)  # fmt: skip
+def test_the_three_stages_equal_a_direct_conv(m, c, o, h, w, padding, images) -> None:
+    b, panel = 8, 8
+    x = te.placeholder((images, c // b, h, w, b), name="x")
+    top, left, bottom, right = (padding,) * 4 if isinstance(padding, int) else padding
+    oh, ow = h + top + bottom - 2, w + left + right - 2
+    tiles = W.winograd_tiles(oh, ow, m, images)[2]
+    v = W.winograd_data_transform(x, m, padding, tiles + 3)  # three spare rows
+    u = te.placeholder(((m + 2) ** 2, o // panel, c, panel), name="u")
+    y = W.winograd_output_transform(W.winograd_batch_matmul(v, u), m, (oh, ow), b, images)
+    lib = unity.build(te.create_prim_func([x, u, y]))
+    data = RNG.standard_normal((images, c, h, w)).astype("float32")
+    weight = RNG.standard_normal((o, c, 3, 3)).astype("float32")
+    out = np.zeros((images, o // b, oh, ow, b), "float32")
+    lib["main"](_blocked(data, b), W.winograd_weight_transform(weight, m, panel), out)
+    padded = np.pad(data, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    ref = _blocked(conv2d_nchw_python(padded, weight, 1, 0), b)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_too_few_tile_rows_are_an_error() -> None:
+    x = te.placeholder((1, 1, 8, 8, 8), name="x")
+    with pytest.raises(ValueError, match="3 tile rows for 16 tiles"):
+        W.winograd_data_transform(x, 2, 1, 3)

@@ -1,0 +1,260 @@
+"""Winograd convolution F(m x m, 3 x 3) on channel-blocked activations ("NCHW{b}c").
+
+A 3x3 stride-1 convolution computes each `m x m` output tile from an `(m+2) x (m+2)`
+input tile ``d`` with ``A^T [(G g G^T) * (B^T d B)] A`` (Lavin & Gray, "Fast Algorithms
+for Convolutional Neural Networks", 2015): the products of the `(m+2)^2` transformed
+points, summed over the input channels, are `(m+2)^2` independent matrix products of
+`[tiles, C] x [C, O]`.  F(4x4, 3x3) does 36 multiplies per tile and channel pair where
+the direct convolution does 144; F(2x2, 3x3) 16 against 36.
+
+The three stages, each a TE compute with two steps (a row pass then a column pass, so
+each step sums at most `m + 2` terms):
+
+- `winograd_data_transform`: ``V[e*a + n, p, c] = (B^T d_p B)[e, n]`` for tile `p` of
+  channel `c` (the zero padding applied first; tiles beyond the image repeat the last);
+- `winograd_batch_matmul`: ``M[k, o // t, p, o % t] = sum_c V[k, p, c] * U[k, o // t, c, o
+  % t]``, with ``U = winograd_weight_transform(w)`` (``G g G^T``, computed with numpy
+  from a constant weight, in panels of `t` output channels);
+- `winograd_output_transform`: ``Y[n, o // b, y, x, o % b] = (A^T M_p A)[y % m, x % m]``.
+
+The blocks of the transforms carry the annotation ``unity.winograd`` (``"data_rows"``,
+``"data"``, ``"output_rows"``, ``"output"``) that the default schedule rule
+(`unity.schedule.default.winograd`) claims; the matmul is claimed by the matmul rule.
+
+Example:
+    >>> import numpy as np
+    >>> from unity import te
+    >>> x = te.placeholder((1, 2, 8, 8, 8), name="x")
+    >>> v = winograd_data_transform(x, 4, 1, 4)
+    >>> [d.value for d in v.shape]
+    [36, 4, 16]
+    >>> winograd_weight_transform(np.ones((16, 16, 3, 3), "float32"), 4).shape
+    (36, 1, 16, 16)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from unity import te
+from unity.te import Tensor
+from unity.tir.expr import PrimExpr, const, eq, min_value_of, select
+from unity.topi.nn.layout import padding4
+from unity.topi.nn.pad import pad
+from unity.topi.utils import const_int
+
+__all__ = [
+    "WINOGRAD", "winograd_batch_matmul", "winograd_data_transform", "winograd_matrices",
+    "winograd_output_transform", "winograd_tiles", "winograd_weight_transform",
+]  # fmt: skip
+
+WINOGRAD = "unity.winograd"
+"""Block annotation naming a Winograd transform stage."""
+
+_F = Fraction
+_MATRICES: dict[int, tuple[list[list[Fraction]], ...]] = {
+    # m: (A^T [m x a], G [a x 3], B^T [a x a]) for the points 0, 1, -1 (and 2, -2), inf
+    2: (
+        [[1, 1, 1, 0], [0, 1, -1, -1]],
+        [[1, 0, 0], [_F(1, 2), _F(1, 2), _F(1, 2)], [_F(1, 2), _F(-1, 2), _F(1, 2)], [0, 0, 1]],
+        [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+    ),
+    4: (
+        [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
+        [
+            [_F(1, 4), 0, 0],
+            [_F(-1, 6), _F(-1, 6), _F(-1, 6)],
+            [_F(-1, 6), _F(1, 6), _F(-1, 6)],
+            [_F(1, 24), _F(1, 12), _F(1, 6)],
+            [_F(1, 24), _F(-1, 12), _F(1, 6)],
+            [0, 0, 1],
+        ],
+        [
+            [4, 0, -5, 0, 1, 0],
+            [0, -4, -4, 1, 1, 0],
+            [0, 4, -4, -1, 1, 0],
+            [0, -2, -1, 2, 1, 0],
+            [0, 2, -1, -2, 1, 0],
+            [0, 4, 0, -5, 0, 1],
+        ],
+    ),
+}
+
+
+def winograd_matrices(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`(A^T, G, B^T)` of F(m x m, 3 x 3) as float64 arrays (`m` is 2 or 4).
+
+    Example:
+        >>> [a.shape for a in winograd_matrices(2)]
+        [(2, 4), (4, 3), (4, 4)]
+    """
+    if m not in _MATRICES:
+        raise ValueError(f"winograd: output tile {m} is not supported (2 or 4)")
+    return tuple(np.array(x, dtype="float64") for x in _MATRICES[m])  # type: ignore[return-value]
+
+
+def winograd_tiles(h: int, w: int, m: int, n: int = 1) -> tuple[int, int, int]:
+    """`(tile rows, tile columns, tiles)` of an `n`-image `h x w` output in `m x m` tiles.
+
+    Example:
+        >>> winograd_tiles(14, 14, 4)
+        (4, 4, 16)
+    """
+    th, tw = -(-h // m), -(-w // m)
+    return th, tw, n * th * tw
+
+
+def winograd_weight_transform(weight: np.ndarray, m: int, panel: int | None = None) -> np.ndarray:
+    """``U[e*a + n, o // t, c, o % t] = (G g G^T)[e, n]`` of an OIHW 3x3 `weight`: the
+    transformed weights of each point in panels of `panel` (`t`, default all) output
+    channels, each panel one contiguous stream for the matmul (same dtype as `weight`).
+
+    Example:
+        >>> winograd_weight_transform(np.zeros((32, 4, 3, 3), "float32"), 2, 16).shape
+        (16, 2, 4, 16)
+    """
+    _, g, _ = winograd_matrices(m)
+    o, c, kh, kw = weight.shape
+    t = panel or o
+    if (kh, kw) != (3, 3):
+        raise ValueError(f"winograd: the kernel is {kh}x{kw}, not 3x3")
+    if o % t:
+        raise ValueError(f"winograd: {o} output channels are not whole panels of {t}")
+    u = np.einsum("ei,ocij,nj->enco", g, weight.astype("float64"), g)
+    u = u.reshape(len(g) ** 2, c, o // t, t).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(u.astype(weight.dtype))
+
+
+def _pick(index: PrimExpr, values: Sequence[PrimExpr]) -> PrimExpr:
+    """``values[index]`` as a chain of selects (folded once `index` is a constant)."""
+    out = values[-1]
+    for k in range(len(values) - 2, -1, -1):
+        out = select(eq(index, k), values[k], out)
+    return out
+
+
+def _combine(row: Sequence[float], terms: Sequence[PrimExpr]) -> PrimExpr:
+    """``sum_i row[i] * terms[i]`` with the zero coefficients left out and +-1 not multiplied."""
+    out: PrimExpr | None = None
+    for coef, term in zip(row, terms):
+        if coef == 0:
+            continue
+        value = term if abs(coef) == 1 else term * const(float(abs(coef)), term.dtype)
+        if out is None:
+            out = value if coef > 0 else value * const(-1.0, term.dtype)
+        else:
+            out = out + value if coef > 0 else out - value
+    assert out is not None
+    return out
+
+
+def winograd_data_transform(
+    data: Tensor, m: int, padding: int | Sequence[int], tiles: int | None = None
+) -> Tensor:
+    """``V[e*a + n, p, c]``: the transformed input tiles of an NCHW{b}c `data` for a 3x3
+    stride-1 conv with `padding`; `tiles` rows (at least the image's tiles; the extra rows
+    repeat the last tile, so that a matmul tile divides them).
+
+    Example:
+        >>> from unity import te
+        >>> x = te.placeholder((1, 2, 14, 14, 8), name="x")
+        >>> [d.value for d in winograd_data_transform(x, 2, 1, 52).shape]
+        [16, 52, 16]
+    """
+    _, _, bt = winograd_matrices(m)
+    alpha = m + 2
+    n, cb, h, w, b = (const_int(d) for d in data.shape)
+    top, left, bottom, right = padding4(padding)
+    oh, ow = h + top + bottom - 2, w + left + right - 2
+    th, tw, count = winograd_tiles(oh, ow, m, n)
+    rows = tiles or count
+    if rows < count:
+        raise ValueError(f"winograd: {rows} tile rows for {count} tiles")
+    extra_h, extra_w = th * m + 2 - (h + top), tw * m + 2 - (w + left)
+    padded = pad(data, [0, 0, top, left, 0], [0, 0, extra_h, extra_w, 0], name="T_pad_data")
+
+    def rows_body(p: PrimExpr, c: PrimExpr, e: PrimExpr, j: PrimExpr, lane: PrimExpr) -> PrimExpr:
+        q = min_value_of(p, const(count - 1, p.dtype))
+        image, t = q // (th * tw), q % (th * tw)
+        y, x = t // tw * m, t % tw * m
+        d = [padded[image, c, y + i, x + j, lane] for i in range(alpha)]
+        return _pick(e, [_combine(bt[k], d) for k in range(alpha)])
+
+    first = te.compute(
+        (rows, cb, alpha, alpha, b), rows_body, name="T_winograd_rows",
+        attrs={WINOGRAD: "data_rows"},
+    )  # fmt: skip
+
+    def body(k: PrimExpr, p: PrimExpr, c: PrimExpr) -> PrimExpr:
+        e, nn = k // alpha, k % alpha
+        t = [first[p, c // b, e, j, c % b] for j in range(alpha)]
+        return _pick(nn, [_combine(bt[i], t) for i in range(alpha)])
+
+    return te.compute(
+        (alpha * alpha, rows, cb * b), body, name="T_winograd_data", attrs={WINOGRAD: "data"}
+    )
+
+
+def winograd_batch_matmul(v: Tensor, u: Tensor, out_dtype: str | None = None) -> Tensor:
+    """``M[k, o // t, p, o % t] = sum_c V[k, p, c] * U[k, o // t, c, o % t]``: the
+    transformed tiles times the transformed weights (in panels of `t` output channels),
+    one matrix product per point `k`.
+
+    Example:
+        >>> from unity import te
+        >>> v = te.placeholder((16, 52, 32), name="v")
+        >>> u = te.placeholder((16, 4, 32, 16), name="u")
+        >>> [d.value for d in winograd_batch_matmul(v, u).shape]
+        [16, 4, 52, 16]
+    """
+    points, rows, channels = v.shape
+    dtype = out_dtype or v.dtype
+    c = te.reduce_axis((0, channels), name="c")
+
+    def body(k: PrimExpr, panel: PrimExpr, p: PrimExpr, o: PrimExpr) -> PrimExpr:
+        return te.sum(v[k, p, c.var].astype(dtype) * u[k, panel, c.var, o].astype(dtype), axis=c)
+
+    return te.compute((points, u.shape[1], rows, u.shape[3]), body, name="T_winograd_matmul")
+
+
+def winograd_output_transform(
+    mm: Tensor, m: int, out_hw: tuple[int, int], block: int, images: int = 1
+) -> Tensor:
+    """``Y[n, o // b, y, x, o % b]``: the `out_hw` output of the products `mm` (``M[k, o //
+    t, p, o % t]``) in NCHW{block}c.
+
+    Example:
+        >>> from unity import te
+        >>> mm = te.placeholder((36, 2, 16, 16), name="mm")
+        >>> [d.value for d in winograd_output_transform(mm, 4, (14, 14), 8).shape]
+        [1, 4, 14, 14, 8]
+    """
+    at, _, _ = winograd_matrices(m)
+    alpha = m + 2
+    oh, ow = out_hw
+    th, tw, _ = winograd_tiles(oh, ow, m, images)
+    panel = const_int(mm.shape[3])
+    o = const_int(mm.shape[1]) * panel
+
+    def rows_body(p: PrimExpr, ob: PrimExpr, a: PrimExpr, xi: PrimExpr, lane: PrimExpr) -> PrimExpr:
+        o = ob * block + lane
+        t = [mm[a * alpha + j, o // panel, p, o % panel] for j in range(alpha)]
+        return _pick(xi, [_combine(at[k], t) for k in range(m)])
+
+    first = te.compute(
+        (mm.shape[2], o // block, alpha, m, block), rows_body, name="T_winograd_out_rows",
+        attrs={WINOGRAD: "output_rows"},
+    )  # fmt: skip
+
+    def body(n: PrimExpr, ob: PrimExpr, y: PrimExpr, x: PrimExpr, lane: PrimExpr) -> PrimExpr:
+        p = (n * th + y // m) * tw + x // m
+        t = [first[p, ob, a, x % m, lane] for a in range(alpha)]
+        return _pick(y % m, [_combine(at[k], t) for k in range(m)])
+
+    return te.compute(
+        (images, o // block, oh, ow, block), body, name="T_winograd_output",
+        attrs={WINOGRAD: "output"},
+    )
