@@ -47,20 +47,25 @@ def _blocks(func: tir.PrimFunc) -> list[Block]:
     return [s for s in walk(func.body) if isinstance(s, Block) and s.name_hint != "root"]
 
 
-@pytest.mark.parametrize(("m", "c", "o", "h"), [(2, 16, 32, 8), (4, 16, 16, 12), (4, 8, 16, 7)])
-def test_scheduled_stages_equal_a_direct_conv(m: int, c: int, o: int, h: int) -> None:
-    funcs = [schedule_primfunc(f, CTX) for f in _stages(m, c, o, h)]
+@pytest.mark.parametrize(
+    ("m", "c", "o", "h", "lanes"),
+    [(2, 16, 32, 8, 8), (4, 16, 16, 12, 8), (4, 8, 16, 7, 8), (4, 32, 32, 8, 16)],
+)  # fmt: skip
+def test_scheduled_stages_equal_a_direct_conv(m: int, c: int, o: int, h: int, lanes: int) -> None:
+    ctx = RuleContext(lanes=lanes, num_cores=2)  # 16: AVX-512's blocks and panels of 32
+    b, panel = lanes, min(o, 2 * lanes)
+    funcs = [schedule_primfunc(f, ctx) for f in _stages(m, c, o, h, b, panel)]
     data = RNG.standard_normal((1, c, h, h)).astype("float32")
     weight = RNG.standard_normal((o, c, 3, 3)).astype("float32")
-    bias = RNG.standard_normal((1, o // 8, 1, 1, 8)).astype("float32")
+    bias = RNG.standard_normal((1, o // b, 1, 1, b)).astype("float32")
     bufs = [[np.zeros([int(d.value) for d in p.shape], "float32") for p in f.buffer_params()] for f in funcs]
-    bufs[0][0] = np.ascontiguousarray(data.reshape(1, c // 8, 8, h, h).transpose(0, 1, 3, 4, 2))
-    bufs[1][0], bufs[1][1] = bufs[0][1], W.winograd_weight_transform(weight, m, 16)
+    bufs[0][0] = np.ascontiguousarray(data.reshape(1, c // b, b, h, h).transpose(0, 1, 3, 4, 2))
+    bufs[1][0], bufs[1][1] = bufs[0][1], W.winograd_weight_transform(weight, m, panel)
     bufs[2][0], bufs[2][1] = bufs[1][2], bias
     for f, args in zip(funcs, bufs):
         unity.build(f)["main"](*args)
     ref = conv2d_nchw_python(np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1))), weight, 1, 0)
-    ref = np.maximum(ref.reshape(1, o // 8, 8, h, h).transpose(0, 1, 3, 4, 2) + bias, 0)
+    ref = np.maximum(ref.reshape(1, o // b, b, h, h).transpose(0, 1, 3, 4, 2) + bias, 0)
     np.testing.assert_allclose(bufs[2][2], ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 

@@ -123,8 +123,8 @@ def winograd_weight_transform(weight: np.ndarray, m: int, panel: int | None = No
         raise ValueError(f"winograd: the kernel is {kh}x{kw}, not 3x3")
     if o % t:
         raise ValueError(f"winograd: {o} output channels are not whole panels of {t}")
-    u = np.einsum("ei,ocij,nj->enco", g, weight.astype("float64"), g)
-    u = u.reshape(len(g) ** 2, c, o // t, t).transpose(0, 2, 1, 3)
+    u = g @ weight.astype("float64") @ g.T  # [o, c, e, n], two batched matmuls
+    u = u.reshape(o // t, t, c, len(g) ** 2).transpose(3, 0, 2, 1)
     return np.ascontiguousarray(u.astype(weight.dtype))
 
 
