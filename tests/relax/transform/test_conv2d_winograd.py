@@ -59,7 +59,8 @@ def test_a_3x3_conv_becomes_data_matmul_output() -> None:
     assert [tuple(int(d) for d in s) for s in sinfos[:3]] == [
         (36, 16, 16), (36, 1, 16, 16), (1, 2, 16, 16, 8)  # 4 x 4 tiles of 4 x 4, one panel
     ]  # fmt: skip
-    data, matmul, output = (after[n] for n in ("winograd_data", "winograd_matmul", "winograd_output"))
+    names = ("winograd_data", "winograd_matmul", "winograd_output")
+    data, matmul, output = (after[n] for n in names)
     assert data.attrs["op_pattern"] == 8 and output.attrs["op_pattern"] == 4
     assert "op_pattern" not in matmul.attrs  # read from its blocks later
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
@@ -150,8 +151,24 @@ def test_weight_transform_matches_the_pass_constant() -> None:
     x = relax.Var("x", relax.TensorStructInfo((1, 2, 16, 16, 8), "float32"))
     with bb.function("main", [x]):
         with bb.dataflow():
-            out = bb.emit_output(op.nn.conv2d(x, relax.Constant(w), padding=1, data_layout="NCHW8c"))
+            conv = op.nn.conv2d(x, relax.Constant(w), padding=1, data_layout="NCHW8c")
+            out = bb.emit_output(conv)
         bb.emit_func_output(out)
     after = Conv2dWinograd(8)(bb.get())
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
     np.testing.assert_array_equal(u.data, winograd_weight_transform(w, 4, 16))
+
+
+def test_the_pass_can_be_disabled_by_name() -> None:
+    """``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 16, 16, 16), "float32"))
+    w = RNG.standard_normal((16, 16, 3, 3)).astype("float32")
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, relax.Constant(w), padding=1))
+        bb.emit_func_output(out)
+    with unity.transform.PassContext(opt_level=3, disabled_pass=["Conv2dWinograd"]):
+        lowered = get_pipeline("default", 2, "llvm")(bb.get())
+    names = [gv.name_hint for gv in lowered.functions]
+    assert not [n for n in names if "winograd" in n] and [n for n in names if "conv2d" in n]

@@ -58,7 +58,10 @@ def test_scheduled_stages_equal_a_direct_conv(m: int, c: int, o: int, h: int, la
     data = RNG.standard_normal((1, c, h, h)).astype("float32")
     weight = RNG.standard_normal((o, c, 3, 3)).astype("float32")
     bias = RNG.standard_normal((1, o // b, 1, 1, b)).astype("float32")
-    bufs = [[np.zeros([int(d.value) for d in p.shape], "float32") for p in f.buffer_params()] for f in funcs]
+    bufs = [
+        [np.zeros([int(d.value) for d in p.shape], "float32") for p in f.buffer_params()]
+        for f in funcs
+    ]
     bufs[0][0] = np.ascontiguousarray(data.reshape(1, c // b, b, h, h).transpose(0, 1, 3, 4, 2))
     bufs[1][0], bufs[1][1] = bufs[0][1], W.winograd_weight_transform(weight, m, panel)
     bufs[2][0], bufs[2][1] = bufs[1][2], bias

@@ -33,7 +33,8 @@ def test_weight_transform_is_g_w_gt_in_panels() -> None:
     _, g, _ = W.winograd_matrices(2)
     assert u.shape == (16, 2, 8, 16) and u.dtype == np.float32
     o, c, e, n = 21, 5, 1, 2  # output channel 21 = panel 1, lane 5
-    np.testing.assert_allclose(u[e * 4 + n, o // 16, c, o % 16], (g @ w[o, c] @ g.T)[e, n], rtol=1e-5)
+    want = (g @ w[o, c] @ g.T)[e, n]
+    np.testing.assert_allclose(u[e * 4 + n, o // 16, c, o % 16], want, rtol=1e-5)
 
 
 def test_unsupported_tiles_and_kernels_are_named() -> None:

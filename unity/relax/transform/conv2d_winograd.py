@@ -31,14 +31,16 @@ F(4x4, 3x3) multiplies 4x less than the direct conv, F(2x2, 3x3) 2.25x less, at 
 price of transforms (memory-bound, a few % of the time) and of a larger transformed
 weight (36/9 or 16/9 times the original).  On Zen 3 (AVX2) against the direct blocked
 conv, in ResNet-50's shapes: 64->64 at 56x56 0.62 vs 1.21 ms, 128->128 at 28x28 0.47
-vs 1.19, 256->256 at 14x14 0.54 vs 1.25 (F(4x4)); 512->512 at 7x7 stays direct (its
-transformed weight would not stay in the caches: `max_weight_bytes`).  The float32
-results differ from the direct conv's by about 1e-6 relative (F(4x4); F(2x2) less).
+vs 1.19, 256->256 at 14x14 0.54 vs 1.25 (F(4x4)); 512->512 at 7x7 0.98 vs 1.39 (F(2x2):
+7x7 makes 4 tiles of 4x4; its transformed weight, 16 MiB, is at `max_weight_bytes`, beyond
+which a weight streams from memory at every call).  The float32 results differ from the
+direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
+``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.transform import ModulePass, PassContext
@@ -83,7 +85,9 @@ class Conv2dWinograd(ModulePass):
         """Rewrite every relax function of `mod` (`mod` itself when no conv qualifies)."""
         bb = BlockBuilder(mod)
         rewriter = _Rewriter(bb, self)
-        changed = {gv: rewriter.visit_expr(f) for gv, f in mod.functions.items() if isinstance(f, Function)}
+        changed = {
+            gv: rewriter.visit_expr(f) for gv, f in mod.functions.items() if isinstance(f, Function)
+        }
         if not rewriter.funcs:
             return mod
         out = bb.get()
@@ -92,7 +96,9 @@ class Conv2dWinograd(ModulePass):
         return out
 
 
-def winograd_tile(call: Call, block: int, min_tiles: int = 16, max_weight_bytes: int = 16 << 20) -> int | None:
+def winograd_tile(
+    call: Call, block: int, min_tiles: int = 16, max_weight_bytes: int = 16 << 20
+) -> int | None:
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 
     Qualifies: a 3x3 stride-1 undilated conv without groups on "NCHW{block}c" data of
@@ -110,7 +116,9 @@ def winograd_tile(call: Call, block: int, min_tiles: int = 16, max_weight_bytes:
     w = call.args[1]
     if attrs.data_layout != f"NCHW{block}c" or attrs.kernel_layout != "OIHW":
         return None
-    if attrs.out_layout not in (None, attrs.data_layout) or attrs.out_dtype not in (None, "float32"):
+    if attrs.out_layout not in (None, attrs.data_layout):
+        return None
+    if attrs.out_dtype not in (None, "float32"):
         return None
     if attrs.strides != (1, 1) or attrs.dilation != (1, 1) or attrs.groups != 1:
         return None
@@ -164,7 +172,9 @@ class _Rewriter(ExprMutator):
         rows = -(-tiles // 4) * 4  # the matmul's register tile takes 4 rows
         u = Constant(winograd_weight_transform(w.data, m, panel))
         var_cls = DataflowVar if self.dataflow else Var
-        v = self._call("winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows), _OPAQUE)
+        v = self._call(
+            "winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows), _OPAQUE
+        )
         v_var = var_cls("winograd_v", v.struct_info)
         mm = self._call("winograd_matmul", winograd_batch_matmul, [v_var, u], (), None)
         mm_var = var_cls("winograd_m", mm.struct_info)
@@ -175,7 +185,9 @@ class _Rewriter(ExprMutator):
         var = self.visit_var_def(binding.var)
         return [VarBinding(v_var, v), VarBinding(mm_var, mm), VarBinding(var, y, span=binding.span)]
 
-    def _call(self, name: str, compute, args: list[Expr], params: tuple, pattern: int | None) -> Call:
+    def _call(
+        self, name: str, compute, args: list[Expr], params: tuple, pattern: int | None
+    ) -> Call:
         """A `call_tir` to the PrimFunc of `compute(*args, *params)`, made once per shape."""
         key = (name, tuple((a.struct_info.shape, a.struct_info.dtype) for a in args), params)
         if key not in self.funcs:

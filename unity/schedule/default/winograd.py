@@ -94,7 +94,9 @@ def _kind(sch: Schedule, block: BlockRV) -> str | None:
     return sch.get(block).annotations.get(WINOGRAD)
 
 
-def _schedule_data(sch: Schedule, rows: BlockRV, final: BlockRV, lanes: int, ctx: RuleContext) -> None:
+def _schedule_data(
+    sch: Schedule, rows: BlockRV, final: BlockRV, lanes: int, ctx: RuleContext
+) -> None:
     k, p, c = sch.get_loops(final)
     cb, lane = sch.split(c, [None, lanes])
     sch.reorder(p, cb, k, lane)
