@@ -25,8 +25,8 @@ from typing import Any
 from unity.ir.module import IRModule
 from unity.ir.node import dispatch_table
 from unity.relax.expr import (
-    Binding, BindingBlock, Call, Expr, Function, If, MatchCast, SeqExpr, Tuple, TupleGetItem,
-    Var, VarBinding,
+    Binding, BindingBlock, Call, DataflowBlock, DataflowVar, Expr, Function, If, MatchCast,
+    SeqExpr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
 from unity.relax.infer import infer_struct_info
 from unity.relax.utils import struct_info_equal
@@ -173,6 +173,8 @@ class ExprMutator:
         self.mod = mod
         self.memo: dict[int, Any] = {}
         self.var_remap: dict[Var, Expr] = {}
+        self.in_dataflow = False
+        """True while the bindings of a `DataflowBlock` are visited."""
 
     def refresh(self, expr: Expr) -> Expr:
         """Re-infer the struct info of a rebuilt `expr` (None if a child has none yet).
@@ -267,8 +269,12 @@ class ExprMutator:
             True
         """
         out: list[Binding] = []
-        for b in block.bindings:
-            out.extend(self.visit_binding(b))
+        outer, self.in_dataflow = self.in_dataflow, isinstance(block, DataflowBlock)
+        try:
+            for b in block.bindings:
+                out.extend(self.visit_binding(b))
+        finally:
+            self.in_dataflow = outer
         if len(out) == len(block.bindings) and all(
             a is b for a, b in zip(out, block.bindings, strict=True)
         ):
@@ -295,6 +301,16 @@ class ExprMutator:
             var = new
         var = self.visit_var_def(var)
         return [binding.replace(var=var, value=value)]
+
+    def fresh_var(self, name_hint: str, struct_info: Any) -> Var:
+        """A new var to bind in the block being visited: a `DataflowVar` in a dataflow block.
+
+        Example:
+            >>> from unity import relax
+            >>> ExprMutator().fresh_var("lv", relax.TensorStructInfo((2,), "float32")).name_hint
+            'lv'
+        """
+        return (DataflowVar if self.in_dataflow else Var)(name_hint, struct_info)
 
     def visit_var_def(self, var: Var) -> Var:
         """Mutate a var where it is defined; record the renaming for its uses.

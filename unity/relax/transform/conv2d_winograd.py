@@ -46,10 +46,7 @@ from unity.ir.module import GlobalVar, IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax import op
 from unity.relax.block_builder import BlockBuilder
-from unity.relax.expr import (
-    Binding, BindingBlock, Call, Constant, DataflowBlock, DataflowVar, Expr, Function, Var,
-    VarBinding,
-)  # fmt: skip
+from unity.relax.expr import Binding, Call, Constant, Expr, Function, VarBinding
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op.call_tir import call_tir
 from unity.relax.op.nn.convolution import Conv2DAttrs
@@ -145,15 +142,7 @@ class _Rewriter(ExprMutator):
         super().__init__()
         self.bb = bb
         self.config = config
-        self.dataflow = False
         self.funcs: dict[tuple, tuple[GlobalVar, TensorStructInfo]] = {}
-
-    def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
-        outer, self.dataflow = self.dataflow, isinstance(block, DataflowBlock)
-        try:
-            return super().visit_binding_block(block)
-        finally:
-            self.dataflow = outer
 
     def visit_binding(self, binding: Binding) -> list[Binding]:
         if not isinstance(binding, VarBinding) or not isinstance(binding.value, Call):
@@ -171,13 +160,12 @@ class _Rewriter(ExprMutator):
         tiles = winograd_tiles(oh, ow, m, n)[2]
         rows = -(-tiles // 4) * 4  # the matmul's register tile takes 4 rows
         u = Constant(winograd_weight_transform(w.data, m, panel))
-        var_cls = DataflowVar if self.dataflow else Var
         v = self._call(
             "winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows), _OPAQUE
         )
-        v_var = var_cls("winograd_v", v.struct_info)
+        v_var = self.fresh_var("winograd_v", v.struct_info)
         mm = self._call("winograd_matmul", winograd_batch_matmul, [v_var, u], (), None)
-        mm_var = var_cls("winograd_m", mm.struct_info)
+        mm_var = self.fresh_var("winograd_m", mm.struct_info)
         y = self._call(
             "winograd_output", winograd_output_transform, [mm_var], (m, (oh, ow), cfg.block, n),
             _OUT_EWISE_FUSABLE,

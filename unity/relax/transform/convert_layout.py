@@ -63,7 +63,6 @@ from unity.relax.expr import (
     BindingBlock,
     Call,
     Constant,
-    DataflowBlock,
     DataflowVar,
     Expr,
     Function,
@@ -187,7 +186,6 @@ class _Converter(ExprMutator):
         self.versions: dict[tuple[int, Layout], Expr] = {}  # (id(original), layout) -> holder
         self.keep: list[Expr] = []  # keeps ids in `versions` alive
         self.pending: list[Binding] = []
-        self.dataflow = False
 
     # -- traversal ---------------------------------------------------------------------
 
@@ -203,24 +201,17 @@ class _Converter(ExprMutator):
 
     def visit_seq_expr_(self, expr: SeqExpr) -> Expr:
         """Convert the blocks; the body gets values in their original layout."""
-        saved = dict(self.versions), dict(self.layout), self.dataflow
+        saved = dict(self.versions), dict(self.layout)
         blocks = [self.visit_binding_block(b) for b in expr.blocks]
         outer, self.pending = self.pending, []
         body = self.visit_expr(expr.body)
         if self.pending:
             blocks.append(BindingBlock(tuple(self.pending)))
         self.pending = outer
-        self.versions, self.layout, self.dataflow = saved
+        self.versions, self.layout = saved
         if body is expr.body and all(a is b for a, b in zip(blocks, expr.blocks, strict=True)):
             return expr
         return SeqExpr(tuple(blocks), body, span=expr.span)
-
-    def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
-        """Convert the bindings of `block` (permutes go into the block that needs them)."""
-        outer, self.dataflow = self.dataflow, isinstance(block, DataflowBlock)
-        out = super().visit_binding_block(block)
-        self.dataflow = outer
-        return out
 
     def visit_binding(self, binding: Binding) -> list[Binding]:
         """Apply the layout rule of the bound value (or feed it original layouts)."""
@@ -277,7 +268,7 @@ class _Converter(ExprMutator):
             if new is not var:
                 self.var_remap[var] = new
             return [binding.replace(var=new, value=value)]
-        if not self.dataflow or isinstance(var, DataflowVar):
+        if not self.in_dataflow or isinstance(var, DataflowVar):
             new = type(var)(var.name_hint, value.struct_info_, span=var.span)
             self._record(var, layout, new)
             return [VarBinding(new, value, span=binding.span)]
@@ -443,7 +434,7 @@ class _Converter(ExprMutator):
 
     def _emit(self, value: Expr, hint: str) -> Var:
         value = self.refresh(value)
-        var = (DataflowVar if self.dataflow else Var)(hint, value.struct_info_)
+        var = self.fresh_var(hint, value.struct_info_)
         self.pending.append(VarBinding(var, value))
         return var
 

@@ -42,10 +42,7 @@ from unity.ir.module import GlobalVar, IRModule
 from unity.ir.op import Op
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.block_builder import BlockBuilder
-from unity.relax.expr import (
-    Binding, BindingBlock, Call, DataflowBlock, DataflowVar, Expr, Function, LeafExpr, Tuple,
-    Var, VarBinding,
-)  # fmt: skip
+from unity.relax.expr import Binding, Call, Expr, Function, LeafExpr, Tuple, VarBinding
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op.call_tir import call_tir
 from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
@@ -91,14 +88,6 @@ class _Legalizer(ExprMutator):
         super().__init__()
         self.bb = bb
         self.custom = custom
-        self.dataflow = False
-
-    def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
-        outer, self.dataflow = self.dataflow, isinstance(block, DataflowBlock)
-        try:
-            return super().visit_binding_block(block)
-        finally:
-            self.dataflow = outer
 
     def visit_binding(self, binding: Binding) -> list[Binding]:
         if not isinstance(binding, VarBinding) or not isinstance(binding.value, Call):
@@ -146,8 +135,7 @@ class _Legalizer(ExprMutator):
         if isinstance(arg, Tuple):
             return self._anf(arg, prelude)
         value = self._anf(arg, prelude)
-        var_cls = DataflowVar if self.dataflow else Var
-        var = var_cls("lv", value.struct_info)
+        var = self.fresh_var("lv", value.struct_info)
         prelude.append(VarBinding(var, value))
         return var
 
