@@ -67,3 +67,23 @@ def test_large_or_symbolic_unrolled_loop_becomes_serial():
 def test_nothing_to_do_returns_same_module():
     mod = module(_add_one(ForKind.SERIAL))
     assert UnrollLoop()(mod) is mod
+
+
+def test_selects_the_copy_decides_keep_only_the_branch_taken():
+    @T.prim_func
+    def before(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for o in T.serial(2):
+            for i in T.unroll(4):
+                B[o * 4 + i] = T.Select((o * 4 + i) % 4 == 1, A[0], T.Select(i == 2, A[1], A[o]))
+
+    @T.prim_func
+    def expected(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for o in T.serial(2):
+            B[o * 4 + 0] = A[o]
+            B[o * 4 + 1] = A[0]
+            B[o * 4 + 2] = A[1]
+            B[o * 4 + 3] = A[o]
+
+    after = UnrollLoop()(module(before))
+    assert_structural_equal(after["main"], expected)
+    assert_same_results(module(before), after)

@@ -12,7 +12,11 @@ After ``UnrollLoop()``::
     B[2] = A[2] + T.float32(1)
 
 Each copy gets fresh variables for the loops, lets and allocations inside it, so every
-variable is still defined once.  An `UNROLLED` loop with a symbolic extent or one larger
+variable is still defined once.  A select whose condition the copy's constant decides
+(``select(k == 2, a, b)`` in copy 2, or ``(y0 * 4 + 1) % 4 == 1``) is replaced by the branch
+it takes before the copy is made: a Winograd transform picks each point's coefficients
+that way, and its 36 copies would otherwise carry every point's branches into the
+passes after this one.  An `UNROLLED` loop with a symbolic extent or one larger
 than `max_extent` becomes a `SERIAL` loop.
 """
 
@@ -21,9 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.tir.buffer import Buffer
-from unity.tir.expr import IntImm, Let, PrimExpr, Var, const
+from unity.tir.arith import Analyzer
+from unity.tir.expr import IntImm, Let, PrimExpr, Select, Var, const
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from unity.tir.stmt import Allocate, Evaluate, For, ForKind, LetStmt, Stmt, seq
 from unity.tir.transform._base import PrimFuncPass, with_body
 
@@ -129,6 +134,30 @@ class _Unroller(StmtExprMutator):
     def _copy(self, loop: For, i: int) -> Stmt:
         lo = loop.min
         value = const(lo.value + i, lo.dtype) if isinstance(lo, IntImm) else lo + i
+        body = _TakenBranches(loop.loop_var, value).visit_stmt(loop.body)
         if i == 0:
-            return substitute(loop.body, {loop.loop_var: value})
-        return copy_with_fresh_vars(loop.body, {loop.loop_var: value})
+            return substitute(body, {loop.loop_var: value})
+        return copy_with_fresh_vars(body, {loop.loop_var: value})
+
+
+class _TakenBranches(StmtExprMutator):
+    """Selects whose condition `var` = `value` decides, replaced by the branch taken."""
+
+    def __init__(self, var: Var, value: PrimExpr) -> None:
+        super().__init__()
+        self.var, self.value = var, value
+        self.analyzer = Analyzer()
+
+    def visit_select_(self, expr: Select) -> PrimExpr:
+        taken = self._decided(expr.condition)
+        if taken is None:
+            return self.visit_prim_expr_(expr)
+        return self.visit_expr(expr.true_value if taken else expr.false_value)
+
+    def _decided(self, condition: PrimExpr) -> bool | None:
+        found: list[bool] = []
+        post_order_visit(condition, lambda n: found.append(n is self.var) if isinstance(n, Var) else None)
+        if not any(found):
+            return None
+        folded = self.analyzer.simplify(substitute(condition, {self.var: self.value}))
+        return bool(folded.value) if isinstance(folded, IntImm) else None
