@@ -77,7 +77,7 @@ def test_small_images_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
 
 @pytest.mark.parametrize(
     "conv",
-    [{"strides": 2}, {"k": 1}, {"dilation": 2, "padding": 2}, {"out_dtype": "float64"}],
+    [{"strides": 2}, {"k": 1}, {"k": 7}, {"dilation": 2, "padding": 2}, {"out_dtype": "float64"}],
 )
 def test_other_convs_stay(conv: dict) -> None:
     before = _blocked_convs([conv])
@@ -107,6 +107,13 @@ def test_a_weight_too_large_to_transform_takes_smaller_tiles_or_stays() -> None:
     assert Conv2dWinograd(8, max_weight_bytes=10 << 10)(before) is before
 
 
+def test_a_5x5_conv_takes_2x2_tiles_of_6x6_points() -> None:
+    after = Conv2dWinograd(8)(_blocked_convs([{"k": 5}]))  # 8 x 8 tiles of 2 x 2
+    assert _callees(after)[:3] == ["winograd_data", "winograd_matmul", "winograd_output"]
+    shape = after["main"].body.blocks[0].bindings[0].var.struct_info.shape
+    assert tuple(int(d) for d in shape) == (36, 64, 16)
+
+
 def test_identical_convs_share_their_prim_funcs() -> None:
     after = Conv2dWinograd(8)(_blocked_convs([{}, {}]))
     assert _callees(after) == ["winograd_data", "winograd_matmul", "winograd_output", "nn.relu"] * 2
@@ -119,17 +126,18 @@ def test_weights_transform_in_panels_of_two_vectors() -> None:
     assert u.data.shape == (36, 2, 32, 16)
 
 
-def test_compiled_model_matches_numpy() -> None:
+@pytest.mark.parametrize("k", [3, 5])
+def test_compiled_model_matches_numpy(k: int) -> None:
     """An NCHW conv chain through the default pipeline: blocked, then Winograd."""
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo((1, 16, 16, 16), "float32"))
-    ws = [RNG.standard_normal((16, 16, 3, 3)).astype("float32") / 12 for _ in range(2)]
+    ws = [RNG.standard_normal((16, 16, k, k)).astype("float32") / (4 * k) for _ in range(2)]
     bias = RNG.standard_normal((1, 16, 1, 1)).astype("float32")
     with bb.function("main", [x]):
         with bb.dataflow():
-            y = bb.emit(op.nn.conv2d(x, relax.Constant(ws[0]), padding=1))
+            y = bb.emit(op.nn.conv2d(x, relax.Constant(ws[0]), padding=k // 2))
             y = bb.emit(op.nn.relu(op.add(y, relax.Constant(bias))))
-            y = bb.emit(op.nn.conv2d(y, relax.Constant(ws[1]), padding=1))
+            y = bb.emit(op.nn.conv2d(y, relax.Constant(ws[1]), padding=k // 2))
             out = bb.emit_output(op.add(y, x))
         bb.emit_func_output(out)
     mod = bb.get()
@@ -139,7 +147,8 @@ def test_compiled_model_matches_numpy() -> None:
     got = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())["main"](data).numpy()
 
     def conv(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return conv2d_nchw_python(np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1))), w, 1, 0)
+        pad = k // 2
+        return conv2d_nchw_python(np.pad(a, ((0, 0), (0, 0), (pad, pad), (pad, pad))), w, 1, 0)
 
     ref = conv(np.maximum(conv(data, ws[0]) + bias, 0), ws[1]) + data
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)

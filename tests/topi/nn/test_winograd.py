@@ -19,12 +19,20 @@ def _blocked(x: np.ndarray, b: int) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(n, c // b, b, h, w).transpose(0, 1, 3, 4, 2))
 
 
-@pytest.mark.parametrize("m", [2, 4])
-def test_matrices_compute_a_1d_correlation(m: int) -> None:
-    at, g, bt = W.winograd_matrices(m)
-    d, k = RNG.standard_normal(m + 2), RNG.standard_normal(3)
+@pytest.mark.parametrize(("m", "r"), [(2, 3), (4, 3), (2, 5), (3, 3), (3, 2), (1, 6)])
+def test_matrices_compute_a_1d_correlation(m: int, r: int) -> None:
+    at, g, bt = W.winograd_matrices(m, r)
+    d, k = RNG.standard_normal(m + r - 1), RNG.standard_normal(r)
     got = at @ ((g @ k) * (bt @ d))
-    np.testing.assert_allclose(got, [d[i : i + 3] @ k for i in range(m)], atol=1e-12)
+    np.testing.assert_allclose(got, [d[i : i + r] @ k for i in range(m)], atol=1e-12)
+
+
+def test_f4x4_3x3_data_transform_has_small_integer_coefficients() -> None:
+    _, _, bt = W.winograd_matrices(4, 3)  # Lavin & Gray's B^T, up to the signs of rows
+    lavin = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+             [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]  # fmt: skip
+    for row, want in zip(bt, lavin):
+        assert row.tolist() in (want, [-x for x in want])
 
 
 def test_weight_transform_is_g_w_gt_in_panels() -> None:
@@ -38,36 +46,38 @@ def test_weight_transform_is_g_w_gt_in_panels() -> None:
 
 
 def test_unsupported_tiles_and_kernels_are_named() -> None:
-    with pytest.raises(ValueError, match="output tile 3"):
-        W.winograd_matrices(3)
-    with pytest.raises(ValueError, match="5x5, not 3x3"):
-        W.winograd_weight_transform(np.zeros((8, 8, 5, 5), "float32"), 2)
+    with pytest.raises(ValueError, match=r"F\(4, 5\) needs 8 points"):
+        W.winograd_matrices(4, 5)
+    with pytest.raises(ValueError, match="5x3, not square"):
+        W.winograd_weight_transform(np.zeros((8, 8, 5, 3), "float32"), 2)
     with pytest.raises(ValueError, match="not whole panels of 16"):
         W.winograd_weight_transform(np.zeros((24, 8, 3, 3), "float32"), 2, 16)
 
 
 @pytest.mark.parametrize(
-    ("m", "c", "o", "h", "w", "padding", "images"),
+    ("m", "r", "c", "o", "h", "w", "padding", "images"),
     [
-        (2, 16, 16, 6, 6, 1, 1),
-        (4, 8, 16, 8, 8, 1, 1),
-        (4, 16, 8, 7, 9, 1, 2),  # partial tiles on both axes, two images
-        (2, 8, 8, 6, 5, (0, 1, 2, 0), 1),  # asymmetric padding
-        (4, 8, 16, 6, 6, 0, 1),  # no padding: a 4x4 output
+        (2, 3, 16, 16, 6, 6, 1, 1),
+        (4, 3, 8, 16, 8, 8, 1, 1),
+        (4, 3, 16, 8, 7, 9, 1, 2),  # partial tiles on both axes, two images
+        (2, 3, 8, 8, 6, 5, (0, 1, 2, 0), 1),  # asymmetric padding
+        (4, 3, 8, 16, 6, 6, 0, 1),  # no padding: a 4x4 output
+        (2, 5, 8, 16, 9, 9, 2, 1),  # 5x5: partial tiles
     ],
 )  # fmt: skip
-def test_the_three_stages_equal_a_direct_conv(m, c, o, h, w, padding, images) -> None:
-    b, panel = 8, 8
+def test_the_three_stages_equal_a_direct_conv(m, r, c, o, h, w, padding, images) -> None:
+    b, panel, alpha = 8, 8, m + r - 1
     x = te.placeholder((images, c // b, h, w, b), name="x")
     top, left, bottom, right = (padding,) * 4 if isinstance(padding, int) else padding
-    oh, ow = h + top + bottom - 2, w + left + right - 2
+    oh, ow = h + top + bottom - (r - 1), w + left + right - (r - 1)
     tiles = W.winograd_tiles(oh, ow, m, images)[2]
-    v = W.winograd_data_transform(x, m, padding, tiles + 3)  # three spare rows
-    u = te.placeholder(((m + 2) ** 2, o // panel, c, panel), name="u")
-    y = W.winograd_output_transform(W.winograd_batch_matmul(v, u), m, (oh, ow), b, images)
+    v = W.winograd_data_transform(x, m, padding, tiles + 3, r)  # three spare rows
+    u = te.placeholder((alpha**2, o // panel, c, panel), name="u")
+    mm = W.winograd_batch_matmul(v, u)
+    y = W.winograd_output_transform(mm, m, (oh, ow), b, images, r)
     lib = unity.build(te.create_prim_func([x, u, y]))
     data = RNG.standard_normal((images, c, h, w)).astype("float32")
-    weight = RNG.standard_normal((o, c, 3, 3)).astype("float32")
+    weight = RNG.standard_normal((o, c, r, r)).astype("float32")
     out = np.zeros((images, o // b, oh, ow, b), "float32")
     lib["main"](_blocked(data, b), W.winograd_weight_transform(weight, m, panel), out)
     padded = np.pad(data, ((0, 0), (0, 0), (top, bottom), (left, right)))

@@ -1,14 +1,15 @@
-"""Winograd convolution F(m x m, 3 x 3) on channel-blocked activations ("NCHW{b}c").
+"""Winograd convolution F(m x m, r x r) on channel-blocked activations ("NCHW{b}c").
 
-A 3x3 stride-1 convolution computes each `m x m` output tile from an `(m+2) x (m+2)`
-input tile ``d`` with ``A^T [(G g G^T) * (B^T d B)] A`` (Lavin & Gray, "Fast Algorithms
-for Convolutional Neural Networks", 2015): the products of the `(m+2)^2` transformed
-points, summed over the input channels, are `(m+2)^2` independent matrix products of
-`[tiles, C] x [C, O]`.  F(4x4, 3x3) does 36 multiplies per tile and channel pair where
-the direct convolution does 144; F(2x2, 3x3) 16 against 36.
+An `r x r` stride-1 convolution computes each `m x m` output tile from an `a x a` input
+tile ``d`` (``a = m + r - 1``) with ``A^T [(G g G^T) * (B^T d B)] A`` (Lavin & Gray, "Fast
+Algorithms for Convolutional Neural Networks", 2015; the matrices from `winograd_matrices`):
+the products of the `a^2` transformed points, summed over the input channels, are `a^2`
+independent matrix products of `[tiles, C] x [C, O]`.  F(4x4, 3x3) does 36 multiplies per
+tile and channel pair where the direct convolution does 144; F(2x2, 3x3) 16 against 36;
+F(2x2, 5x5) 36 against 100.
 
 The three stages, each a TE compute with two steps (a row pass then a column pass, so
-each step sums at most `m + 2` terms):
+each step sums at most `a` terms):
 
 - `winograd_data_transform`: ``V[e*a + n, p, c] = (B^T d_p B)[e, n]`` for tile `p` of
   channel `c` (the zero padding applied first; tiles beyond the image repeat the last);
@@ -35,6 +36,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -54,46 +56,69 @@ __all__ = [
 WINOGRAD = "unity.winograd"
 """Block annotation naming a Winograd transform stage."""
 
-_F = Fraction
-_MATRICES: dict[int, tuple[list[list[Fraction]], ...]] = {
-    # m: (A^T [m x a], G [a x 3], B^T [a x a]) for the points 0, 1, -1 (and 2, -2), inf
-    2: (
-        [[1, 1, 1, 0], [0, 1, -1, -1]],
-        [[1, 0, 0], [_F(1, 2), _F(1, 2), _F(1, 2)], [_F(1, 2), _F(-1, 2), _F(1, 2)], [0, 0, 1]],
-        [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
-    ),
-    4: (
-        [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
-        [
-            [_F(1, 4), 0, 0],
-            [_F(-1, 6), _F(-1, 6), _F(-1, 6)],
-            [_F(-1, 6), _F(1, 6), _F(-1, 6)],
-            [_F(1, 24), _F(1, 12), _F(1, 6)],
-            [_F(1, 24), _F(-1, 12), _F(1, 6)],
-            [0, 0, 1],
-        ],
-        [
-            [4, 0, -5, 0, 1, 0],
-            [0, -4, -4, 1, 1, 0],
-            [0, 4, -4, -1, 1, 0],
-            [0, -2, -1, 2, 1, 0],
-            [0, 2, -1, -2, 1, 0],
-            [0, 4, 0, -5, 0, 1],
-        ],
-    ),
-}
+_POINTS = (Fraction(0), Fraction(1), Fraction(-1), Fraction(2), Fraction(-2))
+"""The finite interpolation points, in the order taken (infinity is the last point)."""
 
 
-def winograd_matrices(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`(A^T, G, B^T)` of F(m x m, 3 x 3) as float64 arrays (`m` is 2 or 4).
+def winograd_matrices(m: int, r: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`(A^T, G, B^T)` of F(m, r) as float64 arrays: ``y = A^T [(G g) * (B^T d)]`` is the
+    correlation ``y[i] = sum_k d[i + k] g[k]`` of `a = m + r - 1` inputs (at most 6: the
+    points 0, 1, -1, 2, -2 and infinity).
+
+    Toom-Cook: with ``E_k`` the `a x k` matrix evaluating a polynomial of `k` coefficients at
+    the points (its row for infinity picks the leading coefficient) and ``V = E_a``, a linear
+    convolution is ``V^-1 [(E_r g) * (E_m u)]``; the correlation is its transpose, so
+    ``A^T = E_m^T``, ``G = E_r`` and ``B^T = V^-T``.  Each point's row of `B^T` is then
+    scaled to small integers (the data transform runs in float32 at run time) and its row
+    of `G` by the inverse (the weight transform runs once, in float64).
 
     Example:
-        >>> [a.shape for a in winograd_matrices(2)]
-        [(2, 4), (4, 3), (4, 4)]
+        >>> at, g, bt = winograd_matrices(2)
+        >>> at.shape, g.shape, bt.shape
+        ((2, 4), (4, 3), (4, 4))
+        >>> d, k = np.arange(4.0), np.array([1.0, 2.0, 3.0])
+        >>> (at @ ((g @ k) * (bt @ d))).tolist()
+        [8.0, 14.0]
     """
-    if m not in _MATRICES:
-        raise ValueError(f"winograd: output tile {m} is not supported (2 or 4)")
-    return tuple(np.array(x, dtype="float64") for x in _MATRICES[m])  # type: ignore[return-value]
+    alpha = m + r - 1
+    if m < 1 or r < 1 or alpha > len(_POINTS) + 1:
+        raise ValueError(
+            f"winograd: F({m}, {r}) needs {alpha} points; supported: m + r - 1 <= {len(_POINTS) + 1}"
+        )
+    points = _POINTS[: alpha - 1]
+
+    def evaluation(k: int) -> list[list[Fraction]]:
+        rows = [[p**i for i in range(k)] for p in points]
+        return rows + [[Fraction(int(i == k - 1)) for i in range(k)]]
+
+    bt = _transpose(_inverse(evaluation(alpha)))
+    g = evaluation(r)
+    for j, row in enumerate(bt):
+        scale = math.lcm(*(x.denominator for x in row))
+        bt[j] = [x * scale for x in row]
+        g[j] = [x / scale for x in g[j]]
+    at = _transpose(evaluation(m))
+    return tuple(np.array(x, dtype="float64") for x in (at, g, bt))  # type: ignore[return-value]
+
+
+def _transpose(rows: list[list[Fraction]]) -> list[list[Fraction]]:
+    return [list(col) for col in zip(*rows)]
+
+
+def _inverse(rows: list[list[Fraction]]) -> list[list[Fraction]]:
+    """The exact inverse of a square matrix of fractions (Gauss-Jordan)."""
+    n = len(rows)
+    aug = [[*row, *(Fraction(int(i == j)) for j in range(n))] for i, row in enumerate(rows)]
+    for col in range(n):
+        pivot = next(i for i in range(col, n) if aug[i][col] != 0)
+        aug[col], aug[pivot] = aug[pivot], aug[col]
+        lead = aug[col][col]
+        aug[col] = [x / lead for x in aug[col]]
+        for i in range(n):
+            if i != col and aug[i][col] != 0:
+                factor = aug[i][col]
+                aug[i] = [x - factor * y for x, y in zip(aug[i], aug[col])]
+    return [row[n:] for row in aug]
 
 
 def winograd_tiles(h: int, w: int, m: int, n: int = 1) -> tuple[int, int, int]:
@@ -108,7 +133,7 @@ def winograd_tiles(h: int, w: int, m: int, n: int = 1) -> tuple[int, int, int]:
 
 
 def winograd_weight_transform(weight: np.ndarray, m: int, panel: int | None = None) -> np.ndarray:
-    """``U[e*a + n, o // t, c, o % t] = (G g G^T)[e, n]`` of an OIHW 3x3 `weight`: the
+    """``U[e*a + n, o // t, c, o % t] = (G g G^T)[e, n]`` of an OIHW `r x r` `weight`: the
     transformed weights of each point in panels of `panel` (`t`, default all) output
     channels, each panel one contiguous stream for the matmul (same dtype as `weight`).
 
@@ -116,11 +141,11 @@ def winograd_weight_transform(weight: np.ndarray, m: int, panel: int | None = No
         >>> winograd_weight_transform(np.zeros((32, 4, 3, 3), "float32"), 2, 16).shape
         (16, 2, 4, 16)
     """
-    _, g, _ = winograd_matrices(m)
     o, c, kh, kw = weight.shape
+    if kh != kw:
+        raise ValueError(f"winograd: the kernel is {kh}x{kw}, not square")
+    _, g, _ = winograd_matrices(m, kh)
     t = panel or o
-    if (kh, kw) != (3, 3):
-        raise ValueError(f"winograd: the kernel is {kh}x{kw}, not 3x3")
     if o % t:
         raise ValueError(f"winograd: {o} output channels are not whole panels of {t}")
     u = g @ weight.astype("float64") @ g.T  # [o, c, e, n], two batched matmuls
@@ -152,9 +177,9 @@ def _combine(row: Sequence[float], terms: Sequence[PrimExpr]) -> PrimExpr:
 
 
 def winograd_data_transform(
-    data: Tensor, m: int, padding: int | Sequence[int], tiles: int | None = None
+    data: Tensor, m: int, padding: int | Sequence[int], tiles: int | None = None, r: int = 3
 ) -> Tensor:
-    """``V[e*a + n, p, c]``: the transformed input tiles of an NCHW{b}c `data` for a 3x3
+    """``V[e*a + n, p, c]``: the transformed input tiles of an NCHW{b}c `data` for an `r x r`
     stride-1 conv with `padding`; `tiles` rows (at least the image's tiles; the extra rows
     repeat the last tile, so that a matmul tile divides them).
 
@@ -164,16 +189,16 @@ def winograd_data_transform(
         >>> [d.value for d in winograd_data_transform(x, 2, 1, 52).shape]
         [16, 52, 16]
     """
-    _, _, bt = winograd_matrices(m)
-    alpha = m + 2
+    _, _, bt = winograd_matrices(m, r)
+    alpha = m + r - 1
     n, cb, h, w, b = (const_int(d) for d in data.shape)
     top, left, bottom, right = padding4(padding)
-    oh, ow = h + top + bottom - 2, w + left + right - 2
+    oh, ow = h + top + bottom - (r - 1), w + left + right - (r - 1)
     th, tw, count = winograd_tiles(oh, ow, m, n)
     rows = tiles or count
     if rows < count:
         raise ValueError(f"winograd: {rows} tile rows for {count} tiles")
-    extra_h, extra_w = th * m + 2 - (h + top), tw * m + 2 - (w + left)
+    extra_h, extra_w = th * m + r - 1 - (h + top), tw * m + r - 1 - (w + left)
     padded = pad(data, [0, 0, top, left, 0], [0, 0, extra_h, extra_w, 0], name="T_pad_data")
 
     def rows_body(p: PrimExpr, c: PrimExpr, e: PrimExpr, j: PrimExpr, lane: PrimExpr) -> PrimExpr:
@@ -221,7 +246,7 @@ def winograd_batch_matmul(v: Tensor, u: Tensor, out_dtype: str | None = None) ->
 
 
 def winograd_output_transform(
-    mm: Tensor, m: int, out_hw: tuple[int, int], block: int, images: int = 1
+    mm: Tensor, m: int, out_hw: tuple[int, int], block: int, images: int = 1, r: int = 3
 ) -> Tensor:
     """``Y[n, o // b, y, x, o % b]``: the `out_hw` output of the products `mm` (``M[k, o //
     t, p, o % t]``) in NCHW{block}c.
@@ -232,8 +257,8 @@ def winograd_output_transform(
         >>> [d.value for d in winograd_output_transform(mm, 4, (14, 14), 8).shape]
         [1, 4, 14, 14, 8]
     """
-    at, _, _ = winograd_matrices(m)
-    alpha = m + 2
+    at, _, _ = winograd_matrices(m, r)
+    alpha = m + r - 1
     oh, ow = out_hw
     th, tw, _ = winograd_tiles(oh, ow, m, images)
     panel = const_int(mm.shape[3])
