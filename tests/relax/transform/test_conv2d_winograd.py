@@ -57,14 +57,14 @@ def test_a_3x3_conv_becomes_data_matmul_output() -> None:
     assert _callees(after) == ["winograd_data", "winograd_matmul", "winograd_output", "nn.relu"]
     sinfos = [b.var.struct_info.shape for b in after["main"].body.blocks[0].bindings]
     assert [tuple(int(d) for d in s) for s in sinfos[:3]] == [
-        (36, 16, 16), (36, 1, 16, 16), (1, 2, 16, 16, 8)  # 4 x 4 tiles of 4 x 4, one panel
+        (36, 1, 16, 16), (36, 1, 1, 16, 16), (1, 2, 16, 16, 8)  # 4 x 4 tiles of 4 x 4, a panel
     ]  # fmt: skip
     names = ("winograd_data", "winograd_matmul", "winograd_output")
     data, matmul, output = (after[n] for n in names)
     assert data.attrs["op_pattern"] == 8 and output.attrs["op_pattern"] == 4
     assert "op_pattern" not in matmul.attrs  # read from its blocks later
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
-    assert u.data.shape == (36, 1, 16, 16)
+    assert u.data.shape == (36, 1, 1, 16, 16)
 
 
 def test_small_images_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
@@ -111,7 +111,7 @@ def test_a_5x5_conv_takes_2x2_tiles_of_6x6_points() -> None:
     after = Conv2dWinograd(8)(_blocked_convs([{"k": 5}]))  # 8 x 8 tiles of 2 x 2
     assert _callees(after)[:3] == ["winograd_data", "winograd_matmul", "winograd_output"]
     shape = after["main"].body.blocks[0].bindings[0].var.struct_info.shape
-    assert tuple(int(d) for d in shape) == (36, 64, 16)
+    assert tuple(int(d) for d in shape) == (36, 1, 64, 16)
 
 
 def test_identical_convs_share_their_prim_funcs() -> None:
@@ -123,7 +123,7 @@ def test_identical_convs_share_their_prim_funcs() -> None:
 def test_weights_transform_in_panels_of_two_vectors() -> None:
     after = Conv2dWinograd(8)(_blocked_convs([{}], c=32))
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
-    assert u.data.shape == (36, 2, 32, 16)
+    assert u.data.shape == (36, 1, 2, 32, 16)
 
 
 @pytest.mark.parametrize("k", [3, 5])
@@ -166,6 +166,23 @@ def test_weight_transform_matches_the_pass_constant() -> None:
     after = Conv2dWinograd(8)(bb.get())
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
     np.testing.assert_array_equal(u.data, winograd_weight_transform(w, 4, 16))
+
+
+def test_grouped_convs_take_a_matmul_per_group() -> None:
+    """Two groups of 16 channels (AlexNet's convs are in two groups)."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 4, 16, 16, 8), "float32"))
+    w = RNG.standard_normal((32, 16, 3, 3)).astype("float32")
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            conv = op.nn.conv2d(x, relax.Constant(w), padding=1, groups=2, data_layout="NCHW8c")
+            out = bb.emit_output(conv)
+        bb.emit_func_output(out)
+    after = Conv2dWinograd(8)(bb.get())
+    bindings = after["main"].body.blocks[0].bindings
+    assert tuple(int(d) for d in bindings[0].var.struct_info.shape) == (36, 2, 16, 16)
+    assert bindings[1].value.args[1].fields[1].data.shape == (36, 2, 1, 16, 16)
+
 
 
 def test_the_pass_can_be_disabled_by_name() -> None:

@@ -24,7 +24,7 @@ def _stages(m: int, c: int, o: int, h: int, b: int = 8, panel: int = 16):
     rows = -(-W.winograd_tiles(h, h, m)[2] // 4) * 4
     v = W.winograd_data_transform(x, m, 1, rows)
     vp = te.placeholder(v.shape, name="v")
-    u = te.placeholder(((m + 2) ** 2, o // panel, c, panel), name="u")
+    u = te.placeholder(((m + 2) ** 2, 1, o // panel, c, panel), name="u")
     mm = W.winograd_batch_matmul(vp, u)
     mp = te.placeholder(mm.shape, name="mm")
     bias = te.placeholder((1, o // b, 1, 1, b), name="bias")

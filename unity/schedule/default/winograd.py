@@ -8,8 +8,8 @@ an iteration variable.  The rule computes the row pass per tile in a `local` buf
 unrolls the points, so that every select folds to one sum of loads with constant
 coefficients; the channels' lanes are the vector:
 
-- data: ``p parallel / cb / (rows: e, j unrolled / lane vector) / k unrolled / lane
-  vector``, writing ``V[k, p, cb * b + lane]``;
+- data: ``p parallel / g / cb / (rows: e, j unrolled / lane vector) / k unrolled / lane
+  vector``, writing ``V[k, g, p, cb * b + lane]`` (group `g`);
 - output: the elementwise epilogue (bias, residual, activation) inlined into the column
   pass, then ``(n, ob, ty) one parallel / tx / (rows: a, xi unrolled / lane vector) / yi,
   xi unrolled / lane vector``.
@@ -18,17 +18,17 @@ Before (the data transform, abridged)::
 
     for p, c, e, j, l in T.grid(52, 2, 4, 4, 8):
         with T.block("T_winograd_rows"): ...   # rows[p, c, e, j, l] = select(e == 0, ...)
-    for k, p, c in T.grid(16, 52, 16):
-        with T.block("T_winograd_data"): ...   # V[k, p, c] = select(k % 4 == 0, ...)
+    for k, g, p, c in T.grid(16, 1, 52, 16):
+        with T.block("T_winograd_data"): ...   # V[k, g, p, c] = select(k % 4 == 0, ...)
 
 After ``schedule_winograd``::
 
     for p in T.parallel(52):
-        for cb in range(2):
+        for g, cb in T.grid(1, 2):
             for e, j in T.grid(4, 4):            # unrolled
                 for l in T.vectorized(8): rows_local[e, j, l] = ...
             for k in T.unroll(16):
-                for l in T.vectorized(8): V[k, p, cb * 8 + l] = ...
+                for l in T.vectorized(8): V[k, g, p, cb * 8 + l] = ...
 """
 
 from __future__ import annotations
@@ -97,9 +97,9 @@ def _kind(sch: Schedule, block: BlockRV) -> str | None:
 def _schedule_data(
     sch: Schedule, rows: BlockRV, final: BlockRV, lanes: int, ctx: RuleContext
 ) -> None:
-    k, p, c = sch.get_loops(final)
+    k, g, p, c = sch.get_loops(final)
     cb, lane = sch.split(c, [None, lanes])
-    sch.reorder(p, cb, k, lane)
+    sch.reorder(p, g, cb, k, lane)
     _rows_at(sch, rows, cb)
     sch.unroll(k)
     sch.vectorize(lane)

@@ -11,11 +11,12 @@ F(2x2, 5x5) 36 against 100.
 The three stages, each a TE compute with two steps (a row pass then a column pass, so
 each step sums at most `a` terms):
 
-- `winograd_data_transform`: ``V[e*a + n, p, c] = (B^T d_p B)[e, n]`` for tile `p` of
-  channel `c` (the zero padding applied first; tiles beyond the image repeat the last);
-- `winograd_batch_matmul`: ``M[k, o // t, p, o % t] = sum_c V[k, p, c] * U[k, o // t, c, o
-  % t]``, with ``U = winograd_weight_transform(w)`` (``G g G^T``, computed with numpy
-  from a constant weight, in panels of `t` output channels);
+- `winograd_data_transform`: ``V[e*a + n, g, p, c] = (B^T d_p B)[e, n]`` for tile `p` of
+  channel `c` of group `g` (the zero padding applied first; tiles beyond the image repeat
+  the last);
+- `winograd_batch_matmul`: ``M[k, g, j, p, o] = sum_c V[k, g, p, c] * U[k, g, j, c, o]``,
+  with ``U = winograd_weight_transform(w)`` (``G g G^T``, computed with numpy from a
+  constant weight, in panels `j` of `t` output channels `o`);
 - `winograd_output_transform`: ``Y[n, o // b, y, x, o % b] = (A^T M_p A)[y % m, x % m]``.
 
 The blocks of the transforms carry the annotation ``unity.winograd`` (``"data_rows"``,
@@ -28,7 +29,7 @@ Example:
     >>> x = te.placeholder((1, 2, 8, 8, 8), name="x")
     >>> v = winograd_data_transform(x, 4, 1, 4)
     >>> [d.value for d in v.shape]
-    [36, 4, 16]
+    [36, 1, 4, 16]
     >>> winograd_weight_transform(np.ones((16, 16, 3, 3), "float32"), 4).shape
     (36, 1, 16, 16)
 """
@@ -132,24 +133,31 @@ def winograd_tiles(h: int, w: int, m: int, n: int = 1) -> tuple[int, int, int]:
     return th, tw, n * th * tw
 
 
-def winograd_weight_transform(weight: np.ndarray, m: int, panel: int | None = None) -> np.ndarray:
-    """``U[e*a + n, o // t, c, o % t] = (G g G^T)[e, n]`` of an OIHW `r x r` `weight`: the
-    transformed weights of each point in panels of `panel` (`t`, default all) output
-    channels, each panel one contiguous stream for the matmul (same dtype as `weight`).
+def winograd_weight_transform(
+    weight: np.ndarray, m: int, panel: int | None = None, groups: int = 1
+) -> np.ndarray:
+    """``U[e*a + n, o // og, o % og // t, c, o % t] = (G g G^T)[e, n]`` of an OIHW `r x r`
+    `weight` in `groups` (``og = O / groups`` output channels each): the transformed weights
+    of each point and group in panels of `panel` (`t`, default a group's) output channels,
+    each panel one contiguous stream for the matmul (same dtype as `weight`).
 
     Example:
         >>> winograd_weight_transform(np.zeros((32, 4, 3, 3), "float32"), 2, 16).shape
-        (16, 2, 4, 16)
+        (16, 1, 2, 4, 16)
+        >>> winograd_weight_transform(np.zeros((32, 4, 3, 3), "float32"), 2, 8, groups=2).shape
+        (16, 2, 2, 4, 8)
     """
     o, c, kh, kw = weight.shape
     if kh != kw:
         raise ValueError(f"winograd: the kernel is {kh}x{kw}, not square")
     _, g, _ = winograd_matrices(m, kh)
-    t = panel or o
-    if o % t:
-        raise ValueError(f"winograd: {o} output channels are not whole panels of {t}")
+    t = panel or o // groups
+    if o % groups or (o // groups) % t:
+        raise ValueError(
+            f"winograd: {o} output channels in {groups} groups are not whole panels of {t}"
+        )
     u = g @ weight.astype("float64") @ g.T  # [o, c, e, n], two batched matmuls
-    u = u.reshape(o // t, t, c, len(g) ** 2).transpose(3, 0, 2, 1)
+    u = u.reshape(groups, o // groups // t, t, c, len(g) ** 2).transpose(4, 0, 1, 3, 2)
     return np.ascontiguousarray(u.astype(weight.dtype))
 
 
@@ -177,17 +185,19 @@ def _combine(row: Sequence[float], terms: Sequence[PrimExpr]) -> PrimExpr:
 
 
 def winograd_data_transform(
-    data: Tensor, m: int, padding: int | Sequence[int], tiles: int | None = None, r: int = 3
-) -> Tensor:
-    """``V[e*a + n, p, c]``: the transformed input tiles of an NCHW{b}c `data` for an `r x r`
-    stride-1 conv with `padding`; `tiles` rows (at least the image's tiles; the extra rows
-    repeat the last tile, so that a matmul tile divides them).
+    data: Tensor, m: int, padding: int | Sequence[int], tiles: int | None = None, r: int = 3,
+    groups: int = 1,
+) -> Tensor:  # fmt: skip
+    """``V[e*a + n, g, p, c]``: the transformed input tiles of an NCHW{b}c `data` for an
+    `r x r` stride-1 conv with `padding`, channel `c` of group `g` (of `groups`, each whole
+    blocks); `tiles` rows (at least the image's tiles; the extra rows repeat the last
+    tile, so that a matmul tile divides them).
 
     Example:
         >>> from unity import te
         >>> x = te.placeholder((1, 2, 14, 14, 8), name="x")
         >>> [d.value for d in winograd_data_transform(x, 2, 1, 52).shape]
-        [16, 52, 16]
+        [16, 1, 52, 16]
     """
     _, _, bt = winograd_matrices(m, r)
     alpha = m + r - 1
@@ -213,47 +223,54 @@ def winograd_data_transform(
         attrs={WINOGRAD: "data_rows"},
     )  # fmt: skip
 
-    def body(k: PrimExpr, p: PrimExpr, c: PrimExpr) -> PrimExpr:
+    per_group = cb * b // groups
+    if per_group % b or groups * per_group != cb * b:
+        raise ValueError(f"winograd: {cb * b} channels in {groups} groups are not whole blocks")
+
+    def body(k: PrimExpr, g: PrimExpr, p: PrimExpr, c: PrimExpr) -> PrimExpr:
         e, nn = k // alpha, k % alpha
-        t = [first[p, c // b, e, j, c % b] for j in range(alpha)]
+        ch = g * per_group + c
+        t = [first[p, ch // b, e, j, ch % b] for j in range(alpha)]
         return _pick(nn, [_combine(bt[i], t) for i in range(alpha)])
 
     return te.compute(
-        (alpha * alpha, rows, cb * b), body, name="T_winograd_data", attrs={WINOGRAD: "data"}
-    )
+        (alpha * alpha, groups, rows, per_group), body, name="T_winograd_data",
+        attrs={WINOGRAD: "data"},
+    )  # fmt: skip
 
 
 def winograd_batch_matmul(v: Tensor, u: Tensor, out_dtype: str | None = None) -> Tensor:
-    """``M[k, o // t, p, o % t] = sum_c V[k, p, c] * U[k, o // t, c, o % t]``: the
-    transformed tiles times the transformed weights (in panels of `t` output channels),
-    one matrix product per point `k`.
+    """``M[k, g, j, p, o] = sum_c V[k, g, p, c] * U[k, g, j, c, o]``: the transformed tiles
+    times the transformed weights (panel `j` of `t` output channels of group `g`), one
+    matrix product per point `k` and group.
 
     Example:
         >>> from unity import te
-        >>> v = te.placeholder((16, 52, 32), name="v")
-        >>> u = te.placeholder((16, 4, 32, 16), name="u")
+        >>> v = te.placeholder((16, 1, 52, 32), name="v")
+        >>> u = te.placeholder((16, 1, 4, 32, 16), name="u")
         >>> [d.value for d in winograd_batch_matmul(v, u).shape]
-        [16, 4, 52, 16]
+        [16, 1, 4, 52, 16]
     """
-    points, rows, channels = v.shape
+    points, groups, rows, channels = v.shape
     dtype = out_dtype or v.dtype
     c = te.reduce_axis((0, channels), name="c")
 
-    def body(k: PrimExpr, panel: PrimExpr, p: PrimExpr, o: PrimExpr) -> PrimExpr:
-        return te.sum(v[k, p, c.var].astype(dtype) * u[k, panel, c.var, o].astype(dtype), axis=c)
+    def body(k: PrimExpr, g: PrimExpr, j: PrimExpr, p: PrimExpr, o: PrimExpr) -> PrimExpr:
+        return te.sum(v[k, g, p, c.var].astype(dtype) * u[k, g, j, c.var, o].astype(dtype), axis=c)
 
-    return te.compute((points, u.shape[1], rows, u.shape[3]), body, name="T_winograd_matmul")
+    shape = (points, groups, u.shape[2], rows, u.shape[4])
+    return te.compute(shape, body, name="T_winograd_matmul")
 
 
 def winograd_output_transform(
     mm: Tensor, m: int, out_hw: tuple[int, int], block: int, images: int = 1, r: int = 3
 ) -> Tensor:
     """``Y[n, o // b, y, x, o % b]``: the `out_hw` output of the products `mm` (``M[k, o //
-    t, p, o % t]``) in NCHW{block}c.
+    og, o % og // t, p, o % t]``, ``og`` output channels per group) in NCHW{block}c.
 
     Example:
         >>> from unity import te
-        >>> mm = te.placeholder((36, 2, 16, 16), name="mm")
+        >>> mm = te.placeholder((36, 1, 2, 16, 16), name="mm")
         >>> [d.value for d in winograd_output_transform(mm, 4, (14, 14), 8).shape]
         [1, 4, 14, 14, 8]
     """
@@ -261,16 +278,18 @@ def winograd_output_transform(
     alpha = m + r - 1
     oh, ow = out_hw
     th, tw, _ = winograd_tiles(oh, ow, m, images)
-    panel = const_int(mm.shape[3])
-    o = const_int(mm.shape[1]) * panel
+    groups, panels, panel = (const_int(mm.shape[i]) for i in (1, 2, 4))
+    per_group = panels * panel
+    o = groups * per_group
 
     def rows_body(p: PrimExpr, ob: PrimExpr, a: PrimExpr, xi: PrimExpr, lane: PrimExpr) -> PrimExpr:
-        o = ob * block + lane
-        t = [mm[a * alpha + j, o // panel, p, o % panel] for j in range(alpha)]
+        ch = ob * block + lane
+        g, og = (ch // per_group, ch % per_group) if groups > 1 else (0, ch)
+        t = [mm[a * alpha + j, g, og // panel, p, og % panel] for j in range(alpha)]
         return _pick(xi, [_combine(at[k], t) for k in range(m)])
 
     first = te.compute(
-        (mm.shape[2], o // block, alpha, m, block), rows_body, name="T_winograd_out_rows",
+        (mm.shape[3], o // block, alpha, m, block), rows_body, name="T_winograd_out_rows",
         attrs={WINOGRAD: "output_rows"},
     )  # fmt: skip
 
