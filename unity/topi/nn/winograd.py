@@ -31,7 +31,7 @@ Example:
     >>> [d.value for d in v.shape]
     [36, 1, 4, 16]
     >>> winograd_weight_transform(np.ones((16, 16, 3, 3), "float32"), 4).shape
-    (36, 1, 16, 16)
+    (36, 1, 1, 16, 16)
 """
 
 from __future__ import annotations
