@@ -218,29 +218,30 @@ max |unity - onnxruntime| is at most 4e-6 on every model.  Same-process ratios m
 (`pip install apache-tvm`, its default pipeline) compiles the same ResNet-50 in 3.4 s
 (import 0.75 + compile 2.6) and runs it in 3.2 s (no schedules).
 
-A sixth session, same Zen 3 (peak ~203 GFLOP/s), after 3x3 stride-1 convs began running
-as Winograd F(4x4, 3x3) / F(2x2, 3x3) (`Conv2dWinograd`; the shares of peak count the
-direct conv's multiply-adds, so they pass 100% where most of the work is such convs);
-`--repeat 20`, and the tuned lines from a second run with `--tune 150`, whose default
-lines were resnet50 41.2 / 48.9 ms 0.84x, encoder 27.6 / 27.7 1.00x::
+A sixth session, same Zen 3 (peak ~204 GFLOP/s), after 3x3 stride-1 convs began running
+as Winograd F(4x4, 3x3) / F(2x2, 3x3), 5x5 ones as F(2x2, 5x5), grouped ones a matmul per
+group (`Conv2dWinograd`; the shares of peak count the direct conv's multiply-adds, so
+they pass 100% where most of the work is such convs); `--repeat 20`, and the tuned lines
+from an earlier run of the session (3x3 only) with `--tune 150`, whose default lines
+were resnet50 41.2 / 48.9 ms 0.84x, encoder 27.6 / 27.7 1.00x::
 
     model        compile relax lower  llvm unity ms   ort ms   ratio  GFLOP   unity    ort
-    resnet50        10.2   2.2   3.8   4.2     43.3     50.9   0.85x   8.18   93.1%  79.2%
-    densenet121     23.2   5.1   7.0  10.5     31.1     44.1   0.71x   5.67   89.7%  63.3%
-    inception_v1    22.5   2.9   9.1  10.5     14.8     30.7   0.48x   2.86   95.5%  46.0%
-    inception_v2    18.4   2.2   7.7   8.4     18.5     25.1   0.74x   4.04  107.4%  79.4%
-    shufflenet       3.8   1.0   0.9   1.9      4.6      5.3   0.87x   0.25   26.5%  23.0%
-    squeezenet       8.6   1.0   3.9   3.7      5.1      5.5   0.93x   0.70   67.7%  62.9%
-    vgg19            9.4   2.7   3.3   2.9    119.1    226.9   0.53x  39.26  162.5%  85.3%
-    zfnet512         4.1   1.8   0.5   1.5     24.8     48.4   0.51x   2.96   59.0%  30.2%
-    alexnet          3.8   1.3   0.7   1.7     15.6     23.9   0.65x   1.31   41.4%  27.0%
-    encoder          4.5   0.4   0.7   3.3     29.0     28.1   1.03x   3.72   63.3%  65.3%
+    resnet50        10.1   2.1   3.6   4.4     41.0     49.1   0.84x   8.18   97.7%  81.6%
+    densenet121     23.4   4.9   7.1  10.9     33.2     46.4   0.72x   5.67   83.6%  59.8%
+    inception_v1    25.1   3.1  10.6  11.3     16.4     36.4   0.45x   2.86   85.7%  38.6%
+    inception_v2    18.6   2.5   7.9   8.1     21.2     27.0   0.79x   4.04   93.1%  73.2%
+    shufflenet       3.5   1.0   0.6   1.9      4.4      5.4   0.83x   0.25   27.6%  22.8%
+    squeezenet       8.6   1.1   3.5   3.9      5.7      7.1   0.79x   0.70   60.5%  47.9%
+    vgg19            9.0   2.5   3.1   2.9    113.3    222.4   0.51x  39.26  169.8%  86.5%
+    zfnet512         4.5   2.2   0.6   1.3     25.6     50.0   0.51x   2.96   56.7%  29.0%
+    alexnet          5.0   1.3   1.5   2.1     13.8     22.3   0.62x   1.31   46.5%  28.7%
+    encoder          3.8   0.3   0.6   2.8     23.6     24.2   0.98x   3.72   77.2%  75.4%
     resnet50 tuned (150 trials, 4 min): 41.1 ms vs default 41.2, ort 48.9 (0.84x)
     encoder tuned (150 trials, 3 min): 27.6 ms vs default 27.6, ort 27.7 (1.00x)
 
-Compile times grew with the transforms' kernels (ResNet-50 7.4 -> 10.2 s: three more
-PrimFuncs per distinct 3x3 conv, each with 16-36 points unrolled); the max |diff| column
-stayed where it was (ResNet-50 7e-10, VGG-19 3e-6).
+Compile times grew with the transforms' kernels (ResNet-50 7.4 -> 10.1 s: three more
+PrimFuncs per distinct conv shape, each with 16-36 points unrolled); max |diff| stayed
+small (ResNet-50 7e-10, VGG-19 7e-6 against 3e-6 before).
 """
 
 from __future__ import annotations
