@@ -109,9 +109,11 @@ def _schedule_data(
 def _schedule_output(
     sch: Schedule, rows: BlockRV, final: BlockRV, info: BlockInfo, ctx: RuleContext
 ) -> list[str]:
+    m = const_extent(sch.get(sch.get_loops(rows)[-2]))  # the row pass's columns of a tile
+    if m is None:
+        raise ScheduleError("default winograd", "the output tile's extent is not a constant")
     taken = inline_epilogue(sch, final, info)
     n, ob, y, x, lane = sch.get_loops(final)
-    m = const_extent(sch.get(sch.get_loops(rows)[-2]))  # the row pass's columns of a tile
     ty, yi = sch.split(y, [None, m])
     tx, xi = sch.split(x, [None, m])
     sch.reorder(n, ob, ty, tx, yi, xi, lane)
