@@ -36,8 +36,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -208,6 +208,9 @@ def winograd_data_transform(
     rows = tiles or count
     if rows < count:
         raise ValueError(f"winograd: {rows} tile rows for {count} tiles")
+    per_group = cb * b // groups
+    if per_group % b or groups * per_group != cb * b:
+        raise ValueError(f"winograd: {cb * b} channels in {groups} groups are not whole blocks")
     extra_h, extra_w = th * m + r - 1 - (h + top), tw * m + r - 1 - (w + left)
     padded = pad(data, [0, 0, top, left, 0], [0, 0, extra_h, extra_w, 0], name="T_pad_data")
 
@@ -222,10 +225,6 @@ def winograd_data_transform(
         (rows, cb, alpha, alpha, b), rows_body, name="T_winograd_rows",
         attrs={WINOGRAD: "data_rows"},
     )  # fmt: skip
-
-    per_group = cb * b // groups
-    if per_group % b or groups * per_group != cb * b:
-        raise ValueError(f"winograd: {cb * b} channels in {groups} groups are not whole blocks")
 
     def body(k: PrimExpr, g: PrimExpr, p: PrimExpr, c: PrimExpr) -> PrimExpr:
         e, nn = k // alpha, k % alpha
