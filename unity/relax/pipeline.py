@@ -11,9 +11,9 @@ from __future__ import annotations
 from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
     AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, Conv2dWinograd,
-    DeadCodeElimination,
-    DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps,
-    FuseTIR, KillAfterLastUse, LegalizeOps, Normalize, StaticPlanBlockMemory, ToNonDataflow,
+    DeadCodeElimination, DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant,
+    FoldScaleAxis, FuseOps, FuseTIR, KillAfterLastUse, LegalizeOps, Normalize,
+    StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
 from unity.relax.transform.default_gpu_schedules import DefaultGPUSchedules
 from unity.relax.transform.default_schedules import DefaultSchedules
@@ -41,7 +41,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             lanes = _vector_lanes(target)
             passes += [
                 AlterConvLayout(lanes),  # convs on NCHW16c data
-                Conv2dWinograd(lanes),  # 3x3 stride-1 convs as Winograd F(4x4) / F(2x2)
+                Conv2dWinograd(lanes),  # 3x3 / 5x5 stride-1 convs as Winograd F(m x m, r x r)
             ]
         passes += [
             EliminateCommonSubexpr(),  # identical bindings -> one

@@ -1,20 +1,22 @@
 """`apply_default_schedules`: pick a rule for every block of every unscheduled PrimFunc.
 
-The choice reads structure only (iteration types, access patterns), never names:
+The choice reads structure only (iteration types, access patterns, a block annotation
+that TOPI sets), never names:
 
 0. constant-0 indices into unit dimensions are spelled as the unit iteration variable
    (`normalize`), so that epilogues read their producer at exactly its point;
 1. spatial blocks writing an intermediate buffer are inlined into their consumers
    (`compute_inline` checks legality), except into matmul/conv anchors, whose inner
-   loop should read plain memory, and except a costly one (a math call, many
-   operations: softmax's `exp`) that several blocks or a pooling window would
-   evaluate again;
+   loop should read plain memory, except a block that a rule claims (a Winograd
+   transform's passes), and except a costly one (a math call, many operations:
+   softmax's `exp`) that several blocks or a pooling window would evaluate again;
 2. each remaining block takes the first rule that claims it: `matmul` (one reduction
    axis, a product of two operands, output contiguous in one of them or packable),
    `conv2d` (a windowed product over a padded input), `conv2d_blocked` (the same on
-   channel-blocked "NCHW16c" data), `reduction`, `injective`;
-   matmul and conv also take their elementwise epilogue (bias, activation) into their
-   tile loop;
+   channel-blocked "NCHW16c" data), `winograd` (the blocks annotated
+   ``unity.winograd`` by `topi.nn.winograd`), `reduction`, `injective`; matmul, conv
+   and the Winograd output transform also take their elementwise epilogue (bias,
+   activation) into their tile loop;
 3. a rule that raises `ScheduleError` is undone and the next rule that claims the
    block is tried, down to `fallback` (or no schedule at all).  Any other exception
    leaves the whole function unscheduled, with a warning: a rule's bug may cost speed,

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unity.tir.buffer import Buffer
 from unity.tir.arith import Analyzer
+from unity.tir.buffer import Buffer
 from unity.tir.expr import IntImm, Let, PrimExpr, Select, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
@@ -155,9 +155,9 @@ class _TakenBranches(StmtExprMutator):
         return self.visit_expr(expr.true_value if taken else expr.false_value)
 
     def _decided(self, condition: PrimExpr) -> bool | None:
-        found: list[bool] = []
-        post_order_visit(condition, lambda n: found.append(n is self.var) if isinstance(n, Var) else None)
-        if not any(found):
+        uses: list[bool] = []
+        post_order_visit(condition, lambda node: uses.append(node is self.var))
+        if not any(uses):
             return None
         folded = self.analyzer.simplify(substitute(condition, {self.var: self.value}))
         return bool(folded.value) if isinstance(folded, IntImm) else None
