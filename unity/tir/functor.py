@@ -295,6 +295,20 @@ def post_order_visit(node: Node, fn: Callable[[Node], object]) -> None:
         visitor._visit_other(node)
 
 
+def uses_var(node: Node, var: Var) -> bool:
+    """True when `var` occurs anywhere under `node` (an expression or a statement).
+
+    Example:
+        >>> from unity import tir
+        >>> i, j = tir.Var("i"), tir.Var("j")
+        >>> uses_var(i * 2 + 1, i), uses_var(i * 2 + 1, j)
+        (True, False)
+    """
+    found: list[bool] = []
+    post_order_visit(node, lambda n: found.append(True) if n is var else None)
+    return bool(found)
+
+
 class _Substituter(StmtExprMutator):
     def __init__(self, vmap: Mapping[Var, PrimExpr], buffer_map: Mapping[Buffer, Buffer]) -> None:
         super().__init__()
@@ -332,4 +346,5 @@ def substitute(
 __all__ = [
     "BufferRegion", "ExprMutator", "ExprVisitor", "IterVar", "MatchBufferRegion", "Range",
     "StmtExprMutator", "StmtExprVisitor", "child_fields", "post_order_visit", "substitute",
+    "uses_var",
 ]  # fmt: skip

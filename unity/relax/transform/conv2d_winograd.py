@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax import op
+from unity.relax.analysis.op_pattern import OpPatternKind
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Binding, Call, Constant, Expr, Function, VarBinding
 from unity.relax.expr_functor import ExprMutator
@@ -62,8 +63,6 @@ from unity.topi.nn.winograd import (
 )  # fmt: skip
 
 __all__ = ["Conv2dWinograd", "winograd_tile"]
-
-_OPAQUE, _OUT_EWISE_FUSABLE = 8, 4
 
 _TILES = {3: (4, 2), 5: (2,)}
 """Kernel size -> the output tiles tried, largest first (6 x 6 transformed points at most:
@@ -173,20 +172,20 @@ class _Rewriter(ExprMutator):
         u = Constant(winograd_weight_transform(w.data, m, panel, groups))
         v = self._call(
             "winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows, r, groups),
-            _OPAQUE,
+            OpPatternKind.OPAQUE,
         )  # fmt: skip
         v_var = self.fresh_var("winograd_v", v.struct_info)
         mm = self._call("winograd_matmul", winograd_batch_matmul, [v_var, u], (), None)
         mm_var = self.fresh_var("winograd_m", mm.struct_info)
         y = self._call(
             "winograd_output", winograd_output_transform, [mm_var],
-            (m, (oh, ow), cfg.block, n, r), _OUT_EWISE_FUSABLE,
+            (m, (oh, ow), cfg.block, n, r), OpPatternKind.OUT_ELEMWISE_FUSABLE,
         )  # fmt: skip
         var = self.visit_var_def(binding.var)
         return [VarBinding(v_var, v), VarBinding(mm_var, mm), VarBinding(var, y, span=binding.span)]
 
     def _call(
-        self, name: str, compute, args: list[Expr], params: tuple, pattern: int | None
+        self, name: str, compute, args: list[Expr], params: tuple, pattern: OpPatternKind | None
     ) -> Call:
         """A `call_tir` to the PrimFunc of `compute(*args, *params)`, made once per shape."""
         key = (name, tuple((a.struct_info.shape, a.struct_info.dtype) for a in args), params)
@@ -196,7 +195,7 @@ class _Rewriter(ExprMutator):
             if pattern is not None:
                 func = self.bb.get()[gv]
                 assert isinstance(func, PrimFunc)
-                self.bb.update_func(gv, func.with_attr("op_pattern", pattern))
+                self.bb.update_func(gv, func.with_attr("op_pattern", int(pattern)))
             self.funcs[key] = (gv, made.sinfo_args[0])
         gv, sinfo = self.funcs[key]
         return self.bb.normalize(call_tir(gv, args, sinfo))

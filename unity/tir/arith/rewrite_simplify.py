@@ -404,7 +404,7 @@ class Simplifier:
         if type(value) in (E.IntImm, E.FloatImm) or isinstance(value, E.Var):
             return self.simplify(substitute(expr.body, {expr.var: value}))
         body = self._simplify_with_bound(expr.body, expr.var, value)
-        if not _uses(body, expr.var):
+        if not _uses_var(body, expr.var):
             return body
         return expr.replace(value=value, body=body)
 
@@ -440,12 +440,10 @@ class Simplifier:
         return expr.replace(**changes) if changes else expr
 
 
-def _uses(expr: E.PrimExpr, var: E.Var) -> bool:
-    from unity.tir.functor import post_order_visit
+def _uses_var(expr: E.PrimExpr, var: E.Var) -> bool:
+    from unity.tir.functor import uses_var  # functor imports arith
 
-    found: list[bool] = []
-    post_order_visit(expr, lambda n: found.append(True) if n is var else None)
-    return bool(found)
+    return uses_var(expr, var)
 
 
 _DISPATCH: dict[type, Callable[[Simplifier, Any], E.PrimExpr]] = {

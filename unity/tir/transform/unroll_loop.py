@@ -28,7 +28,9 @@ from unity.tir.arith import Analyzer
 from unity.tir.buffer import Buffer
 from unity.tir.expr import IntImm, Let, PrimExpr, Select, Var, const
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from unity.tir.functor import (
+    StmtExprMutator, StmtExprVisitor, post_order_visit, substitute, uses_var,
+)  # fmt: skip
 from unity.tir.stmt import Allocate, Evaluate, For, ForKind, LetStmt, Stmt, seq
 from unity.tir.transform._base import PrimFuncPass, with_body
 
@@ -128,16 +130,31 @@ class _Unroller(StmtExprMutator):
         extent = loop.extent
         if not isinstance(extent, IntImm) or extent.value > self.max_extent:
             return loop.replace(kind=ForKind.SERIAL)
-        copies = [self._copy(loop, i) for i in range(extent.value)]
+        decides = _selects_on(loop.body, loop.loop_var)
+        copies = [self._copy(loop, i, decides) for i in range(extent.value)]
         return seq(*copies) if copies else Evaluate(const(0))
 
-    def _copy(self, loop: For, i: int) -> Stmt:
+    def _copy(self, loop: For, i: int, decides: bool) -> Stmt:
         lo = loop.min
         value = const(lo.value + i, lo.dtype) if isinstance(lo, IntImm) else lo + i
-        body = _TakenBranches(loop.loop_var, value).visit_stmt(loop.body)
+        body = loop.body
+        if decides:
+            body = _TakenBranches(loop.loop_var, value).visit_stmt(body)
         if i == 0:
             return substitute(body, {loop.loop_var: value})
         return copy_with_fresh_vars(body, {loop.loop_var: value})
+
+
+def _selects_on(body: Stmt, var: Var) -> bool:
+    """True when a select under `body` has a condition that uses `var`."""
+    found: list[bool] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, Select) and uses_var(node.condition, var):
+            found.append(True)
+
+    post_order_visit(body, visit)
+    return bool(found)
 
 
 class _TakenBranches(StmtExprMutator):
@@ -155,9 +172,7 @@ class _TakenBranches(StmtExprMutator):
         return self.visit_expr(expr.true_value if taken else expr.false_value)
 
     def _decided(self, condition: PrimExpr) -> bool | None:
-        uses: list[bool] = []
-        post_order_visit(condition, lambda node: uses.append(node is self.var))
-        if not any(uses):
+        if not uses_var(condition, self.var):
             return None
         folded = self.analyzer.simplify(substitute(condition, {self.var: self.value}))
         return bool(folded.value) if isinstance(folded, IntImm) else None

@@ -36,9 +36,7 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from fractions import Fraction
 
 import numpy as np
 
@@ -57,7 +55,7 @@ __all__ = [
 WINOGRAD = "unity.winograd"
 """Block annotation naming a Winograd transform stage."""
 
-_POINTS = (Fraction(0), Fraction(1), Fraction(-1), Fraction(2), Fraction(-2))
+_POINTS = (0, 1, -1, 2, -2)
 """The finite interpolation points, in the order taken (infinity is the last point)."""
 
 
@@ -69,9 +67,9 @@ def winograd_matrices(m: int, r: int = 3) -> tuple[np.ndarray, np.ndarray, np.nd
     Toom-Cook: with ``E_k`` the `a x k` matrix evaluating a polynomial of `k` coefficients at
     the points (its row for infinity picks the leading coefficient) and ``V = E_a``, a linear
     convolution is ``V^-1 [(E_r g) * (E_m u)]``; the correlation is its transpose, so
-    ``A^T = E_m^T``, ``G = E_r`` and ``B^T = V^-T``.  Each point's row of `B^T` is then
-    scaled to small integers (the data transform runs in float32 at run time) and its row
-    of `G` by the inverse (the weight transform runs once, in float64).
+    ``A^T = E_m^T``, ``G = E_r`` and ``B^T = V^-T`` (exact, in rationals).  Each point's row
+    of `B^T` is then scaled to small integers (the data transform runs in float32 at run
+    time) and its row of `G` by the inverse (the weight transform runs once, in float64).
 
     Example:
         >>> at, g, bt = winograd_matrices(2)
@@ -81,45 +79,25 @@ def winograd_matrices(m: int, r: int = 3) -> tuple[np.ndarray, np.ndarray, np.nd
         >>> (at @ ((g @ k) * (bt @ d))).tolist()
         [8.0, 14.0]
     """
+    import sympy  # exact rationals, at compile time only
+
     alpha = m + r - 1
     if m < 1 or r < 1 or alpha > len(_POINTS) + 1:
-        raise ValueError(
-            f"winograd: F({m}, {r}) needs {alpha} points; supported: m + r - 1 <= {len(_POINTS) + 1}"
-        )
+        most = len(_POINTS) + 1
+        raise ValueError(f"winograd: F({m}, {r}) needs {alpha} points, at most {most} supported")
     points = _POINTS[: alpha - 1]
 
-    def evaluation(k: int) -> list[list[Fraction]]:
-        rows = [[p**i for i in range(k)] for p in points]
-        return rows + [[Fraction(int(i == k - 1)) for i in range(k)]]
+    def evaluation(k: int) -> sympy.Matrix:
+        rows = [[sympy.Integer(p) ** i for i in range(k)] for p in points]
+        return sympy.Matrix([*rows, [int(i == k - 1) for i in range(k)]])
 
-    bt = _transpose(_inverse(evaluation(alpha)))
-    g = evaluation(r)
-    for j, row in enumerate(bt):
-        scale = math.lcm(*(x.denominator for x in row))
-        bt[j] = [x * scale for x in row]
-        g[j] = [x / scale for x in g[j]]
-    at = _transpose(evaluation(m))
-    return tuple(np.array(x, dtype="float64") for x in (at, g, bt))  # type: ignore[return-value]
-
-
-def _transpose(rows: list[list[Fraction]]) -> list[list[Fraction]]:
-    return [list(col) for col in zip(*rows)]
-
-
-def _inverse(rows: list[list[Fraction]]) -> list[list[Fraction]]:
-    """The exact inverse of a square matrix of fractions (Gauss-Jordan)."""
-    n = len(rows)
-    aug = [[*row, *(Fraction(int(i == j)) for j in range(n))] for i, row in enumerate(rows)]
-    for col in range(n):
-        pivot = next(i for i in range(col, n) if aug[i][col] != 0)
-        aug[col], aug[pivot] = aug[pivot], aug[col]
-        lead = aug[col][col]
-        aug[col] = [x / lead for x in aug[col]]
-        for i in range(n):
-            if i != col and aug[i][col] != 0:
-                factor = aug[i][col]
-                aug[i] = [x - factor * y for x, y in zip(aug[i], aug[col])]
-    return [row[n:] for row in aug]
+    bt, g = evaluation(alpha).inv().T, evaluation(r)
+    for j in range(alpha):
+        scale = sympy.ilcm(1, *(x.q for x in bt.row(j)))
+        bt[j, :], g[j, :] = bt.row(j) * scale, g.row(j) / scale
+    at = evaluation(m).T
+    arrays = (np.array(x.tolist(), dtype="float64") for x in (at, g, bt))
+    return tuple(arrays)  # type: ignore[return-value]
 
 
 def winograd_tiles(h: int, w: int, m: int, n: int = 1) -> tuple[int, int, int]:

@@ -48,7 +48,7 @@ from unity.ir.structural import structural_equal
 from unity.tir import expr as E
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, post_order_visit, substitute
+from unity.tir.functor import StmtExprMutator, substitute, uses_var
 from unity.tir.op import max_value, min_value
 from unity.tir.stmt import Allocate, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
 from unity.tir.transform._base import PrimFuncPass, with_body
@@ -103,12 +103,6 @@ def _combine(cls: type, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
     return a + b if cls is E.Add else a * b
 
 
-def _uses(expr: E.PrimExpr, var: E.Var) -> bool:
-    hits: list[object] = []
-    post_order_visit(expr, lambda n: hits.append(n) if n is var else None)
-    return bool(hits)
-
-
 class _Rewriter(StmtExprMutator):
     def visit_for_(self, loop: For) -> Stmt:
         if loop.kind is ForKind.THREAD_BINDING and (loop.thread_binding or "").startswith("threadIdx"):
@@ -129,7 +123,7 @@ def _rewrite(loop: For) -> Stmt | None:
     block = inner.block
     reduce_values = [v for iv, v in zip(block.iter_vars, inner.iter_values)
                      if iv.iter_type is E.IterType.REDUCE]
-    if not any(_uses(v, loop.loop_var) for v in reduce_values):
+    if not any(uses_var(v, loop.loop_var) for v in reduce_values):
         return None
     vmap = {iv.var: v for iv, v in zip(block.iter_vars, inner.iter_values)}
     cls, out, index, value = _reduction(block.body, block)
@@ -139,7 +133,7 @@ def _rewrite(loop: For) -> Stmt | None:
     extent = _check_extent(loop, block)
     index = tuple(substitute(i, vmap) for i in index)
     for var in (lp.loop_var for lp in chain):
-        if any(_uses(i, var) for i in index):
+        if any(uses_var(i, var) for i in index):
             msg = f"cross-thread reduction {block.name_hint}: loop {var.name} feeds a spatial index"
             raise DiagnosticError(msg, block)
     return _lowered(loop, chain, inner, cls, out, index, substitute(value, vmap),
