@@ -130,3 +130,24 @@ def test_cpu_executable_refuses_the_cuda_vm():
         with use_driver(EmulatedDriver()):
             unity.relax.VirtualMachine(ex, unity.cuda())
     assert np.isfinite(unity.relax.VirtualMachine(ex, unity.cpu())["main"](np.ones((2, 16), "float32")).numpy()).all()
+
+
+
+@pytest.mark.slow
+def test_resnet50_gpu_schedules_built_for_llvm_match_the_cpu_schedules():
+    """Every GPU-scheduled kernel of a real model computes the right values: built for
+    llvm, thread-bound loops run as serial loops (the emulator checks the parallel
+    semantics on small shapes; it is too slow for a whole model)."""
+    from unity.ir.printer import script
+
+    from .cuda_models import resnet50_input
+
+    mod, x = resnet50(), resnet50_input()
+    scheduled = get_pipeline("default", 2, "cuda")(mod)
+    kernels = [f for f in scheduled.functions.values() if isinstance(f, PrimFunc)]
+    assert len(kernels) >= 20
+    assert all("threadIdx.x" in script(f) for f in kernels)
+    got = unity.relax.VirtualMachine(unity.compile(scheduled, target="llvm", pipeline=None),
+                                     unity.cpu())["main"](x).numpy()
+    want = unity.relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
