@@ -575,6 +575,23 @@ class Schedule:
         P.tensorize(self.state, loop, tensor_intrin)
 
     @_traced
+    def reindex(self, block: BlockRV, buffer: tuple[str, int]) -> BlockRV:
+        """Stage buffer ``("read", i)`` / ``("write", i)`` of `block` through a buffer indexed
+        by the block's own iteration variables; returns the copy block.
+
+        Example:
+            >>> from unity import te
+            >>> A = te.placeholder((4, 6), name="A")
+            >>> B = te.compute((24,), lambda i: A[i // 6, i % 6] * 2.0, name="B")
+            >>> sch = Schedule(te.create_prim_func([A, B]))
+            >>> sch.get(sch.reindex(sch.get_block("B"), ("read", 0))).name_hint
+            'A_reindex'
+            >>> "B[v_i] = A_reindex[v_i] * T.float32(2.0)" in sch.mod.script()
+            True
+        """
+        return P.reindex(self.state, block, buffer)
+
+    @_traced
     def pad_einsum(self, block: BlockRV, padding: list[int]) -> None:
         """Pad an einsum block's iteration domain to multiples of `padding`.
 

@@ -91,3 +91,88 @@ def test_tile_divisible_matmul_gets_shared_and_register_tiles():
     out = np.zeros((128, 128), np.float32)
     emulate(lower_cuda(mod), av, bv, out)
     np.testing.assert_allclose(out, av @ bv, rtol=1e-4, atol=1e-4)
+
+
+def _dense_ragged():
+    a, w = te.placeholder((100, 20), name="A"), te.placeholder((72, 20), name="W")
+    k = te.reduce_axis((0, 20), name="k")
+    c = te.compute((100, 72), lambda i, j: te.sum(a[i, k] * w[j, k], axis=k), name="C")
+    av, wv = RNG.standard_normal((100, 20), dtype=np.float32), RNG.standard_normal((72, 20), dtype=np.float32)
+    return [a, w, c], [av, wv], av @ wv.T
+
+
+def _batch_matmul():
+    a, b = te.placeholder((3, 33, 20), name="A"), te.placeholder((3, 20, 40), name="B")
+    av = RNG.standard_normal((3, 33, 20), dtype=np.float32)
+    bv = RNG.standard_normal((3, 20, 40), dtype=np.float32)
+    return [a, b, topi.matmul(a, b)], [av, bv], av @ bv
+
+
+def _conv(n, ci, hw, co, stride):
+    x, w = te.placeholder((n, ci, hw, hw), name="X"), te.placeholder((co, ci, 3, 3), name="W")
+    xv = RNG.standard_normal((n, ci, hw, hw), dtype=np.float32)
+    wv = RNG.standard_normal((co, ci, 3, 3), dtype=np.float32)
+    ref = conv2d_nchw_python(xv, wv, stride, 1)
+    return [x, w, topi.nn.conv2d(x, w, strides=stride, padding=1)], [xv, wv], ref
+
+
+@pytest.mark.parametrize("make", [
+    _dense_ragged, _batch_matmul, lambda: _conv(2, 5, 9, 24, 1), lambda: _conv(1, 8, 12, 16, 2),
+], ids=["dense_ragged", "batch_matmul", "conv_padded", "conv_strided"])
+def test_gemm_shaped_blocks_get_shared_tiles_with_guards(make):
+    """Dense, batch matmul and conv2d (an implicit GEMM: the im2col matrix is never stored,
+    its tiles are gathered into shared memory) get the tiled rule at sizes that do not
+    divide into tiles; the emulator and an llvm build agree with numpy."""
+    tensors, inputs, ref = make()
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func(tensors)}))
+    scopes = {b.name: b.scope for b in _allocs(mod["main"])}
+    assert sorted(s for s in scopes.values()) == ["local", "shared", "shared"], scopes
+    for run in (lambda *a: emulate(lower_cuda(mod), *a), lambda *a: unity.build(mod, "llvm")["main"](*a)):
+        out = np.zeros(ref.shape, np.float32)
+        run(*inputs, out)
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    if nvcc_path() is not None:
+        unity.build(mod, "cuda -arch=sm_90").get_source("ptx")
+
+
+def test_thin_gemms_stay_cross_thread_reductions():
+    a, w = te.placeholder((1, 256), name="A"), te.placeholder((64, 256), name="W")
+    k = te.reduce_axis((0, 256), name="k")
+    c = te.compute((1, 64), lambda i, j: te.sum(a[i, k] * w[j, k], axis=k), name="C")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, w, c])}))
+    assert not _allocs(mod["main"]) and 'thread="threadIdx.x"' in mod.script()
+
+
+def _allocs(func):
+    from unity.schedule.tree import walk
+    from unity.tir.stmt import Block
+
+    return [b for s in walk(func.body) if isinstance(s, Block) for b in s.alloc_buffers]
+
+
+def test_gemm_over_a_symbolic_sequence_is_tiled_and_guarded():
+    """``[batch, seq, 24] x [24, 20]`` and attention's ``[batch, 2, seq, seq] x [batch, 2,
+    seq, 16]``: symbolic rows (and a symbolic reduction) take the tiled rule; the shared
+    tiles are sized per thread block, not per sequence."""
+    b, s = tir.SizeVar("b", "int32"), tir.SizeVar("s", "int32")
+    x, w = te.placeholder((b, s, 24), name="x"), te.placeholder((24, 20), name="w")
+    k = te.reduce_axis((0, 24), name="k")
+    y = te.compute((b, s, 20), lambda i, j, n: te.sum(x[i, j, k] * w[k, n], axis=k), name="y")
+    p, v = te.placeholder((b, 2, s, s), name="p"), te.placeholder((b, 2, s, 16), name="v")
+    r = te.reduce_axis((0, s), name="r")
+    o = te.compute((b, 2, s, 16), lambda i, h, q, d: te.sum(p[i, h, q, r] * v[i, h, r, d], axis=r), name="o")
+    for tensors, make in (([x, w, y], lambda n, m: [RNG.standard_normal((n, m, 24), dtype=np.float32),
+                                                    RNG.standard_normal((24, 20), dtype=np.float32)]),
+                          ([p, v, o], lambda n, m: [RNG.standard_normal((n, 2, m, m), dtype=np.float32),
+                                                    RNG.standard_normal((n, 2, m, 16), dtype=np.float32)])):
+        mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func(tensors)}))
+        assert sorted(buf.scope for buf in _allocs(mod["main"])) == ["local", "shared", "shared"]
+        lowered = lower_cuda(mod)
+        for n, m in ((1, 3), (2, 70)):
+            args = make(n, m)
+            ref = args[0] @ args[1]
+            out = np.zeros(ref.shape, np.float32)
+            emulate(lowered, *args, out)
+            np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+        if nvcc_path() is not None:
+            assert "_shared[512]" in unity.build(mod, "cuda -arch=sm_90").get_source("cuda")

@@ -1,10 +1,13 @@
 """`apply_default_gpu_schedules`: bind every unscheduled PrimFunc to GPU blocks and threads.
 
 Like the CPU rules (`unity.schedule.default`), the choice reads structure only:
-spatial blocks writing intermediate buffers are inlined into their consumers where
-`compute_inline` allows; each remaining block becomes one kernel, by
-`matmul.schedule_matmul_tiled` for a tile-divisible matmul, `rules.schedule_reduction`
-for other reductions, else `rules.schedule_spatial`.  A function
+GEMM-shaped blocks (matmul, batch matmul, dense, conv2d: `gemm.gemm_roles`) are first
+brought to ``(b, m, n, k)`` form by `gemm.prepare_gemm`; then spatial blocks writing
+intermediate buffers are inlined into their consumers where `compute_inline` allows
+(a conv's padding into its input's reindex copy); each remaining block becomes one
+kernel, by `matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into
+the shared tiles and the write-back), `rules.schedule_reduction` for other reductions,
+else `rules.schedule_spatial`.  A function
 already holding a thread binding, or carrying ``tir.is_scheduled``, is left as it is.
 Intermediate buffers stay in global memory (allocated by the host between kernels).
 
@@ -17,14 +20,15 @@ from __future__ import annotations
 from unity.ir.module import IRModule
 from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
-from unity.schedule.default_gpu import matmul
+from unity.schedule.default_gpu.gemm import finish_gemm, gemm_roles, prepare_gemm
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.function import PrimFunc
+from unity.schedule.tree import find_path, walk
 from unity.tir.functor import post_order_visit
-from unity.tir.stmt import For, ForKind
+from unity.tir.stmt import BlockRealize, For, ForKind
 
 
 def apply_default_gpu_schedules(mod: IRModule, threads: int = 256) -> IRModule:
@@ -61,29 +65,74 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     if infos is None:
         raise ScheduleError("default_gpu", "the function is not a sequence of perfect loop nests "
                             "(schedule it by hand)", func)
-    _inline_producers(sch, func, infos)
+    gemms = _prepare_gemms(sch, infos)
+    staged = {name for names in gemms.values() for name in names.values()}
+    _inline_producers(sch, func, infos, keep=staged)
+    side = _square_side(threads)
     for info in block_infos(sch.mod["main"]) or []:
+        if info.name in staged:
+            continue
         trial = sch.copy()
         try:
-            side = _square_side(threads)
-            if matmul.applies(info, side):
-                schedule_matmul_tiled(trial, info.name, threads=side)
-            elif info.is_reduction:
-                schedule_reduction(trial, info, threads)
-            else:
-                schedule_spatial(trial, info, threads)
-        except ScheduleError:
+            if info.name not in gemms:
+                raise ScheduleError("default_gpu", f"block {info.name} is not a GEMM")
+            schedule_matmul_tiled(trial, info.name, threads=side)
+            finish_gemm(trial, gemms[info.name])
+        except ScheduleError:  # not a GEMM, or one the tiles did not fit
             trial = sch.copy()
-            schedule_spatial(trial, info, threads)  # a reduction kept serial per thread
+            _schedule_block(trial, info, threads)
+            for name in gemms.get(info.name, {}).values():
+                _schedule_block(trial, _info_of(trial, name), threads)
         sch.state, sch.trace = trial.state, trial.trace
     return sch.mod["main"].with_attr("tir.is_scheduled", True)
 
 
-def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo]) -> None:
-    """Inline each spatial block writing an intermediate buffer, where `compute_inline` allows."""
+def _prepare_gemms(sch: Schedule, infos: list[BlockInfo]) -> dict[str, dict[str, str]]:
+    """Bring each GEMM-shaped block to ``(b, m, n, k)`` form (`gemm.prepare_gemm`); by block,
+    the reindex copies that its tiled schedule inlines again."""
+    gemms = {}
+    for info in infos:
+        roles = gemm_roles(info)
+        if roles is None:
+            continue
+        trial = sch.copy()
+        try:
+            gemms[info.name] = prepare_gemm(trial, info, roles)
+        except ScheduleError:
+            continue
+        sch.state, sch.trace = trial.state, trial.trace
+    return gemms
+
+
+def _schedule_block(sch: Schedule, info: BlockInfo, threads: int) -> None:
+    """A reduction across threads, else (or when that fails) the spatial rule."""
+    if info.is_reduction:
+        trial = sch.copy()
+        try:
+            schedule_reduction(trial, info, threads)
+        except ScheduleError:
+            pass
+        else:
+            sch.state, sch.trace = trial.state, trial.trace
+            return
+    schedule_spatial(sch, info, threads)  # a reduction kept serial per thread
+
+
+def _info_of(sch: Schedule, name: str) -> BlockInfo:
+    """The `BlockInfo` of block `name` (a reindex copy, still its own perfect nest)."""
+    func = sch.mod["main"]
+    realize = next(s for s in walk(func.body) if isinstance(s, BlockRealize) and s.block.name_hint == name)
+    loops = [s for s in find_path(func.body, lambda s: s is realize) if isinstance(s, For)]
+    return BlockInfo(name, realize, loops, ["S"] * len(loops))
+
+
+def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo],
+                      keep: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    """Inline each spatial block writing an intermediate buffer, where `compute_inline`
+    allows (but the blocks in `keep`)."""
     params = set(func.buffer_params())
     for info in infos:
-        if info.is_reduction or info.output is None or info.output in params:
+        if info.is_reduction or info.output is None or info.output in params or info.name in keep:
             continue
         trial = sch.copy()
         try:

@@ -1,10 +1,12 @@
 """The GPU matmul rule: shared-memory tiles and a register tile per thread.
 
-For `C[i, j] += A[i, k] * B[k, j]` (any block with two spatial loops, one reduction
-loop and two operands), each thread block computes a `(threads * tm)^2` tile of C
-with `threads x threads` threads; each thread accumulates a `tm x tm` register tile
+For `C[b, i, j] += A[b, i, k] * B[b, k, j]` (a block under loops ``(b.., i, j, k)``:
+batch loops, the two GEMM sides and the reduction; `gemm.prepare_gemm` brings a
+conv2d or a dense layer to that form), each thread block computes a `(threads * tm)^2`
+tile of C (the batch loops fused onto `blockIdx.z`) with `threads x threads` threads; each thread accumulates a `tm x tm` register tile
 (a `local` buffer) over k, reading A and B from `shared` tiles that all threads of the
-block fill cooperatively once per `bk`-wide slice of k.
+block fill cooperatively once per `bk`-wide slice of k.  Sizes that do not divide into
+tiles leave guards on the last tiles (in the copies, the update and the write-back).
 
     for by, bx in blockIdx.y, blockIdx.x:
         C_local[...] = 0                       # per thread, tm x tm
@@ -20,24 +22,8 @@ Example:
 
 from __future__ import annotations
 
-from unity.schedule.analysis import as_int
-from unity.schedule.default.analysis import BlockInfo
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
-
-
-def applies(info: BlockInfo, threads: int = 16, tm: int = 4, bk: int = 8) -> bool:
-    """True for a block with loops (spatial, spatial, reduction), two operands, tile-divisible.
-
-    Example:
-        >>> applies(info)  # doctest: +SKIP
-        True
-    """
-    if info.loop_kinds != ["S", "S", "R"] or len(info.block.reads) != 2 or not info.trivial_binding():
-        return False
-    m, n, k = (as_int(loop.extent) for loop in info.loops)
-    tile = threads * tm
-    return None not in (m, n, k) and m % tile == 0 and n % tile == 0 and k % bk == 0  # type: ignore[operator]
 
 
 def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm: int = 4,
@@ -52,13 +38,15 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     """
     c = sch.get_block(block_name)
     loops = sch.get_loops(c)
-    if len(loops) != 3:
-        raise ScheduleError("matmul_tiled", f"block {block_name} must sit under 3 loops")
-    i, j, k = loops
+    if len(loops) < 3:
+        raise ScheduleError("matmul_tiled", f"block {block_name} must sit under 3 or more loops")
+    *batch, i, j, k = loops
     by, ty, ii = sch.split(i, [None, threads, tm])
     bx, tx, jj = sch.split(j, [None, threads, tm])
     ko, ki = sch.split(k, [None, bk])
-    sch.reorder(by, bx, ko, ki, ty, tx, ii, jj)
+    sch.reorder(*batch, by, bx, ko, ki, ty, tx, ii, jj)
+    if batch:
+        sch.bind(sch.fuse(*batch) if len(batch) > 1 else batch[0], "blockIdx.z")
     for loop, axis in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ty, "threadIdx.y"), (tx, "threadIdx.x")):
         sch.bind(loop, axis)
     local = sch.cache_write(c, 0, "local")

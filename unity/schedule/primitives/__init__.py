@@ -17,6 +17,7 @@ from unity.schedule.primitives.lookup import (
 )  # fmt: skip
 from unity.schedule.primitives.loop_kind import bind, parallel, unroll, vectorize
 from unity.schedule.primitives.pad_einsum import pad_einsum
+from unity.schedule.primitives.reindex import reindex
 from unity.schedule.primitives.reorder import reorder
 from unity.schedule.primitives.rfactor import rfactor
 from unity.schedule.primitives.set_scope import set_scope
@@ -44,6 +45,7 @@ __all__ = [
     "get_producers",
     "pad_einsum",
     "parallel",
+    "reindex",
     "reorder",
     "reverse_compute_at",
     "reverse_compute_inline",

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from unity.ir.diagnostics import DiagnosticError
 from unity.tir.arith import Analyzer
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, IntImm, Range, Var
+from unity.tir.expr import BufferLoad, Range, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
 from unity.tir.stmt import Allocate, BufferStore, For, Stmt
@@ -158,9 +158,6 @@ def _place_in_kernel(kernel: For, outer: list[Buffer]) -> Stmt:
     used = _data_vars(body)
     for buf in [*outer, *strip.buffers]:
         if buf.data not in used:
-            continue
-        if not all(isinstance(d, IntImm) for d in buf.shape):
-            body = Allocate(buf, body)
             continue
         relaxed = threads if buf.scope.startswith("shared") else None
         body = _Placer(buf, analyzer, relaxed).place(body)

@@ -1,0 +1,208 @@
+"""GEMM-shaped blocks on the GPU: matmul, batch matmul, dense and conv2d (implicit GEMM).
+
+A reduction block ``C[..] += A[..] * B[..]`` whose iteration variables split into
+roles -- batch (in both operands and the output), M (in `A` and the output only), N (in
+`B` and the output only) and K (the reduction, in both operands) -- is a GEMM over the
+fused roles.  `prepare_gemm` makes it one literally:
+
+1. `transform_block_layout` fuses each role into one variable, ``(b, m, n, k)``: a
+   conv2d's ``(n, oc, oh, ow, ic, kh, kw)`` becomes ``m = (n, oh, ow)``, ``n = oc``,
+   ``k = (ic, kh, kw)``;
+2. `reindex` stages every operand not already accessed at a plain point through a
+   buffer in those variables: the conv's input patch ``X[.., k // 9, m // 56 + k % 9 // 3,
+   ..]`` becomes ``X_reindex[m, k]`` (the im2col matrix, never materialized: the tiled
+   rule inlines the copy again into the shared-memory tile that reads it).
+
+Then `matmul.schedule_matmul_tiled` tiles ``(b, m, n, k)`` and `finish_gemm` inlines the
+reindex copies into the shared tiles and the output's copy into the write-back.
+
+Example:
+    >>> roles = gemm_roles(info)             # doctest: +SKIP
+    >>> staged = prepare_gemm(sch, info, roles)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from unity.schedule.analysis import as_int, used_vars
+from unity.schedule.default.analysis import BlockInfo, loads_of, strip_casts
+from unity.schedule.schedule import Schedule
+from unity.tir.expr import Add, BufferLoad, FloatImm, IntImm, IterType, Mul, PrimExpr, Select, Var
+from unity.tir.functor import post_order_visit
+
+MIN_SIDE = 16
+"""Below this many rows or columns a GEMM is left to the reduction rule (GEMV, one image
+row of a tiny conv): a 64 x 64 tile would be mostly idle threads."""
+
+
+@dataclass
+class GemmRoles:
+    """The iteration variables of a GEMM block by role, each in the block's order.
+
+    Attributes:
+        a: The load with the M variables; b: the one with the N variables.
+        batch, m, n, k: Non-unit iteration variables by role.
+        symbolic: True when some extent is symbolic (a batch or sequence length); then
+            N and K must be one variable each and the M variables but the last are
+            tiled like batch variables (over the grid), since fusing needs constant
+            extents.
+    """
+
+    a: BufferLoad
+    b: BufferLoad
+    batch: list[Var] = field(default_factory=list)
+    m: list[Var] = field(default_factory=list)
+    n: list[Var] = field(default_factory=list)
+    k: list[Var] = field(default_factory=list)
+    symbolic: bool = False
+
+
+def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
+    """The roles of a GEMM-shaped block, or None when it is not one (or too thin).
+
+    Example:
+        >>> from unity import te
+        >>> from unity.schedule.default.analysis import block_infos
+        >>> A = te.placeholder((64, 32), name="A")
+        >>> W = te.placeholder((48, 32), name="W")
+        >>> k = te.reduce_axis((0, 32), name="k")
+        >>> C = te.compute((64, 48), lambda i, j: te.sum(A[i, k] * W[j, k], axis=k), name="C")
+        >>> roles = gemm_roles(block_infos(te.create_prim_func([A, W, C]))[0])
+        >>> [v.name for v in roles.m], [v.name for v in roles.n], roles.b.buffer.name
+        (['v_i'], ['v_j'], 'W')
+    """
+    store = info.store
+    if store is None or not info.is_reduction or not info.trivial_binding():
+        return None
+    value = store.value
+    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
+        return None
+    acc, prod = value.a, strip_casts(value.b)
+    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
+        return None
+    a_expr, b_expr = strip_casts(prod.a), strip_casts(prod.b)
+    a, b = _operand(a_expr), _operand(b_expr)
+    if a is None or b is None or a.buffer is b.buffer:
+        return None
+    if any(x is not y for x, y in zip(acc.indices, store.indices)):
+        return None
+    a_vars, b_vars = used_vars(a_expr), used_vars(b_expr)
+    out_vars = _vars(store.indices)
+    roles = GemmRoles(a, b)
+    sizes = {"m": 1, "n": 1}
+    for iv in info.block.iter_vars:
+        extent = as_int(iv.dom.extent)
+        if extent == 1:
+            continue
+        roles.symbolic |= extent is None
+        v, in_a, in_b = iv.var, iv.var in a_vars, iv.var in b_vars
+        if iv.iter_type is IterType.REDUCE:
+            if not (in_a and in_b):
+                return None
+            roles.k.append(v)
+        elif iv.iter_type is not IterType.SPATIAL or v not in out_vars or not (in_a or in_b):
+            return None
+        else:
+            role = "batch" if in_a and in_b else "m" if in_a else "n"
+            getattr(roles, role).append(v)
+            if role in sizes:
+                sizes[role] = None if extent is None or sizes[role] is None else sizes[role] * extent
+    if not roles.m or not roles.n or not roles.k:
+        return None
+    if roles.symbolic:  # no fusion over symbolic extents: the outer M variables go to the grid
+        if len(roles.n) != 1 or len(roles.k) != 1:
+            return None
+        roles.batch, roles.m = roles.batch + roles.m[:-1], roles.m[-1:]
+    if any(s is not None and s < min_side for s in sizes.values()):
+        return None
+    return roles
+
+
+def _vars(indices: tuple[PrimExpr, ...]) -> set[Var]:
+    return set().union(*(used_vars(i) for i in indices)) if indices else set()
+
+
+def _operand(expr: PrimExpr) -> BufferLoad | None:
+    """The load of a GEMM operand: a load, or one padded as ``if_then_else(c, X[..], 0)``."""
+    if isinstance(expr, Select) and isinstance(expr.false_value, IntImm | FloatImm):
+        expr = expr.true_value
+    return expr if isinstance(expr, BufferLoad) else None
+
+
+def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles) -> dict[str, str]:
+    """Fuse the block's roles into ``(b, m, n, k)`` and reindex its accesses.
+
+    Returns:
+        The reindex copy blocks by role (``"a"``, ``"b"``, ``"c"``), for `finish_gemm`.
+
+    Raises:
+        ScheduleError: a primitive refused (the block stays as it was only if the
+            caller schedules a copy).
+
+    Example:
+        >>> staged = prepare_gemm(sch, info, roles)  # doctest: +SKIP
+    """
+    block = sch.get_block(info.name)
+    groups = [g for g in (roles.batch, roles.m, roles.n, roles.k) if g]
+    order = [v for g in groups for v in g]
+    nonunit = [iv.var for iv in info.block.iter_vars if as_int(iv.dom.extent) != 1]
+    if order != nonunit or any(len(g) > 1 for g in (roles.m, roles.n, roles.k)):
+        extents = {iv.var: as_int(iv.dom.extent) for iv in info.block.iter_vars}
+        position = {iv.var: n for n, iv in enumerate(info.block.iter_vars)}
+
+        def index_map(*vs: Var) -> tuple[PrimExpr, ...]:
+            return tuple(_fuse([vs[position[v]] for v in g], [extents[v] for v in g]) for g in groups)
+
+        index_map.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(f"v{n}", inspect.Parameter.POSITIONAL_ONLY) for n in range(len(position))])
+        sch.transform_block_layout(block, index_map)
+    staged: dict[str, str] = {}
+    blk = sch.get(block)
+    for role, load in (("a", roles.a), ("b", roles.b)):
+        if not _plain(blk.body.value, load.buffer):
+            reads = [r.buffer for r in blk.reads]
+            staged[role] = sch.get(sch.reindex(block, ("read", reads.index(load.buffer)))).name_hint
+            blk = sch.get(block)
+    if not all(isinstance(i, Var) for i in blk.body.indices):
+        staged["c"] = sch.get(sch.reindex(block, ("write", 0))).name_hint
+    return staged
+
+
+def _fuse(vs: list[PrimExpr], extents: list[int]) -> PrimExpr:
+    """``v0 * (e1 * e2) + v1 * e2 + v2``."""
+    out = vs[-1]
+    stride = 1
+    for v, e in zip(reversed(vs[:-1]), reversed(extents[1:])):
+        stride *= e
+        out = v * stride + out
+    return out
+
+
+def _plain(value: PrimExpr, buffer) -> bool:
+    """`buffer` is read unguarded at a point of plain iteration variables."""
+    loads = [ld for ld in loads_of(value) if ld.buffer is buffer]
+    guarded = [sel for sel in _selects(value) if _operand(sel) is not None]
+    return (bool(loads) and all(isinstance(i, Var) for ld in loads for i in ld.indices)
+            and not any(_operand(sel).buffer is buffer for sel in guarded))
+
+
+def _selects(value: PrimExpr) -> list[Select]:
+    found: list[Select] = []
+    post_order_visit(value, lambda n: found.append(n) if isinstance(n, Select) else None)
+    return found
+
+
+def finish_gemm(sch: Schedule, staged: dict[str, str]) -> None:
+    """Inline the reindex copies: operands into the shared tiles that read them, the
+    output's into the write-back of the local accumulator.
+
+    Example:
+        >>> finish_gemm(sch, {"a": "X_reindex"})  # doctest: +SKIP
+    """
+    for role in ("a", "b"):
+        if role in staged:
+            sch.compute_inline(sch.get_block(staged[role]))
+    if "c" in staged:
+        sch.reverse_compute_inline(sch.get_block(staged["c"]))
