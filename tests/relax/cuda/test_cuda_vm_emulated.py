@@ -161,13 +161,15 @@ def test_tuple_results_and_cross_thread_reductions(emulated):
     from unity.relax import op
 
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo(("n", 8), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo(("n", 100), "float32"))  # 100: across threads
     with bb.function("main", [x]):
         with bb.dataflow():
             a = bb.emit(op.exp(x))
             out = bb.emit_output(relax.Tuple([a, bb.emit(op.sum(a, axis=[1]))]))
         bb.emit_func_output(out)
-    x = rng.standard_normal((5, 8)).astype("float32")
-    a, s = relax.VirtualMachine(unity.compile(bb.get(), target="cuda"), unity.cuda())["main"](x)
+    x = rng.standard_normal((5, 100)).astype("float32")
+    ex = unity.compile(bb.get(), target="cuda")
+    assert "__shfl_down_sync" in ex.kernels.get_source("cuda")
+    a, s = relax.VirtualMachine(ex, unity.cuda())["main"](x)
     np.testing.assert_allclose(a.numpy(), np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(s.numpy(), np.exp(x).sum(1), rtol=1e-5)

@@ -176,3 +176,48 @@ def test_gemm_over_a_symbolic_sequence_is_tiled_and_guarded():
             np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
         if nvcc_path() is not None:
             assert "_shared[512]" in unity.build(mod, "cuda -arch=sm_90").get_source("cuda")
+
+
+def test_short_reductions_run_serially_one_thread_per_output():
+    """A 3x3 max-pool: 9 elements per output, one thread each (not a block of 8 threads
+    per output); a long reduction keeps its threads."""
+    x = te.placeholder((2, 3, 9, 9), name="x")
+    y = topi.nn.max_pool2d(x, 3, strides=2, padding=1)
+    xv = RNG.standard_normal((2, 3, 9, 9), dtype=np.float32)
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, y])}))
+    lowered = lower_cuda(mod)
+    (launch,) = [s for s in lowered.script().splitlines() if "tir.cuda.launch" in s]
+    assert ", 256, 1, 1" in launch  # 2 * 3 * 5 * 5 outputs over blocks of 256 threads
+    out = np.zeros((2, 3, 5, 5), np.float32)
+    emulate(lowered, xv, out)
+    pad = np.pad(xv, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    ref = np.max([pad[:, :, i:i + 9:2, j:j + 9:2] for i in range(3) for j in range(3)], axis=0)
+    np.testing.assert_allclose(out, ref)
+
+
+def test_conv_epilogue_is_computed_in_the_write_back_and_copies_are_coalesced():
+    """conv2d + bias + residual + ReLU is one kernel: the epilogue reads the accumulator
+    from registers.  The output channels are M, the pixels N (threadIdx.x writes
+    consecutive pixels); the im2col tile is copied with the pixels fastest, the weight
+    tile with k fastest (each along its source's contiguous dimension)."""
+    x, w = te.placeholder((1, 4, 10, 10), name="X"), te.placeholder((20, 4, 3, 3), name="W")
+    bias, res = te.placeholder((20, 1, 1), name="B"), te.placeholder((1, 20, 10, 10), name="R")
+    c = topi.nn.conv2d(x, w, strides=1, padding=1)
+    a = te.compute(c.shape, lambda n, o, h, q: c[n, o, h, q] + bias[o, 0, 0], name="add")
+    r = te.compute(c.shape, lambda n, o, h, q: te.max(a[n, o, h, q] + res[n, o, h, q], te.const(0.0)),
+                   name="relu")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, w, bias, res, r])}))
+    text = mod.script()
+    assert 'T.block("relu")' not in text and 'T.block("add")' not in text
+    assert "relu[0, v0_2, v1_2 // 10, v1_2 % 10] = T.max(T_conv2d_reindex_local[v0_2, v1_2] + B[v0_2, 0, 0]" in text
+    data_copy = text.split('T.block("T_pad_data_reindex_shared")')[1].split("T.where")[0]
+    weight_copy = text.split('T.block("W_reindex_shared")')[1].split("T.where")[0]
+    assert "fused_2)) % 64)" in data_copy.splitlines()[1] and "fused_2)) % 8)" in weight_copy.splitlines()[2]
+    shapes = ((1, 4, 10, 10), (20, 4, 3, 3), (20, 1, 1), (1, 20, 10, 10))
+    vals = [RNG.standard_normal(shape, dtype=np.float32) for shape in shapes]
+    lowered = lower_cuda(mod)
+    assert sum("tir.cuda.launch" in line for line in lowered.script().splitlines()) == 1
+    out = np.zeros((1, 20, 10, 10), np.float32)
+    emulate(lowered, *vals, out)
+    ref = np.maximum(conv2d_nchw_python(vals[0], vals[1], 1, 1) + vals[2] + vals[3], 0)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)

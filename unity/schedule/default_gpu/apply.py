@@ -20,7 +20,7 @@ from __future__ import annotations
 from unity.ir.module import IRModule
 from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
-from unity.schedule.default_gpu.gemm import finish_gemm, gemm_roles, prepare_gemm
+from unity.schedule.default_gpu.gemm import finish_gemm, gemm_roles, prepare_gemm, rows_fastest
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
 from unity.schedule.error import ScheduleError
@@ -65,9 +65,10 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     if infos is None:
         raise ScheduleError("default_gpu", "the function is not a sequence of perfect loop nests "
                             "(schedule it by hand)", func)
-    gemms = _prepare_gemms(sch, infos)
+    gemms = _prepare_gemms(sch, infos, set(func.buffer_params()))
     staged = {name for names in gemms.values() for name in names.values()}
     _inline_producers(sch, func, infos, keep=staged)
+    staged |= _absorb_epilogues(sch, gemms)
     side = _square_side(threads)
     for info in block_infos(sch.mod["main"]) or []:
         if info.name in staged:
@@ -76,7 +77,8 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
         try:
             if info.name not in gemms:
                 raise ScheduleError("default_gpu", f"block {info.name} is not a GEMM")
-            schedule_matmul_tiled(trial, info.name, threads=side)
+            schedule_matmul_tiled(trial, info.name, threads=side,
+                                  rows_fastest=rows_fastest(trial, gemms[info.name]))
             finish_gemm(trial, gemms[info.name])
         except ScheduleError:  # not a GEMM, or one the tiles did not fit
             trial = sch.copy()
@@ -87,7 +89,7 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     return sch.mod["main"].with_attr("tir.is_scheduled", True)
 
 
-def _prepare_gemms(sch: Schedule, infos: list[BlockInfo]) -> dict[str, dict[str, str]]:
+def _prepare_gemms(sch: Schedule, infos: list[BlockInfo], params: set) -> dict[str, dict[str, str]]:
     """Bring each GEMM-shaped block to ``(b, m, n, k)`` form (`gemm.prepare_gemm`); by block,
     the reindex copies that its tiled schedule inlines again."""
     gemms = {}
@@ -97,11 +99,31 @@ def _prepare_gemms(sch: Schedule, infos: list[BlockInfo]) -> dict[str, dict[str,
             continue
         trial = sch.copy()
         try:
-            gemms[info.name] = prepare_gemm(trial, info, roles)
+            gemms[info.name] = prepare_gemm(trial, info, roles, stage_output=info.output not in params)
         except ScheduleError:
             continue
         sch.state, sch.trace = trial.state, trial.trace
     return gemms
+
+
+def _absorb_epilogues(sch: Schedule, gemms: dict[str, dict[str, str]]) -> set[str]:
+    """Inline the elementwise consumers of each GEMM's output into its output copy (so
+    that the tiled rule computes them in the write-back); the names of those absorbed."""
+    absorbed: set[str] = set()
+    for staged in gemms.values():
+        while "c" in staged:
+            consumers = sch.get_consumers(sch.get_block(staged["c"]))
+            if len(consumers) != 1:
+                break
+            name = sch.get(consumers[0]).name_hint
+            trial = sch.copy()
+            try:
+                trial.reverse_compute_inline(trial.get_block(name))
+            except ScheduleError:
+                break
+            sch.state, sch.trace = trial.state, trial.trace
+            absorbed.add(name)
+    return absorbed
 
 
 def _schedule_block(sch: Schedule, info: BlockInfo, threads: int) -> None:

@@ -14,7 +14,9 @@ fused roles.  `prepare_gemm` makes it one literally:
    rule inlines the copy again into the shared-memory tile that reads it).
 
 Then `matmul.schedule_matmul_tiled` tiles ``(b, m, n, k)`` and `finish_gemm` inlines the
-reindex copies into the shared tiles and the output's copy into the write-back.
+reindex copies into the shared tiles and the output's copy into the write-back.  An
+elementwise epilogue (bias, residual, ReLU) inlined into the output's copy first
+(`apply.py`) is computed in the write-back, from registers.
 
 Example:
     >>> roles = gemm_roles(info)             # doctest: +SKIP
@@ -61,6 +63,10 @@ class GemmRoles:
 
 def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
     """The roles of a GEMM-shaped block, or None when it is not one (or too thin).
+
+    N is the side that indexes the output's last (contiguous) dimension: the threads
+    along `threadIdx.x` then write consecutive addresses (for an NCHW conv, M is the
+    output channel and N the pixels).
 
     Example:
         >>> from unity import te
@@ -111,6 +117,9 @@ def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
                 sizes[role] = None if extent is None or sizes[role] is None else sizes[role] * extent
     if not roles.m or not roles.n or not roles.k:
         return None
+    if store.indices and used_vars(store.indices[-1]) & set(roles.m):  # e.g. NCHW conv
+        roles.a, roles.b, roles.m, roles.n = roles.b, roles.a, roles.n, roles.m
+        sizes = {"m": sizes["n"], "n": sizes["m"]}
     if roles.symbolic:  # no fusion over symbolic extents: the outer M variables go to the grid
         if len(roles.n) != 1 or len(roles.k) != 1:
             return None
@@ -131,8 +140,10 @@ def _operand(expr: PrimExpr) -> BufferLoad | None:
     return expr if isinstance(expr, BufferLoad) else None
 
 
-def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles) -> dict[str, str]:
-    """Fuse the block's roles into ``(b, m, n, k)`` and reindex its accesses.
+def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles,
+                 stage_output: bool = False) -> dict[str, str]:
+    """Fuse the block's roles into ``(b, m, n, k)`` and reindex its accesses (the output
+    also when `stage_output`: its copy is where an epilogue can be inlined).
 
     Returns:
         The reindex copy blocks by role (``"a"``, ``"b"``, ``"c"``), for `finish_gemm`.
@@ -165,7 +176,7 @@ def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles) -> dict[str, 
             reads = [r.buffer for r in blk.reads]
             staged[role] = sch.get(sch.reindex(block, ("read", reads.index(load.buffer)))).name_hint
             blk = sch.get(block)
-    if not all(isinstance(i, Var) for i in blk.body.indices):
+    if stage_output or not all(isinstance(i, Var) for i in blk.body.indices):
         staged["c"] = sch.get(sch.reindex(block, ("write", 0))).name_hint
     return staged
 
@@ -192,6 +203,24 @@ def _selects(value: PrimExpr) -> list[Select]:
     found: list[Select] = []
     post_order_visit(value, lambda n: found.append(n) if isinstance(n, Select) else None)
     return found
+
+
+def rows_fastest(sch: Schedule, staged: dict[str, str]) -> frozenset[str]:
+    """The reindexed operands whose source is contiguous along the tile's rows (the
+    pixels of an im2col tile: the source's last index moves with them).
+
+    Example:
+        >>> rows_fastest(sch, {"b": "X_reindex"})  # doctest: +SKIP
+        frozenset({'X_reindex'})
+    """
+    found = set()
+    for role in ("a", "b"):
+        if role in staged:
+            blk = sch.get(sch.get_block(staged[role]))
+            row = blk.iter_vars[-2].var
+            if any(ld.indices and row in used_vars(ld.indices[-1]) for ld in loads_of(blk.body.value)):
+                found.add(blk.body.buffer.name)
+    return frozenset(found)
 
 
 def finish_gemm(sch: Schedule, staged: dict[str, str]) -> None:

@@ -27,8 +27,13 @@ from unity.schedule.schedule import Schedule
 
 
 def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm: int = 4,
-                          bk: int = 8) -> None:
+                          bk: int = 8, rows_fastest: frozenset[str] = frozenset()) -> None:
     """Tile matmul block `block_name` (see the module docstring for the loop nest).
+
+    The threads copying an operand's tile into shared memory walk its `k` dimension
+    fastest, or its rows for the operands named in `rows_fastest` (an im2col tile, whose
+    source is contiguous along the pixels), so that neighbouring threads read
+    neighbouring addresses.
 
     Raises:
         ScheduleError: the block's loops do not split into the tiles.
@@ -62,9 +67,14 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     sch.bind(iy, "threadIdx.y")
     sch.bind(ix, "threadIdx.x")
     for index in (0, 1):
+        name = sch.get(c).reads[index].buffer.name
         shared = sch.cache_read(c, index, "shared")
         sch.compute_at(shared, ko)
-        fused = sch.fuse(*sch.get_loops(shared)[-2:])
+        rows, cols = sch.get_loops(shared)[-2:]
+        if name in rows_fastest:
+            sch.reorder(cols, rows)
+            rows, cols = cols, rows
+        fused = sch.fuse(rows, cols)
         _, fy, fx = sch.split(fused, [None, threads, threads])
         sch.bind(fy, "threadIdx.y")
         sch.bind(fx, "threadIdx.x")

@@ -5,7 +5,8 @@
 extents included).  `schedule_reduction`: fuse the spatial loops onto `blockIdx.x` (one
 thread block per output element), fuse the reduction loops, split them by a power of
 two thread count and bind the inner part across `threadIdx.x`, reduced by
-`LowerCrossThreadReduction`.
+`LowerCrossThreadReduction`; a short reduction (a pooling window) instead runs serially
+in one thread per output, the outputs spread like a spatial block's.
 
 Example:
     >>> schedule_spatial(sch, info, threads=256)  # doctest: +SKIP
@@ -26,7 +27,11 @@ def schedule_spatial(sch: Schedule, info: BlockInfo, threads: int = 256) -> None
         >>> schedule_spatial(sch, info)  # doctest: +SKIP
     """
     block = sch.get_block(info.name)
-    loops = sch.get_loops(block)
+    _spread(sch, block, sch.get_loops(block), threads)
+
+
+def _spread(sch: Schedule, block, loops: list, threads: int) -> None:
+    """Fuse `loops` (a unit loop when none) and split them over blocks x `threads`."""
     if not loops:
         loops = [sch.add_unit_loop(block)]
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
@@ -50,14 +55,44 @@ def reduction_threads(extent: int | None, most: int = 256) -> int:
     return threads
 
 
+SHORT_REDUCTION = 64
+"""A reduction of at most this many elements (a pooling window, a depthwise conv's 3x3)
+runs serially in one thread per output: a thread block per output would hold a few
+threads (8 for 3x3) and the grid millions of blocks."""
+
+
+def reduction_extent(info: BlockInfo) -> int | None:
+    """The number of elements each output of a reduction block reduces (None: symbolic).
+
+    Example:
+        >>> reduction_extent(info)  # doctest: +SKIP
+        576
+    """
+    extent: int | None = 1
+    for loop, kind in zip(info.loops, info.loop_kinds):
+        if kind == "R":
+            size = as_int(loop.extent)
+            extent = None if size is None or extent is None else extent * size
+    return extent
+
+
 def schedule_reduction(sch: Schedule, info: BlockInfo, most_threads: int = 256) -> None:
-    """One thread block per output element; the reduction split across its threads.
+    """One thread block per output element; the reduction split across its threads (a
+    short one, see `SHORT_REDUCTION`, serially in one thread per output).
 
     Example:
         >>> schedule_reduction(sch, info)  # doctest: +SKIP
     """
     if "R" not in info.loop_kinds:
         raise ScheduleError("schedule_reduction", f"block {info.name} has no reduction loop")
+    extent = reduction_extent(info)
+    if extent is not None and extent <= SHORT_REDUCTION:
+        block = sch.get_block(info.name)
+        loops = sch.get_loops(block)
+        spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
+        sch.reorder(*spatial, *[lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"])
+        _spread(sch, block, spatial, most_threads)
+        return
     block = sch.get_block(info.name)
     loops = sch.get_loops(block)
     spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
@@ -67,11 +102,6 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, most_threads: int = 256) 
         spatial = [sch.add_unit_loop(block)]
     outer = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
     sch.bind(outer, "blockIdx.x")
-    extent = 1
-    for loop in info.loops:
-        if info.loop_kinds[info.loops.index(loop)] == "R":
-            size = as_int(loop.extent)
-            extent = None if size is None or extent is None else extent * size
     inner = sch.fuse(*reduce) if len(reduce) > 1 else reduce[0]
     k0, k1 = sch.split(inner, [None, reduction_threads(extent, most_threads)])
     sch.reorder(k1, k0)
