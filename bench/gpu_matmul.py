@@ -6,7 +6,8 @@ pycuda) and timed with CUDA events (`CUDAModule.time_evaluator`); the vendor fig
 TFLOP/s (2 n^3 flops per call) and the largest error against numpy (float16 accumulates
 in float16, so its error grows with n).
 
-- default: `unity.schedule.default_gpu` (64x64 block tiles, 4x4 register tiles, k by 8);
+- default: `unity.schedule.default_gpu` (at 4096^3: 128x128 block tiles, 8x8 register
+  tiles, k by 8; smaller GEMMs take 64x64 or 32x32 tiles to fill the SMs);
 - hand-tuned: `schedule_matmul_tiled` with 128x128 block tiles, 8x8 register tiles,
   k by 16.
 

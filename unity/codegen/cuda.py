@@ -390,6 +390,8 @@ class _KernelPrinter:
             return self.nonneg(expr.a) and self.nonneg(expr.b)
         if isinstance(expr, E.FloorMod):
             return _positive(expr.b)
+        if isinstance(expr, E.Cast) and dt.is_integer(expr.value.dtype) and dt.is_integer(expr.dtype):
+            return dt.bits(expr.dtype) >= dt.bits(expr.value.dtype) and self.nonneg(expr.value)
         return isinstance(expr, E.Max) and (self.nonneg(expr.a) or self.nonneg(expr.b))
 
     def e_min_(self, node: E.Min) -> str:

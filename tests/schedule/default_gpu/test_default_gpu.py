@@ -85,8 +85,9 @@ def test_tile_divisible_matmul_gets_shared_and_register_tiles():
     a, b = te.placeholder((128, 64), name="A"), te.placeholder((64, 128), name="B")
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
     src = unity.build(mod, "cuda").get_source()
-    assert "__shared__ __align__(16) float A_shared[512];" in src  # 64 x 8 tile
-    assert "__align__(16) float T_matmul_local[16];" in src        # 4 x 4 per thread
+    # 16 blocks of 32 x 32 (64 x 64 tiles would make only 4 thread blocks)
+    assert "__shared__ __align__(16) float A_shared[256];" in src  # 32 x 8 tile
+    assert "__align__(16) float T_matmul_local[4];" in src         # 2 x 2 per thread
     av, bv = RNG.standard_normal((128, 64), dtype=np.float32), RNG.standard_normal((64, 128), dtype=np.float32)
     out = np.zeros((128, 128), np.float32)
     emulate(lower_cuda(mod), av, bv, out)
@@ -212,7 +213,7 @@ def test_conv_epilogue_is_computed_in_the_write_back_and_copies_are_coalesced():
     assert "relu[0, v0_2, v1_2 // 10, v1_2 % 10] = T.max(T_conv2d_reindex_local[v0_2, v1_2] + B[v0_2, 0, 0]" in text
     data_copy = text.split('T.block("T_pad_data_reindex_shared")')[1].split("T.where")[0]
     weight_copy = text.split('T.block("W_reindex_shared")')[1].split("T.where")[0]
-    assert "fused_2)) % 64)" in data_copy.splitlines()[1] and "fused_2)) % 8)" in weight_copy.splitlines()[2]
+    assert "fused_2)) % 32)" in data_copy.splitlines()[1] and "fused_2)) % 8)" in weight_copy.splitlines()[2]
     shapes = ((1, 4, 10, 10), (20, 4, 3, 3), (20, 1, 1), (1, 20, 10, 10))
     vals = [RNG.standard_normal(shape, dtype=np.float32) for shape in shapes]
     lowered = lower_cuda(mod)

@@ -18,10 +18,11 @@ Example:
 from __future__ import annotations
 
 from unity.ir.module import IRModule
+from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.default_gpu.gemm import finish_gemm, gemm_roles, prepare_gemm, rows_fastest
-from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
+from unity.schedule.default_gpu.matmul import pick_register_tile, schedule_matmul_tiled
 from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
@@ -77,7 +78,7 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
         try:
             if info.name not in gemms:
                 raise ScheduleError("default_gpu", f"block {info.name} is not a GEMM")
-            schedule_matmul_tiled(trial, info.name, threads=side,
+            schedule_matmul_tiled(trial, info.name, threads=side, tm=_register_tile(trial, info.name, side),
                                   rows_fastest=rows_fastest(trial, gemms[info.name]))
             finish_gemm(trial, gemms[info.name])
         except ScheduleError:  # not a GEMM, or one the tiles did not fit
@@ -104,6 +105,15 @@ def _prepare_gemms(sch: Schedule, infos: list[BlockInfo], params: set) -> dict[s
             continue
         sch.state, sch.trace = trial.state, trial.trace
     return gemms
+
+
+def _register_tile(sch: Schedule, name: str, side: int) -> int:
+    """`matmul.pick_register_tile` for the GEMM block `name` in ``(b.., m, n, k)`` form."""
+    *batch, m, n, _ = (as_int(sch.get(loop).extent) for loop in sch.get_loops(sch.get_block(name)))
+    count: int | None = 1
+    for b in batch:
+        count = None if b is None or count is None else count * b
+    return pick_register_tile(count, m, n, side)
 
 
 def _absorb_epilogues(sch: Schedule, gemms: dict[str, dict[str, str]]) -> set[str]:

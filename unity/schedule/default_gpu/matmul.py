@@ -26,6 +26,29 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 
 
+ENOUGH_BLOCKS = 256
+"""Thread blocks that keep a large GPU busy (two per SM on a 132-SM H100/H200)."""
+
+
+def pick_register_tile(batch: int | None, m: int | None, n: int | None, threads: int = 16) -> int:
+    """Each thread's `tm x tm` tile: the largest of 8, 4 whose `(threads * tm)^2` block
+    tiles still make `ENOUGH_BLOCKS` thread blocks, else 2 (a batch-1 conv late in a
+    network has a few hundred pixels: 64 x 64 tiles would leave most SMs idle).  4 when
+    a size is symbolic.
+
+    Example:
+        >>> pick_register_tile(1, 4096, 4096), pick_register_tile(1, 1024, 3136), pick_register_tile(1, 512, 49)
+        (8, 4, 2)
+    """
+    if batch is None or m is None or n is None:
+        return 4
+    for tm in (8, 4):
+        side = threads * tm
+        if batch * -(-m // side) * -(-n // side) >= ENOUGH_BLOCKS:
+            return tm
+    return 2
+
+
 def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm: int = 4,
                           bk: int = 8, rows_fastest: frozenset[str] = frozenset()) -> None:
     """Tile matmul block `block_name` (see the module docstring for the loop nest).

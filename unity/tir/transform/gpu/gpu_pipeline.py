@@ -36,6 +36,7 @@ from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
 from unity.tir.transform.gpu.lower_cross_thread_reduction import LowerCrossThreadReduction
 from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
 from unity.tir.transform.gpu.lower_thread_binding_gpu import LowerThreadBindingGPU
+from unity.tir.transform.gpu.narrow_index_dtype import NarrowIndexDtype
 from unity.tir.transform.gpu.split_host_device import SplitHostDevice
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.lower_init_block import LowerInitBlock
@@ -64,6 +65,7 @@ def gpu_lowering_passes() -> list[ModulePass]:
         VectorizeLoop(),          # vectorized loops -> Ramp/Broadcast (codegen: float4 access)
         InsertSyncthreads(),      # barriers between cross-thread shared writes and reads
         SplitHostDevice(),        # each launch nest -> a kernel PrimFunc + a host launch
+        NarrowIndexDtype(),       # a kernel's int64 index arithmetic -> int32 where it fits
     ]  # fmt: skip
 
 
