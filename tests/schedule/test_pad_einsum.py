@@ -24,19 +24,13 @@ def test_pad_a_matmul_to_multiples_of_four():
                     v0, v1 = T.axis.remap("SS", [ax0, ax1])
                     T.reads(A[0:6, 0:5])
                     T.writes(A_pad[v0, v1])
-                    if v0 < 6 and v1 < 5:
-                        A_pad[v0, v1] = A[v0, v1]
-                    else:
-                        A_pad[v0, v1] = T.float32(0.0)
+                    A_pad[v0, v1] = T.if_then_else(v0 < 6 and v1 < 5, A[v0, v1], T.float32(0.0))
             for ax0, ax1 in T.grid(8, 8):
                 with T.block("B_pad"):
                     v0, v1 = T.axis.remap("SS", [ax0, ax1])
                     T.reads(B[0:5, 0:6])
                     T.writes(B_pad[v0, v1])
-                    if v0 < 5 and v1 < 6:
-                        B_pad[v0, v1] = B[v0, v1]
-                    else:
-                        B_pad[v0, v1] = T.float32(0.0)
+                    B_pad[v0, v1] = T.if_then_else(v0 < 5 and v1 < 6, B[v0, v1], T.float32(0.0))
             for i, j, k in T.grid(8, 8, 8):
                 with T.block("C"):
                     v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])

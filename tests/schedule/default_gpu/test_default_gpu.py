@@ -123,12 +123,13 @@ def _conv(n, ci, hw, co, stride):
 def test_gemm_shaped_blocks_get_shared_tiles_with_guards(make):
     """Dense, batch matmul and conv2d (an implicit GEMM: the im2col matrix is never stored,
     its tiles are gathered into shared memory) get the tiled rule at sizes that do not
-    divide into tiles; the emulator and an llvm build agree with numpy."""
+    divide into tiles; the emulator, an llvm build and the interpreter agree with numpy."""
     tensors, inputs, ref = make()
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func(tensors)}))
     scopes = {b.name: b.scope for b in _allocs(mod["main"])}
     assert sorted(s for s in scopes.values()) == ["local", "shared", "shared"], scopes
-    for run in (lambda *a: emulate(lower_cuda(mod), *a), lambda *a: unity.build(mod, "llvm")["main"](*a)):
+    for run in (lambda *a: emulate(lower_cuda(mod), *a), lambda *a: unity.build(mod, "llvm")["main"](*a),
+                lambda *a: interpret(mod["main"], *a)):
         out = np.zeros(ref.shape, np.float32)
         run(*inputs, out)
         np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
@@ -198,7 +199,7 @@ def test_short_reductions_run_serially_one_thread_per_output():
 
 def test_conv_epilogue_is_computed_in_the_write_back_and_copies_are_coalesced():
     """conv2d + bias + residual + ReLU is one kernel: the epilogue reads the accumulator
-    from registers.  The output channels are M, the pixels N (threadIdx.x writes
+    from registers (the only guarded step: the tiles are padded).  The output channels are M, the pixels N (threadIdx.x writes
     consecutive pixels); the im2col tile is copied with the pixels fastest, the weight
     tile with k fastest (each along its source's contiguous dimension)."""
     x, w = te.placeholder((1, 4, 10, 10), name="X"), te.placeholder((20, 4, 3, 3), name="W")
@@ -210,9 +211,11 @@ def test_conv_epilogue_is_computed_in_the_write_back_and_copies_are_coalesced():
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, w, bias, res, r])}))
     text = mod.script()
     assert 'T.block("relu")' not in text and 'T.block("add")' not in text
-    assert "relu[0, v0_2, v1_2 // 10, v1_2 % 10] = T.max(T_conv2d_reindex_local[v0_2, v1_2] + B[v0_2, 0, 0]" in text
-    data_copy = text.split('T.block("T_pad_data_reindex_shared")')[1].split("T.where")[0]
-    weight_copy = text.split('T.block("W_reindex_shared")')[1].split("T.where")[0]
+    assert "relu[0, v0_2, v1_2 // 10, v1_2 % 10] = T.max(T_conv2d_reindex_pad[v0_2, v1_2] + B[v0_2, 0, 0]" in text
+    # 20 x 100 x 36 padded to whole tiles: zero-filled shared tiles, no guard on the FMAs
+    assert "T.where" not in text.split('T.block("T_conv2d_update")')[1].split("T.block")[0]
+    data_copy = text.split('T.block("T_pad_data_reindex_pad_shared")')[1].split("T.where")[0]
+    weight_copy = text.split('T.block("W_reindex_pad_shared")')[1].split("T.where")[0]
     assert "fused_2)) % 32)" in data_copy.splitlines()[1] and "fused_2)) % 8)" in weight_copy.splitlines()[2]
     shapes = ((1, 4, 10, 10), (20, 4, 3, 3), (20, 1, 1), (1, 20, 10, 10))
     vals = [RNG.standard_normal(shape, dtype=np.float32) for shape in shapes]

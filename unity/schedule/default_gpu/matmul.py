@@ -5,8 +5,10 @@ batch loops, the two GEMM sides and the reduction; `gemm.prepare_gemm` brings a
 conv2d or a dense layer to that form), each thread block computes a `(threads * tm)^2`
 tile of C (the batch loops fused onto `blockIdx.z`) with `threads x threads` threads; each thread accumulates a `tm x tm` register tile
 (a `local` buffer) over k, reading A and B from `shared` tiles that all threads of the
-block fill cooperatively once per `bk`-wide slice of k.  Sizes that do not divide into
-tiles leave guards on the last tiles (in the copies, the update and the write-back).
+block fill cooperatively once per `bk`-wide slice of k.  Constant sizes that do not
+divide into tiles are padded (`pad_einsum`): the shared tiles are zero-filled past the
+edges, so the FMA loop has no guard, and only the write-back is guarded; symbolic sizes
+(a sequence length) keep guards in the copies, the update and the write-back.
 
     for by, bx in blockIdx.y, blockIdx.x:
         C_local[...] = 0                       # per thread, tm x tm
@@ -22,8 +24,18 @@ Example:
 
 from __future__ import annotations
 
+from unity.schedule.analysis import as_int
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
+
+
+def _pad(sch: Schedule, c, padding: list[int]) -> dict[int, str]:
+    """`pad_einsum` the block to whole tiles; its zero-padding copies by read index."""
+    before = {r.buffer for r in sch.get(c).reads}
+    sch.pad_einsum(c, padding)
+    copies = {sch.get(p).writes[0].buffer: sch.get(p).name_hint for p in sch.get_producers(c)}
+    return {n: copies[r.buffer] for n, r in enumerate(sch.get(c).reads)
+            if r.buffer not in before and r.buffer in copies}
 
 
 ENOUGH_BLOCKS = 256
@@ -68,6 +80,13 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     loops = sch.get_loops(c)
     if len(loops) < 3:
         raise ScheduleError("matmul_tiled", f"block {block_name} must sit under 3 or more loops")
+    fast = [sch.get(c).reads[index].buffer.name in rows_fastest for index in (0, 1)]
+    extents = [as_int(sch.get(loop).extent) for loop in loops]
+    padding = [1] * (len(loops) - 3) + [threads * tm, threads * tm, bk]
+    pads: dict[int, str] = {}
+    if None not in extents and any(e % p for e, p in zip(extents, padding)):  # type: ignore[operator]
+        pads = _pad(sch, c, padding)
+        loops = sch.get_loops(c)
     *batch, i, j, k = loops
     by, ty, ii = sch.split(i, [None, threads, tm])
     bx, tx, jj = sch.split(j, [None, threads, tm])
@@ -77,7 +96,11 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
         sch.bind(sch.fuse(*batch) if len(batch) > 1 else batch[0], "blockIdx.z")
     for loop, axis in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ty, "threadIdx.y"), (tx, "threadIdx.x")):
         sch.bind(loop, axis)
-    local = sch.cache_write(c, 0, "local")
+    if pads:  # the padded accumulator lives in registers; its unpadding copy writes back
+        local = sch.get_consumers(c)[0]
+        sch.set_scope(c, 0, "local")
+    else:
+        local = sch.cache_write(c, 0, "local")
     sch.reverse_compute_at(local, bx)
     rows, cols = sch.get_loops(local)[-2:]
     wy, wi = sch.split(rows, [threads, tm])
@@ -90,11 +113,12 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     sch.bind(iy, "threadIdx.y")
     sch.bind(ix, "threadIdx.x")
     for index in (0, 1):
-        name = sch.get(c).reads[index].buffer.name
         shared = sch.cache_read(c, index, "shared")
         sch.compute_at(shared, ko)
+        if index in pads:
+            sch.compute_inline(sch.get_block(pads[index]))
         rows, cols = sch.get_loops(shared)[-2:]
-        if name in rows_fastest:
+        if fast[index]:
             sch.reorder(cols, rows)
             rows, cols = cols, rows
         fused = sch.fuse(rows, cols)

@@ -1,7 +1,9 @@
 """`pad_einsum`: pad an einsum block's iteration domain to multiples of `padding`.
 
-Inputs are copied into zero-padded buffers, the block runs over the padded domain
-into a padded output, and a final block copies the valid part back.
+Inputs are copied into zero-padded buffers (one `if_then_else` store per element, so
+that `compute_inline` can fold the copy into a consumer, e.g. a shared-memory tile), the
+block runs over the padded domain into a padded output, and a final block copies the
+valid part back.
 
 Before::
 
@@ -11,12 +13,12 @@ Before::
 
 After ``sch.pad_einsum(c, [4, 4, 4])``::
 
-    A_pad[ax0, ax1] = A[ax0, ax1] if ax0 < 6 and ax1 < 5 else 0     # (8, 8)
+    A_pad[v0, v1] = T.if_then_else(v0 < 6 and v1 < 5, A[v0, v1], 0)  # (8, 8)
     B_pad[ax0, ax1] = ...                                           # (8, 8)
     for i, j, k in T.grid(8, 8, 8):
         with T.block("C"):
             ...  C_pad[vi, vj] = C_pad[vi, vj] + A_pad[vi, vk] * B_pad[vk, vj]
-    C[ax0, ax1] = C_pad[ax0, ax1]                                   # (6, 6)
+    C[v0, v1] = C_pad[v0, v1]                                        # (6, 6)
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from unity.tir.expr import (
     IterVar,
     PrimExpr,
     Range,
+    Select,
     Var,
     const,
     logical_and,
 )
 from unity.tir.functor import StmtExprVisitor, substitute
-from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, Stmt, seq
+from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt, seq
 
 P = "pad_einsum"
 
@@ -193,9 +196,7 @@ def _copy(src: Buffer, dst: Buffer, name: str, guard: bool) -> Stmt:
         cond = inside[0]
         for c in inside[1:]:
             cond = logical_and(cond, c)
-        body: Stmt = IfThenElse(
-            cond, BufferStore(dst, src[idx], idx), BufferStore(dst, const(0, dst.dtype), idx)
-        )
+        body: Stmt = BufferStore(dst, Select(cond, src[idx], const(0, dst.dtype)), idx)
     else:
         body = BufferStore(dst, src[idx], idx)
     blk = Block(tuple(ivars), (BufferRegion.full(src),) if guard else (BufferRegion.from_point(src, idx),),
