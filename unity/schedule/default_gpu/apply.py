@@ -17,6 +17,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from unity.ir.module import IRModule
 from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import BlockInfo, block_infos
@@ -26,8 +28,8 @@ from unity.schedule.default_gpu.matmul import pick_register_tile, schedule_matmu
 from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
-from unity.tir.function import PrimFunc
 from unity.schedule.tree import find_path, walk
+from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit
 from unity.tir.stmt import BlockRealize, For, ForKind
 
@@ -75,16 +77,10 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
         if info.name in staged:
             continue
         trial = sch.copy()
-        try:
-            if info.name not in gemms:
-                raise ScheduleError("default_gpu", f"block {info.name} is not a GEMM")
-            schedule_matmul_tiled(trial, info.name, threads=side, tm=_register_tile(trial, info.name, side),
-                                  rows_fastest=rows_fastest(trial, gemms[info.name]))
-            finish_gemm(trial, gemms[info.name])
-        except ScheduleError:  # not a GEMM, or one the tiles did not fit
+        if info.name not in gemms or not _tile_gemm(trial, info.name, gemms[info.name], side):
             trial = sch.copy()
             _schedule_block(trial, info, threads)
-            for name in gemms.get(info.name, {}).values():
+            for name in gemms.get(info.name, {}).values():  # its copies, now kernels of their own
                 _schedule_block(trial, _info_of(trial, name), threads)
         sch.state, sch.trace = trial.state, trial.trace
     return sch.mod["main"].with_attr("tir.is_scheduled", True)
@@ -105,6 +101,17 @@ def _prepare_gemms(sch: Schedule, infos: list[BlockInfo], params: set) -> dict[s
             continue
         sch.state, sch.trace = trial.state, trial.trace
     return gemms
+
+
+def _tile_gemm(sch: Schedule, name: str, staged: dict[str, str], side: int) -> bool:
+    """The tiled rule on GEMM block `name` and its copies; False when a primitive refused."""
+    try:
+        schedule_matmul_tiled(sch, name, threads=side, tm=_register_tile(sch, name, side),
+                              rows_fastest=rows_fastest(sch, staged))
+        finish_gemm(sch, staged)
+    except ScheduleError:
+        return False
+    return True
 
 
 def _register_tile(sch: Schedule, name: str, side: int) -> int:
@@ -159,7 +166,7 @@ def _info_of(sch: Schedule, name: str) -> BlockInfo:
 
 
 def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo],
-                      keep: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+                      keep: Collection[str] = ()) -> None:
     """Inline each spatial block writing an intermediate buffer, where `compute_inline`
     allows (but the blocks in `keep`)."""
     params = set(func.buffer_params())

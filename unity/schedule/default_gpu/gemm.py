@@ -5,12 +5,12 @@ roles -- batch (in both operands and the output), M (in `A` and the output only)
 `B` and the output only) and K (the reduction, in both operands) -- is a GEMM over the
 fused roles.  `prepare_gemm` makes it one literally:
 
-1. `transform_block_layout` fuses each role into one variable, ``(b, m, n, k)``: a
-   conv2d's ``(n, oc, oh, ow, ic, kh, kw)`` becomes ``m = (n, oh, ow)``, ``n = oc``,
-   ``k = (ic, kh, kw)``;
+1. `transform_block_layout` fuses each role into one variable, ``(b, m, n, k)``: an NCHW
+   conv2d's ``(n, oc, oh, ow, ic, kh, kw)`` becomes ``m = oc``, ``n = (n, oh, ow)`` (N is
+   the side of the output's contiguous dimension), ``k = (ic, kh, kw)``;
 2. `reindex` stages every operand not already accessed at a plain point through a
-   buffer in those variables: the conv's input patch ``X[.., k // 9, m // 56 + k % 9 // 3,
-   ..]`` becomes ``X_reindex[m, k]`` (the im2col matrix, never materialized: the tiled
+   buffer in those variables: the conv's input patch ``X[.., k // 9, n // 56 + k % 9 // 3,
+   ..]`` becomes ``X_reindex[n, k]`` (the im2col matrix, never materialized: the tiled
    rule inlines the copy again into the shared-memory tile that reads it).
 
 Then `matmul.schedule_matmul_tiled` tiles ``(b, m, n, k)`` and `finish_gemm` inlines the
@@ -50,6 +50,11 @@ class GemmRoles:
             N and K must be one variable each and the M variables but the last are
             tiled like batch variables (over the grid), since fusing needs constant
             extents.
+
+    Example:
+        >>> roles = gemm_roles(info)  # doctest: +SKIP
+        >>> roles.m, roles.n, roles.k  # doctest: +SKIP
+        ([v_i1], [v_i2, v_i3], [v_rc, v_ry, v_rx])
     """
 
     a: BufferLoad
@@ -149,8 +154,7 @@ def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles,
         The reindex copy blocks by role (``"a"``, ``"b"``, ``"c"``), for `finish_gemm`.
 
     Raises:
-        ScheduleError: a primitive refused (the block stays as it was only if the
-            caller schedules a copy).
+        ScheduleError: a primitive refused (callers run this on a copy of the schedule).
 
     Example:
         >>> staged = prepare_gemm(sch, info, roles)  # doctest: +SKIP
