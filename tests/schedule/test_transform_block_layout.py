@@ -69,6 +69,35 @@ def test_fused_write_back_can_follow_a_tile_that_crosses_rows():
     check_same_result(func, sch.mod)
 
 
+def _grouped_conv():
+    """A 1x1 conv in 2 groups (4 input, 6 output channels each): the output channel `o`
+    reads input channels ``o // 6 * 4 + rc``."""
+    x, w = te.placeholder((1, 8, 5, 5), name="X"), te.placeholder((12, 4, 1, 1), name="W")
+    rc = te.reduce_axis((0, 4), name="rc")
+    y = te.compute((1, 12, 5, 5), lambda n, o, h, q: te.sum(x[n, o // 6 * 4 + rc, h, q] * w[o, rc, 0, 0],
+                                                             axis=rc), name="Y")
+    return te.create_prim_func([x, w, y])
+
+
+def test_splits_a_variable_into_group_and_member():
+    func = _grouped_conv()
+    sch = Schedule(func)
+    sch.transform_block_layout(sch.get_block("Y"), lambda n, o, h, q, rc: (o // 6, o % 6, h * 5 + q, rc))
+    text = sch.mod.script()
+    assert 'v_o_o, v_o_i, v_h_v_q, v_rc = T.axis.remap("SSSR", [ax0, ax1, ax2, ax3])' in text
+    assert "X[0, v_o_o * 4 + v_rc, v_h_v_q // 5, v_h_v_q % 5] * W[v_o_o * 6 + v_o_i, v_rc, 0, 0]" in text
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("Y"))] == [2, 6, 25, 4]
+    check_same_result(func, sch.mod)
+    fresh = Schedule(func)
+    y = fresh.get_block("Y")
+    with pytest.raises(ScheduleError, match=r"must use variable v_o exactly as v_o // c and v_o % c"):
+        fresh.transform_block_layout(y, lambda n, o, h, q, rc: (o // 6, h * 5 + q, rc))
+    with pytest.raises(ScheduleError, match="the split factor must be a constant dividing v_o's extent 12"):
+        fresh.transform_block_layout(y, lambda n, o, h, q, rc: (o // 5, o % 5, h, q, rc))
+    with pytest.raises(ScheduleError, match="split twice or by two factors"):
+        fresh.transform_block_layout(y, lambda n, o, h, q, rc: (o // 6, o % 4, h, q, rc))
+
+
 def test_transform_block_layout_errors():
     func = matmul(4, 6, 5)
     sch = Schedule(func)

@@ -117,12 +117,23 @@ def _conv(n, ci, hw, co, stride):
     return [x, w, topi.nn.conv2d(x, w, strides=stride, padding=1)], [xv, wv], ref
 
 
+def _grouped_conv():
+    """2 groups of 4 input and 16 output channels: a batch of 2 GEMMs over blockIdx.z."""
+    x, w = te.placeholder((1, 8, 9, 9), name="X"), te.placeholder((32, 4, 3, 3), name="W")
+    xv = RNG.standard_normal((1, 8, 9, 9), dtype=np.float32)
+    wv = RNG.standard_normal((32, 4, 3, 3), dtype=np.float32)
+    ref = np.concatenate([conv2d_nchw_python(xv[:, 4 * g:4 * g + 4], wv[16 * g:16 * g + 16], 1, 1)
+                          for g in range(2)], axis=1)
+    return [x, w, topi.nn.conv2d(x, w, strides=1, padding=1, groups=2)], [xv, wv], ref
+
+
 @pytest.mark.parametrize("make", [
     _dense_ragged, _batch_matmul, lambda: _conv(2, 5, 9, 24, 1), lambda: _conv(1, 8, 12, 16, 2),
-], ids=["dense_ragged", "batch_matmul", "conv_padded", "conv_strided"])
+    _grouped_conv,
+], ids=["dense_ragged", "batch_matmul", "conv_padded", "conv_strided", "conv_grouped"])
 def test_gemm_shaped_blocks_get_shared_tiles_with_guards(make):
-    """Dense, batch matmul and conv2d (an implicit GEMM: the im2col matrix is never stored,
-    its tiles are gathered into shared memory) get the tiled rule at sizes that do not
+    """Dense, batch matmul and conv2d, grouped too (an implicit GEMM: the im2col matrix is
+    never stored, its tiles are gathered into shared memory) get the tiled rule at sizes that do not
     divide into tiles; the emulator, an llvm build and the interpreter agree with numpy."""
     tensors, inputs, ref = make()
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func(tensors)}))

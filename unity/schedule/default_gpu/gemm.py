@@ -31,12 +31,43 @@ from dataclasses import dataclass, field
 from unity.schedule.analysis import as_int, used_vars
 from unity.schedule.default.analysis import BlockInfo, loads_of, strip_casts
 from unity.schedule.schedule import Schedule
-from unity.tir.expr import Add, BufferLoad, FloatImm, IntImm, IterType, Mul, PrimExpr, Select, Var
-from unity.tir.functor import post_order_visit
+from unity.tir.expr import (
+    Add, BufferLoad, FloatImm, FloorDiv, IntImm, IterType, Mul, PrimExpr, Select, Var,
+)  # fmt: skip
+from unity.tir.functor import ExprMutator, post_order_visit
 
 MIN_SIDE = 16
 """Below this many rows or columns a GEMM is left to the reduction rule (GEMV, one image
 row of a tiny conv): a 64 x 64 tile would be mostly idle threads."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """An iteration variable, or one half of it split by `factor` (``part`` "group":
+    ``var // factor``, "member": ``var % factor``), as it enters a GEMM role.
+
+    Example:
+        >>> from unity.tir.expr import Var
+        >>> o = Var("o")
+        >>> Piece(o, 28, "group").expr(o).script(), Piece(o, 28, "group").extent(112)
+        ('o // 28', 4)
+    """
+
+    var: Var
+    factor: int = 1
+    part: str = "whole"
+
+    def expr(self, value: PrimExpr) -> PrimExpr:
+        """This piece of `value` (the variable's value)."""
+        if self.part == "whole":
+            return value
+        return value // self.factor if self.part == "group" else value % self.factor
+
+    def extent(self, whole: int | None) -> int | None:
+        """This piece's extent, from the variable's."""
+        if self.part == "whole" or whole is None:
+            return whole
+        return whole // self.factor if self.part == "group" else self.factor
 
 
 @dataclass
@@ -45,7 +76,8 @@ class GemmRoles:
 
     Attributes:
         a: The load with the M variables; b: the one with the N variables.
-        batch, m, n, k: Non-unit iteration variables by role.
+        batch, m, n, k: Non-unit iteration variables by role (`Piece`s: a grouped conv's
+            output channel is split, its group a batch piece, its member an M piece).
         symbolic: True when some extent is symbolic (a batch or sequence length); then
             N and K must be one variable each and the M variables but the last are
             tiled like batch variables (over the grid), since fusing needs constant
@@ -59,11 +91,15 @@ class GemmRoles:
 
     a: BufferLoad
     b: BufferLoad
-    batch: list[Var] = field(default_factory=list)
-    m: list[Var] = field(default_factory=list)
-    n: list[Var] = field(default_factory=list)
-    k: list[Var] = field(default_factory=list)
+    batch: list[Piece] = field(default_factory=list)
+    m: list[Piece] = field(default_factory=list)
+    n: list[Piece] = field(default_factory=list)
+    k: list[Piece] = field(default_factory=list)
     symbolic: bool = False
+
+    def groups(self) -> list[list[Piece]]:
+        """The non-empty roles in ``(batch, m, n, k)`` order."""
+        return [g for g in (self.batch, self.m, self.n, self.k) if g]
 
 
 def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
@@ -81,7 +117,7 @@ def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
         >>> k = te.reduce_axis((0, 32), name="k")
         >>> C = te.compute((64, 48), lambda i, j: te.sum(A[i, k] * W[j, k], axis=k), name="C")
         >>> roles = gemm_roles(block_infos(te.create_prim_func([A, W, C]))[0])
-        >>> [v.name for v in roles.m], [v.name for v in roles.n], roles.b.buffer.name
+        >>> [p.var.name for p in roles.m], [p.var.name for p in roles.n], roles.b.buffer.name
         (['v_i'], ['v_j'], 'W')
     """
     store = info.store
@@ -112,17 +148,23 @@ def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
         if iv.iter_type is IterType.REDUCE:
             if not (in_a and in_b):
                 return None
-            roles.k.append(v)
-        elif iv.iter_type is not IterType.SPATIAL or v not in out_vars or not (in_a or in_b):
+            roles.k.append(Piece(v))
+            continue
+        if iv.iter_type is not IterType.SPATIAL or v not in out_vars or not (in_a or in_b):
             return None
-        else:
-            role = "batch" if in_a and in_b else "m" if in_a else "n"
-            getattr(roles, role).append(v)
+        pieces = [("batch" if in_a and in_b else "m" if in_a else "n", Piece(v))]
+        group = _group_factor(a_expr, v, extent), _group_factor(b_expr, v, extent)
+        if in_a and in_b and (group[0] is None) != (group[1] is None):  # a grouped conv
+            factor, member = (group[0], "n") if group[0] else (group[1], "m")
+            pieces = [("batch", Piece(v, factor, "group")), (member, Piece(v, factor, "member"))]
+        for role, piece in pieces:
+            getattr(roles, role).append(piece)
             if role in sizes:
-                sizes[role] = None if extent is None or sizes[role] is None else sizes[role] * extent
+                size = piece.extent(extent)
+                sizes[role] = None if size is None or sizes[role] is None else sizes[role] * size
     if not roles.m or not roles.n or not roles.k:
         return None
-    if store.indices and used_vars(store.indices[-1]) & set(roles.m):  # e.g. NCHW conv
+    if store.indices and used_vars(store.indices[-1]) & {p.var for p in roles.m}:  # NCHW conv
         roles.a, roles.b, roles.m, roles.n = roles.b, roles.a, roles.n, roles.m
         sizes = {"m": sizes["n"], "n": sizes["m"]}
     if roles.symbolic:  # no fusion over symbolic extents: the outer M variables go to the grid
@@ -132,6 +174,32 @@ def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
     if any(s is not None and s < min_side for s in sizes.values()):
         return None
     return roles
+
+
+def _group_factor(expr: PrimExpr, var: Var, extent: int | None) -> int | None:
+    """`c` when `var` enters `expr` only as ``var // c`` (a grouped conv's input channel
+    ``o // c * Cg + rc``), `c` a constant dividing `var`'s extent; else None."""
+    factors: set[int | None] = set()
+    post_order_visit(expr, lambda n: factors.add(as_int(n.b))
+                     if isinstance(n, FloorDiv) and n.a is var else None)
+    if len(factors) != 1 or extent is None:
+        return None
+    factor = factors.pop()
+    if factor is None or factor <= 1 or extent % factor:
+        return None
+    marker = Var("group", var.dtype)
+    return factor if var not in used_vars(_ReplaceDiv(var, marker).visit_expr(expr)) else None
+
+
+class _ReplaceDiv(ExprMutator):
+    """Every ``var // c`` -> `marker`."""
+
+    def __init__(self, var: Var, marker: Var) -> None:
+        super().__init__()
+        self.var, self.marker = var, marker
+
+    def visit_floor_div_(self, node: FloorDiv) -> PrimExpr:
+        return self.marker if node.a is self.var else self.visit_prim_expr_(node)
 
 
 def _vars(indices: tuple[PrimExpr, ...]) -> set[Var]:
@@ -160,15 +228,17 @@ def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles,
         >>> staged = prepare_gemm(sch, info, roles)  # doctest: +SKIP
     """
     block = sch.get_block(info.name)
-    groups = [g for g in (roles.batch, roles.m, roles.n, roles.k) if g]
-    order = [v for g in groups for v in g]
+    groups = roles.groups()
+    pieces = [p for g in groups for p in g]
     nonunit = [iv.var for iv in info.block.iter_vars if as_int(iv.dom.extent) != 1]
-    if order != nonunit or any(len(g) > 1 for g in (roles.m, roles.n, roles.k)):
+    if ([p.var for p in pieces] != nonunit or any(p.part != "whole" for p in pieces)
+            or any(len(g) > 1 for g in (roles.m, roles.n, roles.k))):
         extents = {iv.var: as_int(iv.dom.extent) for iv in info.block.iter_vars}
         position = {iv.var: n for n, iv in enumerate(info.block.iter_vars)}
 
         def index_map(*vs: Var) -> tuple[PrimExpr, ...]:
-            return tuple(_fuse([vs[position[v]] for v in g], [extents[v] for v in g]) for g in groups)
+            return tuple(_fuse([p.expr(vs[position[p.var]]) for p in g],
+                               [p.extent(extents[p.var]) for p in g]) for g in groups)
 
         index_map.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(f"v{n}", inspect.Parameter.POSITIONAL_ONLY) for n in range(len(position))])
@@ -185,12 +255,12 @@ def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles,
     return staged
 
 
-def _fuse(vs: list[PrimExpr], extents: list[int]) -> PrimExpr:
+def _fuse(vs: list[PrimExpr], extents: list[int | None]) -> PrimExpr:
     """``v0 * (e1 * e2) + v1 * e2 + v2``."""
     out = vs[-1]
     stride = 1
     for v, e in zip(reversed(vs[:-1]), reversed(extents[1:])):
-        stride *= e
+        stride *= e  # type: ignore[operator]  # fused only over constant extents
         out = v * stride + out
     return out
 

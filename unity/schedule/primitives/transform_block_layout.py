@@ -21,8 +21,11 @@ the old variables as ``vi * 6 + vj`` becomes the point ``vi_vj``, so a tile of t
 loop is a box of that buffer (what `reverse_compute_at` needs of a tile that crosses rows).
 
 Each output of the lambda fuses old variables of one kind (spatial or reduction) in mixed
-radix, ``v0 * (e1 * e2) + v1 * e2 + v2`` for extents ``e1, e2``, or is one of them; each old
-variable (but unit ones) appears in exactly one output, so the map is one-to-one and onto.
+radix, ``v0 * (e1 * e2) + v1 * e2 + v2`` for extents ``e1, e2``, or is one of them, or is
+half of a split, ``v // c`` and ``v % c`` (both present, `c` dividing `v`'s extent: a
+grouped conv's output channel becomes its group and its channel in the group); each old
+variable (but unit ones) appears in exactly one output or split, so the map is
+one-to-one and onto.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from unity.schedule.analysis import as_int, linear, simplify, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import replace_stmts
-from unity.tir.expr import BufferLoad, IterVar, PrimExpr, Range, Var, const
+from unity.tir.expr import BufferLoad, FloorDiv, FloorMod, IterVar, PrimExpr, Range, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt
@@ -123,7 +126,11 @@ def _invert(
         raise ScheduleError(_P, f"block {blk.name_hint} has a symbolic or offset domain", func, blk)
     inverse: dict[Var, PrimExpr] = {}
     new_vars: list[IterVar] = []
+    splits: dict[Var, dict[type, tuple[Var, int]]] = {}
     for e in outputs:
+        if isinstance(e, FloorDiv | FloorMod) and isinstance(e.a, Var) and e.a in extent:
+            new_vars.append(_split_part(e, extent, by_var, splits, blk, func))
+            continue
         chain = _radix_chain(e, extent, blk, func)
         kinds = {by_var[v].iter_type for v, _ in chain}
         if len(kinds) != 1:
@@ -138,6 +145,12 @@ def _invert(
                 raise ScheduleError(_P, f"the index map uses variable {v.name} twice", func, blk)
             value: PrimExpr = new if coef == 1 else new // coef
             inverse[v] = value if k == 0 else value % extent[v]  # type: ignore[operator]
+    for v, parts in splits.items():
+        if set(parts) != {FloorDiv, FloorMod} or v in inverse:
+            msg = f"the index map must use variable {v.name} exactly as {v.name} // c and {v.name} % c"
+            raise ScheduleError(_P, msg, func, blk)
+        (hi, c), (lo, _) = parts[FloorDiv], parts[FloorMod]
+        inverse[v] = hi * c + lo
     for v, e in extent.items():
         if v in inverse:
             continue
@@ -145,6 +158,25 @@ def _invert(
             raise ScheduleError(_P, f"the index map drops variable {v.name}", func, blk)
         inverse[v] = const(0, v.dtype)
     return new_vars, inverse
+
+
+def _split_part(e: PrimExpr, extent: dict[Var, int | None], by_var: dict[Var, IterVar],
+                splits: dict[Var, dict[type, tuple[Var, int]]], blk: Block, func: PrimFunc) -> IterVar:
+    """The new variable of an output ``v // c`` (extent `e / c`) or ``v % c`` (extent `c`),
+    recorded in `splits` so that `v` is rebuilt as ``hi * c + lo``."""
+    v, c = e.a, as_int(e.b)
+    if c is None or c <= 0 or extent[v] % c:  # type: ignore[operator]  # constant extents
+        msg = f"{e.script()}: the split factor must be a constant dividing {v.name}'s extent {extent[v]}"
+        raise ScheduleError(_P, msg, func, blk)
+    parts = splits.setdefault(v, {})
+    other = parts.get(FloorMod if type(e) is FloorDiv else FloorDiv)
+    if type(e) in parts or (other is not None and other[1] != c):
+        raise ScheduleError(_P, f"variable {v.name} is split twice or by two factors", func, blk)
+    size = extent[v] // c if type(e) is FloorDiv else c  # type: ignore[operator]
+    new = Var(f"{v.name}_{'o' if type(e) is FloorDiv else 'i'}", v.dtype)
+    parts[type(e)] = (new, c)
+    return IterVar(new, Range.from_min_extent(const(0, new.dtype), const(size, new.dtype)),
+                   by_var[v].iter_type)
 
 
 def _radix_chain(
