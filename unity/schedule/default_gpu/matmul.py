@@ -24,9 +24,36 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+
 from unity.schedule.analysis import as_int
+from unity.schedule.default.analysis import loads_of
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
+
+
+def _n_then_k(blk) -> set[int]:
+    """The reads of GEMM block `blk` indexed ``[.., n, k]``: the operand whose rows the
+    threads along `threadIdx.x` take.  Kept so in shared memory, the 16 threads of a
+    half-warp would read addresses `tm * 8` floats apart at each `k` (8-way bank
+    conflicts); stored ``[.., k, n]`` they read `tm` apart."""
+    n, k = blk.iter_vars[-2].var, blk.iter_vars[-1].var
+    found = set()
+    for index, region in enumerate(blk.reads[:2]):
+        loads = [ld for ld in loads_of(blk.body.value) if ld.buffer is region.buffer]
+        if loads and len(loads[0].indices) >= 2 and loads[0].indices[-2] is n and loads[0].indices[-1] is k:
+            found.add(index)
+    return found
+
+
+def _swap_last_two(rank: int):
+    """``lambda *i: (*i[:-2], i[-1], i[-2])`` with `rank` named parameters."""
+    def index_map(*dims):
+        return (*dims[:-2], dims[-1], dims[-2])
+
+    index_map.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(f"d{n}", inspect.Parameter.POSITIONAL_ONLY) for n in range(rank)])
+    return index_map
 
 
 def _pad(sch: Schedule, c, padding: list[int]) -> dict[int, str]:
@@ -81,12 +108,14 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     if len(loops) < 3:
         raise ScheduleError("matmul_tiled", f"block {block_name} must sit under 3 or more loops")
     fast = [sch.get(c).reads[index].buffer.name in rows_fastest for index in (0, 1)]
+    transpose = _n_then_k(sch.get(c))
     extents = [as_int(sch.get(loop).extent) for loop in loops]
     padding = [1] * (len(loops) - 3) + [threads * tm, threads * tm, bk]
     pads: dict[int, str] = {}
     if None not in extents and any(e % p for e, p in zip(extents, padding)):  # type: ignore[operator]
         pads = _pad(sch, c, padding)
         loops = sch.get_loops(c)
+    operands = [r.buffer for r in sch.get(c).reads]  # A and B (a reduction's own output is not listed)
     *batch, i, j, k = loops
     by, ty, ii = sch.split(i, [None, threads, tm])
     bx, tx, jj = sch.split(j, [None, threads, tm])
@@ -112,8 +141,11 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     iy, ix = sch.get_loops(init)[-4:-2]
     sch.bind(iy, "threadIdx.y")
     sch.bind(ix, "threadIdx.x")
-    for index in (0, 1):
-        shared = sch.cache_read(c, index, "shared")
+    for index, operand in enumerate(operands):  # (rewriting a block recomputes its reads)
+        shared = sch.cache_read(c, [r.buffer for r in sch.get(c).reads].index(operand), "shared")
+        if index in transpose:  # read along threadIdx.x: store it k-major, see above
+            rank = len(sch.get(shared).writes[0].buffer.shape)
+            sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
         sch.compute_at(shared, ko)
         if index in pads:
             sch.compute_inline(sch.get_block(pads[index]))
