@@ -58,13 +58,25 @@ class Piece:
     part: str = "whole"
 
     def expr(self, value: PrimExpr) -> PrimExpr:
-        """This piece of `value` (the variable's value)."""
+        """This piece of `value` (the variable's value).
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> Piece(Var("o"), 28, "member").expr(Var("x")).script()
+            'x % 28'
+        """
         if self.part == "whole":
             return value
         return value // self.factor if self.part == "group" else value % self.factor
 
     def extent(self, whole: int | None) -> int | None:
-        """This piece's extent, from the variable's."""
+        """This piece's extent, from the variable's.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> Piece(Var("o"), 28, "member").extent(112), Piece(Var("o")).extent(112)
+            (28, 112)
+        """
         if self.part == "whole" or whole is None:
             return whole
         return whole // self.factor if self.part == "group" else self.factor
@@ -98,7 +110,14 @@ class GemmRoles:
     symbolic: bool = False
 
     def groups(self) -> list[list[Piece]]:
-        """The non-empty roles in ``(batch, m, n, k)`` order."""
+        """The non-empty roles in ``(batch, m, n, k)`` order.
+
+        Example:
+            >>> from unity.tir.expr import Var
+            >>> roles = GemmRoles(None, None, m=[Piece(Var("i"))], k=[Piece(Var("k"))])
+            >>> [[p.var.name for p in g] for g in roles.groups()]
+            [['i'], ['k']]
+        """
         return [g for g in (self.batch, self.m, self.n, self.k) if g]
 
 
