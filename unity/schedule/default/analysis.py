@@ -19,7 +19,7 @@ from typing import Any
 
 from unity.schedule.analysis import as_int, child_realizes, linear, used_vars
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, Cast, IterType, PrimExpr, Var
+from unity.tir.expr import Add, BufferLoad, Cast, IterType, Mul, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit
 from unity.tir.stmt import Block, BlockRealize, BufferStore, For, ForKind
@@ -265,6 +265,32 @@ def strip_casts(expr: PrimExpr) -> PrimExpr:
     while isinstance(expr, Cast):
         expr = expr.value
     return expr
+
+
+def multiply_accumulate(info: BlockInfo) -> tuple[PrimExpr, PrimExpr] | None:
+    """The two factors of a reduction block ``Y[i] = Y[i] + a * b`` bound to its own loops
+    (casts stripped; three loads in all), else None.
+
+    Example:
+        >>> from unity import te
+        >>> A = te.placeholder((4, 3), name="A")
+        >>> k = te.reduce_axis((0, 3), name="k")
+        >>> B = te.compute((4,), lambda i: te.sum(A[i, k] * A[i, k], axis=k), name="B")
+        >>> [f.buffer.name for f in multiply_accumulate(block_infos(te.create_prim_func([A, B]))[0])]
+        ['A', 'A']
+    """
+    store = info.store
+    if store is None or not info.is_reduction or not info.trivial_binding():
+        return None
+    value = store.value
+    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
+        return None
+    acc, prod = value.a, strip_casts(value.b)
+    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
+        return None
+    if any(a is not b for a, b in zip(acc.indices, store.indices)):
+        return None
+    return strip_casts(prod.a), strip_casts(prod.b)
 
 
 def vector_registers(lanes: int) -> int:

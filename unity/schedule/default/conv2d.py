@@ -47,8 +47,7 @@ from unity.schedule.default.analysis import (
     BlockInfo,
     RuleContext,
     const_extent,
-    loads_of,
-    strip_casts,
+    multiply_accumulate,
 )
 from unity.schedule.default.conv2d_tiles import (
     channel_tile,
@@ -61,9 +60,9 @@ from unity.schedule.default.conv2d_tiles import (
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
-from unity.schedule.state import BlockRV, LoopRV
+from unity.schedule.state import BlockRV
 from unity.tir.buffer import Buffer
-from unity.tir.expr import Add, BufferLoad, Mul, PrimExpr, Var
+from unity.tir.expr import BufferLoad, PrimExpr, Var
 
 __all__ = [
     "ConvTiling", "applies", "conv_tiling", "match", "padding_block", "raise_unsupported",
@@ -76,25 +75,17 @@ def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
     Example:
         >>> x_load, w_load = match(info)  # doctest: +SKIP
     """
-    store = info.store
-    if store is None or not info.is_reduction or not info.trivial_binding():
+    factors = multiply_accumulate(info)
+    if factors is None:
         return None
     if info.loop_kinds != ["S"] * 4 + ["R"] * (len(info.loops) - 4) or len(info.loops) < 5:
         return None
-    value = store.value
-    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
-        return None
-    acc, prod = value.a, strip_casts(value.b)
-    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
-        return None
-    out = store.indices
+    out = info.store.indices  # type: ignore[union-attr]  # a store: factors found
     if len(out) != 4 or not all(isinstance(v, Var) for v in out) or len(set(out)) != 4:
-        return None
-    if any(a is not b for a, b in zip(acc.indices, out)):
         return None
     if [info.iter_var(lp) for lp in info.loops[:4]] != list(out):
         return None
-    lhs, rhs = strip_casts(prod.a), strip_casts(prod.b)
+    lhs, rhs = factors
     if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
         return None
     n, o, y, x = out

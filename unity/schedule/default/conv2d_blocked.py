@@ -56,8 +56,7 @@ from unity.schedule.default.analysis import (
     BlockInfo,
     RuleContext,
     const_extent,
-    loads_of,
-    strip_casts,
+    multiply_accumulate,
 )
 from unity.schedule.default.conv2d import padding_block, raise_unsupported
 from unity.schedule.default.conv2d_tiles import flatten_rows, parallel_tile_loops, pointwise_pixels
@@ -65,7 +64,7 @@ from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
-from unity.tir.expr import Add, BufferLoad, FloorDiv, IntImm, Mul, PrimExpr, Var
+from unity.tir.expr import BufferLoad, FloorDiv, IntImm, PrimExpr, Var
 from unity.tir.functor import post_order_visit
 
 __all__ = [
@@ -452,27 +451,19 @@ def pixel_tile(width: int, vectors: int, ctx: RuleContext, fill: bool = False) -
 
 def _product(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
     """The two loads multiplied in ``Y[...] = Y[...] + A[...] * B[...]``, else None."""
-    store = info.store
-    if store is None or not info.is_reduction or not info.trivial_binding():
+    factors = multiply_accumulate(info)
+    if factors is None:
         return None
     if len(info.loops) < 7 or info.loop_kinds[:5] != ["S"] * 5:
         return None
     if any(kind != "R" for kind in info.loop_kinds[5:]):
         return None
-    value = store.value
-    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
-        return None
-    acc, prod = value.a, strip_casts(value.b)
-    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
-        return None
-    out = store.indices
+    out = info.store.indices  # type: ignore[union-attr]  # a store: factors found
     if len(set(out)) != 5 or not all(isinstance(v, Var) for v in out):
-        return None
-    if any(a is not b for a, b in zip(acc.indices, out)):
         return None
     if [info.iter_var(lp) for lp in info.loops[:5]] != list(out):
         return None
-    lhs, rhs = strip_casts(prod.a), strip_casts(prod.b)
+    lhs, rhs = factors
     if not (isinstance(lhs, BufferLoad) and isinstance(rhs, BufferLoad)):
         return None
     return lhs, rhs

@@ -29,10 +29,10 @@ import inspect
 from dataclasses import dataclass, field
 
 from unity.schedule.analysis import as_int, used_vars
-from unity.schedule.default.analysis import BlockInfo, loads_of, strip_casts
+from unity.schedule.default.analysis import BlockInfo, loads_of, multiply_accumulate
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import (
-    Add, BufferLoad, FloatImm, FloorDiv, IntImm, IterType, Mul, PrimExpr, Select, Var,
+    BufferLoad, FloatImm, FloorDiv, IntImm, IterType, PrimExpr, Select, Var,
 )  # fmt: skip
 from unity.tir.functor import ExprMutator, post_order_visit
 
@@ -139,20 +139,13 @@ def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
         >>> [p.var.name for p in roles.m], [p.var.name for p in roles.n], roles.b.buffer.name
         (['v_i'], ['v_j'], 'W')
     """
+    factors = multiply_accumulate(info)
+    if factors is None:
+        return None
     store = info.store
-    if store is None or not info.is_reduction or not info.trivial_binding():
-        return None
-    value = store.value
-    if not (isinstance(value, Add) and isinstance(value.a, BufferLoad)):
-        return None
-    acc, prod = value.a, strip_casts(value.b)
-    if acc.buffer is not store.buffer or not isinstance(prod, Mul) or len(loads_of(value)) != 3:
-        return None
-    a_expr, b_expr = strip_casts(prod.a), strip_casts(prod.b)
+    a_expr, b_expr = factors
     a, b = _operand(a_expr), _operand(b_expr)
     if a is None or b is None or a.buffer is b.buffer:
-        return None
-    if any(x is not y for x, y in zip(acc.indices, store.indices)):
         return None
     a_vars, b_vars = used_vars(a_expr), used_vars(b_expr)
     out_vars = _vars(store.indices)

@@ -29,7 +29,7 @@ from unity.tir import expr as E
 from unity.tir.arith import Analyzer
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
-from unity.tir.stmt import For, LetStmt, Stmt
+from unity.tir.stmt import For, LetStmt
 from unity.tir.transform._base import PrimFuncPass, with_body
 
 INT32 = (-(2**31), 2**31 - 1)
