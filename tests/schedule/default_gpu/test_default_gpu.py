@@ -236,3 +236,31 @@ def test_conv_epilogue_is_computed_in_the_write_back_and_copies_are_coalesced():
     emulate(lowered, *vals, out)
     ref = np.maximum(conv2d_nchw_python(vals[0], vals[1], 1, 1) + vals[2] + vals[3], 0)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [_softmax, _layer_norm])
+def test_row_reductions_and_their_use_are_one_kernel_per_row(make):
+    """Softmax (max, sum of exp, normalize) and layer norm (sum, sum of squares,
+    normalize): one kernel, a thread block per row, the per-row results in shared memory
+    (the emulator checks the barriers between their writes and reads)."""
+    tensors, inputs, ref = make()
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func(tensors)}))
+    assert {b.scope for b in _allocs(mod["main"])} == {"shared"}
+    lowered = lower_cuda(mod)
+    assert sum("tir.cuda.launch" in line for line in lowered.script().splitlines()) == 1
+    out = np.zeros(ref.shape, np.float32)
+    emulate(lowered, *inputs, out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_row_chain_over_symbolic_rows():
+    n = tir.SizeVar("n", "int32")
+    x = te.placeholder((n, 2, 40), name="x")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, topi.nn.softmax(x)])}))
+    lowered = lower_cuda(mod)
+    for rows in (1, 3):
+        xv = RNG.standard_normal((rows, 2, 40), dtype=np.float32)
+        out = np.zeros_like(xv)
+        emulate(lowered, xv, out)
+        e = np.exp(xv - xv.max(-1, keepdims=True))
+        np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)

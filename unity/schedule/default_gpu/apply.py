@@ -4,8 +4,9 @@ Like the CPU rules (`unity.schedule.default`), the choice reads structure only:
 GEMM-shaped blocks (matmul, batch matmul, dense, conv2d: `gemm.gemm_roles`) are first
 brought to ``(b, m, n, k)`` form by `gemm.prepare_gemm`; then spatial blocks writing
 intermediate buffers are inlined into their consumers where `compute_inline` allows
-(a conv's padding into its input's reindex copy); each remaining block becomes one
-kernel, by `matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into
+(a conv's padding into its input's reindex copy).  A function whose blocks reduce each
+row and then use it (softmax, layer norm: `rules.row_chain`) becomes one kernel with a
+thread block per row; otherwise each remaining block becomes one kernel, by `matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into
 the shared tiles and the write-back), `rules.schedule_reduction` for other reductions,
 else `rules.schedule_spatial`.  A function
 already holding a thread binding, or carrying ``tir.is_scheduled``, is left as it is.
@@ -25,7 +26,9 @@ from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.default_gpu.gemm import finish_gemm, gemm_roles, prepare_gemm, rows_fastest
 from unity.schedule.default_gpu.matmul import pick_register_tile, schedule_matmul_tiled
-from unity.schedule.default_gpu.rules import schedule_reduction, schedule_spatial
+from unity.schedule.default_gpu.rules import (
+    row_chain, schedule_reduction, schedule_row_chain, schedule_spatial,
+)  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.schedule.tree import find_path, walk
@@ -73,6 +76,16 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     _inline_producers(sch, func, infos, keep=staged)
     staged |= _absorb_epilogues(sch, gemms)
     side = _square_side(threads)
+    infos = [i for i in block_infos(sch.mod["main"]) or [] if i.name not in staged]
+    rows = None if gemms else row_chain(infos)
+    if rows is not None:
+        trial = sch.copy()
+        try:
+            schedule_row_chain(trial, infos, rows, threads)
+        except ScheduleError:
+            pass
+        else:
+            return trial.mod["main"].with_attr("tir.is_scheduled", True)
     for info in block_infos(sch.mod["main"]) or []:
         if info.name in staged:
             continue

@@ -6,7 +6,9 @@ extents included).  `schedule_reduction`: fuse the spatial loops onto `blockIdx.
 thread block per output element), fuse the reduction loops, split them by a power of
 two thread count and bind the inner part across `threadIdx.x`, reduced by
 `LowerCrossThreadReduction`; a short reduction (a pooling window) instead runs serially
-in one thread per output, the outputs spread like a spatial block's.
+in one thread per output, the outputs spread like a spatial block's.  `schedule_row_chain`:
+a function that reduces each row and then uses the results (softmax, layer norm) becomes
+one kernel with a thread block per row (`row_chain` recognizes it).
 
 Example:
     >>> schedule_spatial(sch, info, threads=256)  # doctest: +SKIP
@@ -106,3 +108,70 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, most_threads: int = 256) 
     k0, k1 = sch.split(inner, [None, reduction_threads(extent, most_threads)])
     sch.reorder(k1, k0)
     sch.bind(k1, "threadIdx.x")  # a cross-thread reduction
+
+
+def row_chain(infos: list[BlockInfo]) -> int | None:
+    """The number of leading row loops shared by a chain of blocks that reduce and then
+    use each row (softmax: max, sum of exp, normalize; layer norm), else None.
+
+    Every block must start with the same spatial row loops; after them a reduction block
+    has only unit or reduction loops, and the last block is spatial.
+
+    Example:
+        >>> row_chain(block_infos(softmax_func))  # doctest: +SKIP
+        1
+    """
+    if len(infos) < 2 or infos[-1].is_reduction or not any(i.is_reduction for i in infos[:-1]):
+        return None
+    rows = 0
+    last = infos[-1]
+    while rows < len(last.loops) and all(
+        rows < len(i.loops) and i.loop_kinds[rows] == "S"
+        and _same_extent(i.loops[rows].extent, last.loops[rows].extent) for i in infos
+    ):
+        rows += 1
+    while rows and not _rows_then_reduce(infos, rows):
+        rows -= 1
+    return rows or None
+
+
+def _same_extent(a, b) -> bool:
+    return a is b or (as_int(a) is not None and as_int(a) == as_int(b))
+
+
+def _rows_then_reduce(infos: list[BlockInfo], rows: int) -> bool:
+    """After `rows` loops, each reduction block has only unit or reduction loops."""
+    for info in infos[:-1]:
+        rest = list(zip(info.loops[rows:], info.loop_kinds[rows:]))
+        if info.is_reduction and any(kind != "R" and as_int(lp.extent) != 1 for lp, kind in rest):
+            return False
+    return True
+
+
+def schedule_row_chain(sch: Schedule, infos: list[BlockInfo], rows: int, most_threads: int = 256) -> None:
+    """One thread block per row for the whole chain (`row_chain`): the last block's
+    columns spread over the threads, each earlier block computed at the row loop, its
+    reduction across the same threads, its per-row result kept in shared memory.
+
+    Example:
+        >>> schedule_row_chain(sch, infos, row_chain(infos))  # doctest: +SKIP
+    """
+    extents = [reduction_extent(i) for i in infos if i.is_reduction]
+    threads = reduction_threads(None if None in extents else max(extents), most_threads)  # type: ignore[type-var]
+    last = sch.get_block(infos[-1].name)
+    loops = sch.get_loops(last)
+    row = sch.fuse(*loops[:rows]) if rows > 1 else loops[0]
+    sch.bind(row, "blockIdx.x")
+    if loops[rows:]:
+        cols = sch.fuse(*loops[rows:]) if len(loops) > rows + 1 else loops[rows]
+        sch.bind(sch.split(cols, [None, threads])[1], "threadIdx.x")
+    for info in reversed(infos[:-1]):
+        block = sch.get_block(info.name)
+        sch.compute_at(block, row)
+        inner = [lp for lp in sch.get_loops(block)[1:] if as_int(sch.get(lp).extent) != 1]
+        if inner:
+            fused = sch.fuse(*inner) if len(inner) > 1 else inner[0]
+            outer, across = sch.split(fused, [None, threads])
+            sch.reorder(across, outer)
+            sch.bind(across, "threadIdx.x")
+        sch.set_scope(block, 0, "shared")
