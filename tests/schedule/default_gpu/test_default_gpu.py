@@ -264,3 +264,19 @@ def test_row_chain_over_symbolic_rows():
         emulate(lowered, xv, out)
         e = np.exp(xv - xv.max(-1, keepdims=True))
         np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_long_reduction_over_few_tiles_is_split_across_thread_blocks():
+    """32 output channels x 16 pixels is one 32 x 32 tile; its K = 64 * 9 = 576 is split in
+    two parts (two thread blocks over blockIdx.z, partial sums added by a second kernel)."""
+    x, w = te.placeholder((1, 64, 4, 4), name="X"), te.placeholder((32, 64, 3, 3), name="W")
+    xv = RNG.standard_normal((1, 64, 4, 4), dtype=np.float32)
+    wv = RNG.standard_normal((32, 64, 3, 3), dtype=np.float32)
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func(
+        [x, w, topi.nn.conv2d(x, w, strides=1, padding=1)])}))
+    assert 'T.thread_binding(2, thread="blockIdx.z")' in mod.script()
+    lowered = lower_cuda(mod)
+    assert sum("tir.cuda.launch" in line for line in lowered.script().splitlines()) == 2
+    out = np.zeros((1, 32, 4, 4), np.float32)
+    emulate(lowered, xv, wv, out)
+    np.testing.assert_allclose(out, conv2d_nchw_python(xv, wv, 1, 1), rtol=1e-4, atol=1e-4)

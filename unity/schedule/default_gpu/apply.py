@@ -24,7 +24,9 @@ from unity.ir.module import IRModule
 from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
-from unity.schedule.default_gpu.gemm import finish_gemm, gemm_roles, prepare_gemm, rows_fastest
+from unity.schedule.default_gpu.gemm import (
+    finish_gemm, gemm_roles, prepare_gemm, rows_fastest, split_k,
+)  # fmt: skip
 from unity.schedule.default_gpu.matmul import pick_register_tile, schedule_matmul_tiled
 from unity.schedule.default_gpu.rules import (
     row_chain, schedule_reduction, schedule_row_chain, schedule_spatial,
@@ -109,6 +111,9 @@ def _prepare_gemms(sch: Schedule, infos: list[BlockInfo], params: set) -> dict[s
             continue
         trial = sch.copy()
         try:
+            split = split_k(trial, info, roles)
+            if split is not None:  # the partial sums are the GEMM; a short reduction adds them
+                info, roles = split
             gemms[info.name] = prepare_gemm(trial, info, roles, stage_output=info.output not in params)
         except ScheduleError:
             continue

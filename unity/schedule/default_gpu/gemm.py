@@ -29,7 +29,8 @@ import inspect
 from dataclasses import dataclass, field
 
 from unity.schedule.analysis import as_int, used_vars
-from unity.schedule.default.analysis import BlockInfo, loads_of, multiply_accumulate
+from unity.schedule.default.analysis import BlockInfo, block_infos, loads_of, multiply_accumulate
+from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import (
     BufferLoad, FloatImm, FloorDiv, IntImm, IterType, PrimExpr, Select, Var,
@@ -223,6 +224,56 @@ def _operand(expr: PrimExpr) -> BufferLoad | None:
     if isinstance(expr, Select) and isinstance(expr.false_value, IntImm | FloatImm):
         expr = expr.true_value
     return expr if isinstance(expr, BufferLoad) else None
+
+
+SPLIT_K_MIN = 256
+"""The least reduction length each part of a split-K GEMM keeps."""
+
+
+def split_k(sch: Schedule, info: BlockInfo, roles: GemmRoles,
+            enough_blocks: int = 256, smallest_tile: int = 32) -> tuple[BlockInfo, GemmRoles] | None:
+    """Split a GEMM's reduction into parts computed by separate thread blocks when its
+    output makes too few of them (a batch-1 conv late in a network: 512 x 49 pixels is 32
+    tiles of 32 x 32 for 132 SMs, each looping over K = 4608): the outer reduction loop is
+    split and `rfactor`-ed, the new block (the parts as a batch dimension) is the GEMM,
+    and a short reduction sums the parts.
+
+    Returns:
+        The partial-sum block's info and roles, or None when no split is needed.
+
+    Example:
+        >>> split = split_k(sch, info, roles)  # doctest: +SKIP
+    """
+    if roles.symbolic:
+        return None
+    extents = {iv.var: as_int(iv.dom.extent) for iv in info.block.iter_vars}
+
+    def size(group: list[Piece]) -> int:
+        out = 1
+        for p in group:
+            out *= p.extent(extents[p.var])  # type: ignore[operator]  # not symbolic
+        return out
+
+    blocks = size(roles.batch) * -(-size(roles.m) // smallest_tile) * -(-size(roles.n) // smallest_tile)
+    k_loops = [n for n, kind in enumerate(info.loop_kinds) if kind == "R"]
+    if not k_loops or blocks * 2 > enough_blocks:
+        return None
+    outer = as_int(info.loops[k_loops[0]].extent)
+    parts = 1
+    while (blocks * parts < enough_blocks and outer % (parts * 2) == 0
+           and size(roles.k) // (parts * 2) >= SPLIT_K_MIN):
+        parts *= 2
+    if parts == 1:
+        return None
+    loops = sch.get_loops(sch.get_block(info.name))
+    part, _ = sch.split(loops[k_loops[0]], [parts, None])
+    sch.reorder(part, *loops[:k_loops[0]])
+    rf = sch.get(sch.rfactor(part, 0)).name_hint
+    rf_info = next(i for i in block_infos(sch.mod["main"]) or [] if i.name == rf)
+    rf_roles = gemm_roles(rf_info)
+    if rf_roles is None:
+        raise ScheduleError("split_k", f"the partial sums of {info.name} are not a GEMM")
+    return rf_info, rf_roles
 
 
 def prepare_gemm(sch: Schedule, info: BlockInfo, roles: GemmRoles,
