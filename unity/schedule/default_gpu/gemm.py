@@ -13,9 +13,11 @@ fused roles.  `prepare_gemm` makes it one literally:
    ..]`` becomes ``X_reindex[n, k]`` (the im2col matrix, never materialized: the tiled
    rule inlines the copy again into the shared-memory tile that reads it).
 
-Then `matmul.schedule_matmul_tiled` tiles ``(b, m, n, k)`` and `finish_gemm` inlines the
-reindex copies into the shared tiles and the output's copy into the write-back.  An
-elementwise epilogue (bias, residual, ReLU) inlined into the output's copy first
+A grouped conv's output channel is split into group (a batch piece) and member (an M
+piece); a GEMM with too few output tiles for its K first has its reduction split into
+parts (`split_k`).  Then `matmul.schedule_matmul_tiled` tiles ``(b, m, n, k)`` and
+`finish_gemm` inlines the reindex copies into the shared tiles and the output's copy
+into the write-back.  An elementwise epilogue (bias, residual, ReLU) inlined into the output's copy first
 (`apply.py`) is computed in the write-back, from registers.
 
 Example:
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 
 from unity.schedule.analysis import as_int, used_vars
 from unity.schedule.default.analysis import BlockInfo, block_infos, loads_of, multiply_accumulate
+from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import (
@@ -226,17 +229,22 @@ def _operand(expr: PrimExpr) -> BufferLoad | None:
     return expr if isinstance(expr, BufferLoad) else None
 
 
-SPLIT_K_MIN = 256
+SPLIT_K_FROM = 2048
+"""The least reduction length split across thread blocks: below it a 32 x 32 tile is a
+few microseconds of work, about what the extra kernel that adds the parts costs."""
+
+SPLIT_K_MIN = 512
 """The least reduction length each part of a split-K GEMM keeps."""
 
 
-def split_k(sch: Schedule, info: BlockInfo, roles: GemmRoles,
-            enough_blocks: int = 256, smallest_tile: int = 32) -> tuple[BlockInfo, GemmRoles] | None:
+def split_k(sch: Schedule, info: BlockInfo, roles: GemmRoles, enough_blocks: int = ENOUGH_BLOCKS,
+            smallest_tile: int = 32) -> tuple[BlockInfo, GemmRoles] | None:
     """Split a GEMM's reduction into parts computed by separate thread blocks when its
     output makes too few of them (a batch-1 conv late in a network: 512 x 49 pixels is 32
     tiles of 32 x 32 for 132 SMs, each looping over K = 4608): the outer reduction loop is
     split and `rfactor`-ed, the new block (the parts as a batch dimension) is the GEMM,
-    and a short reduction sums the parts.
+    and a short reduction sums the parts.  `smallest_tile` is the side of the smallest
+    block tile `matmul.pick_register_tile` may choose (16 threads x 2).
 
     Returns:
         The partial-sum block's info and roles, or None when no split is needed.
@@ -256,7 +264,7 @@ def split_k(sch: Schedule, info: BlockInfo, roles: GemmRoles,
 
     blocks = size(roles.batch) * -(-size(roles.m) // smallest_tile) * -(-size(roles.n) // smallest_tile)
     k_loops = [n for n, kind in enumerate(info.loop_kinds) if kind == "R"]
-    if not k_loops or blocks * 2 > enough_blocks:
+    if not k_loops or blocks * 2 > enough_blocks or size(roles.k) < SPLIT_K_FROM:
         return None
     outer = as_int(info.loops[k_loops[0]].extent)
     parts = 1
