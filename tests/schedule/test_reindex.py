@@ -93,3 +93,10 @@ def test_errors_name_the_problem():
     sch = Schedule(te.create_prim_func([a, b]))
     with pytest.raises(ScheduleError, match="accesses A at 2 different points"):
         sch.reindex(sch.get_block("B"), ("read", 0))
+
+
+def test_a_read_produced_inside_the_same_loop_nest_is_refused():
+    sch = Schedule(elementwise())
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    with pytest.raises(ScheduleError, match="block B writes B inside the loop nest of its reader C"):
+        sch.reindex(sch.get_block("C"), ("read", 0))

@@ -29,7 +29,7 @@ blocks are inlined again afterwards with `compute_inline` / `reverse_compute_inl
 
 from __future__ import annotations
 
-from unity.schedule.analysis import as_int, used_vars, with_regions
+from unity.schedule.analysis import as_int, buffers_written, child_realizes, used_vars, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.cache import _check_no_reader_inside, _resolve
 from unity.schedule.scope import alloc_in_root, top_level
@@ -54,7 +54,8 @@ def reindex(state: ScheduleState, block: BlockRV, buffer: tuple[str, int]) -> Bl
 
     Raises:
         ScheduleError: a bad buffer spec, a buffer accessed at more than one point, or
-            (for a write) read elsewhere in the block's loop nest.
+            one written (for a read) or read (for a write) elsewhere in the block's loop
+            nest.
 
     Example:
         >>> sch.reindex(sch.get_block("C"), ("read", 0))  # doctest: +SKIP
@@ -78,11 +79,22 @@ def reindex(state: ScheduleState, block: BlockRV, buffer: tuple[str, int]) -> Bl
     anchor = top_level(path)
     if buffer[0] == "write":
         _check_no_reader_inside(anchor, realize, buf, func, P)
+    else:
+        _check_no_writer_inside(anchor, realize, buf, func)
     new_anchor = replace_stmts(anchor, {realize: realize.replace(block=new_blk)})
     staged = seq(copy, new_anchor) if buffer[0] == "read" else seq(new_anchor, copy)
     body = replace_stmts(func.body, {anchor: staged})
     state.commit(func_name, alloc_in_root(func.replace(body=body), [new_buf]))
     return state.block_rv(func_name, name)
+
+
+def _check_no_writer_inside(anchor: Stmt, reader: BlockRealize, buf: Buffer, func: object) -> None:
+    """The copy goes before the reader's whole loop nest: nothing in that nest may write `buf`."""
+    nest = [anchor] if isinstance(anchor, BlockRealize) else child_realizes(anchor)
+    for r in nest:
+        if r is not reader and buf in buffers_written([r]):
+            msg = f"block {r.block.name_hint} writes {buf.name} inside the loop nest of its reader {reader.block.name_hint}"
+            raise ScheduleError(P, msg, func, r.block)
 
 
 def _buffer_of(blk: Block, spec: tuple[str, int], func: object) -> Buffer:
