@@ -173,3 +173,16 @@ def test_tuple_results_and_cross_thread_reductions(emulated):
     a, s = relax.VirtualMachine(ex, unity.cuda())["main"](x)
     np.testing.assert_allclose(a.numpy(), np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(s.numpy(), np.exp(x).sum(1), rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_resnet50_kernels_at_full_size_have_no_races_or_out_of_bounds_accesses():
+    """Every launch of ResNet-50 on the emulated GPU, two blocks each (the first and the
+    last, whose tiles are the ragged ones): the emulator raises on a data race, an
+    out-of-bounds access or a divergent barrier (the results are only partly computed)."""
+    from .cuda_models import resnet50, resnet50_input
+
+    ex = unity.compile(resnet50(), target="cuda")
+    with use_driver(EmulatedDriver(sample_blocks=2)) as drv:
+        out = relax.VirtualMachine(ex, unity.cuda())["main"](resnet50_input())
+        assert drv.launches >= 60 and out.shape == (1, 1000)

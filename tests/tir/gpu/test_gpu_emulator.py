@@ -121,3 +121,24 @@ def test_barrier_under_a_thread_dependent_condition_is_reported():
                                       body, thread_binding="threadIdx.x"))
     with pytest.raises(EmulatorError, match=r"__syncthreads\(\) is reached by 32 of 64 threads"):
         emulate(lower_cuda(func), np.zeros(64, "float32"))
+
+
+def test_sampled_blocks_run_the_first_the_last_and_evenly_between():
+    """`run_grid(..., sample=3)` over 10 blocks of a copy kernel writes blocks 0, 4 and 9
+    only: a bounds and race check for kernels too big to emulate whole."""
+    from unity import te
+    from unity.schedule import Schedule
+    from unity.tir.gpu_emulator import _compiled, run_grid
+    from unity.tir.transform.gpu.split_host_device import is_kernel
+
+    a = te.placeholder((40,), name="a")
+    b = te.compute((40,), lambda i: a[i] + 1.0, name="b")
+    sch = Schedule(te.create_prim_func([a, b]))
+    bx, tx = sch.split(sch.get_loops(sch.get_block("b"))[0], [None, 4])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    (kernel,) = [f for f in lower_cuda(sch.mod).functions.values() if is_kernel(f)]
+    out = np.zeros(40, np.float32)
+    run_grid(_compiled(kernel), "k", [np.arange(40, dtype=np.float32), out], [10, 1, 1], [4, 1, 1], sample=3)
+    assert sorted({i // 4 for i in np.flatnonzero(out)}) == [0, 4, 9]
+    np.testing.assert_array_equal(out[36:], np.arange(36, 40) + 1.0)

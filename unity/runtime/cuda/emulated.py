@@ -47,6 +47,9 @@ class EmulatedDriver:
 
     Attributes:
         launches: How many kernels have been launched (for tests).
+        sample_blocks: Emulate only this many blocks of each launch (spread from the first
+            to the last; None: all): a race and bounds check of a whole model, whose
+            results are then only partly computed.
 
     Example:
         >>> EmulatedDriver().alloc(8).nbytes
@@ -55,8 +58,9 @@ class EmulatedDriver:
 
     emulated = True
 
-    def __init__(self) -> None:
+    def __init__(self, sample_blocks: int | None = None) -> None:
         self.launches = 0
+        self.sample_blocks = sample_blocks
 
     def alloc(self, nbytes: int) -> np.ndarray:
         """Device memory: `nbytes` zeroed bytes.
@@ -177,7 +181,7 @@ class EmulatedDriver:
         name, kernel = fn
         self.launches += 1
         with np.errstate(all="ignore"):
-            _emulate_launch(name, kernel, list(grid), list(block), list(args))
+            _emulate_launch(name, kernel, list(grid), list(block), list(args), self.sample_blocks)
 
     def synchronize(self) -> None:
         """Nothing to wait for: every launch is synchronous.
