@@ -88,18 +88,14 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, most_threads: int = 256) 
     if "R" not in info.loop_kinds:
         raise ScheduleError("schedule_reduction", f"block {info.name} has no reduction loop")
     extent = reduction_extent(info)
-    if extent is not None and extent <= SHORT_REDUCTION:
-        block = sch.get_block(info.name)
-        loops = sch.get_loops(block)
-        spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
-        sch.reorder(*spatial, *[lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"])
-        _spread(sch, block, spatial, most_threads)
-        return
     block = sch.get_block(info.name)
     loops = sch.get_loops(block)
     spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
     reduce = [lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"]
     sch.reorder(*spatial, *reduce)
+    if extent is not None and extent <= SHORT_REDUCTION:
+        _spread(sch, block, spatial, most_threads)
+        return
     if not spatial:
         spatial = [sch.add_unit_loop(block)]
     outer = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
