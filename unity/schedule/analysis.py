@@ -153,14 +153,18 @@ def is_quasi_affine(expr: PrimExpr) -> bool:
 
 
 def used_vars(node: object) -> set[Var]:
-    """Every `Var` used in an expression or statement.
+    """Every `Var` used in an expression or statement, or in a tuple / list of them (a
+    buffer access's indices, a block's bindings).
 
     Example:
         >>> sorted(v.name for v in used_vars(tir.Var("i") + tir.Var("j")))
         ['i', 'j']
+        >>> sorted(v.name for v in used_vars((tir.Var("i"), tir.Var("k") * 2)))
+        ['i', 'k']
     """
     out: set[Var] = set()
-    post_order_visit(node, lambda n: out.add(n) if isinstance(n, Var) else None)  # type: ignore[arg-type]
+    for item in node if isinstance(node, tuple | list) else (node,):
+        post_order_visit(item, lambda n: out.add(n) if isinstance(n, Var) else None)  # type: ignore[arg-type]
     return out
 
 
@@ -272,7 +276,7 @@ def region_of_accesses(
             his.append(b[1])
         lo = _fold(los, min_value_of)
         hi = _fold(his, max_value_of)
-        if _same_expr(lo, hi):
+        if same_expr(lo, hi):
             ranges.append(Range(lo, const(1, lo.dtype)))
         else:
             ranges.append(Range(lo, simplify(_add(_add(hi, _neg(lo)), const(1, lo.dtype)))))
@@ -287,7 +291,7 @@ def _neg(e: PrimExpr) -> PrimExpr:
 def _fold(items: list[PrimExpr], fn) -> PrimExpr:
     unique: list[PrimExpr] = []
     for e in items:
-        if not any(_same_expr(e, u) for u in unique):
+        if not any(same_expr(e, u) for u in unique):
             unique.append(e)
     consts = [as_int(e) for e in unique]
     if all(c is not None for c in consts):
@@ -299,7 +303,15 @@ def _fold(items: list[PrimExpr], fn) -> PrimExpr:
     return out
 
 
-def _same_expr(a: PrimExpr, b: PrimExpr) -> bool:
+def same_expr(a: PrimExpr, b: PrimExpr) -> bool:
+    """Whether `a` and `b` are the same value: equal linear forms, else structurally equal
+    (free variables compared by identity).
+
+    Example:
+        >>> i = tir.Var("i")
+        >>> same_expr(i * 2 + 1, 1 + i + i), same_expr(i, tir.Var("i"))
+        (True, False)
+    """
     la, lb = linear(a), linear(b)
     if la is not None and lb is not None:
         return la == lb

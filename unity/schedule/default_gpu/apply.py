@@ -6,10 +6,11 @@ brought to ``(b, m, n, k)`` form by `gemm.prepare_gemm`; then spatial blocks wri
 intermediate buffers are inlined into their consumers where `compute_inline` allows
 (a conv's padding into its input's reindex copy).  A function whose blocks reduce each
 row and then use it (softmax, layer norm: `rules.row_chain`) becomes one kernel with a
-thread block per row; otherwise each remaining block becomes one kernel, by `matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into
-the shared tiles and the write-back), `rules.schedule_reduction` for other reductions,
-else `rules.schedule_spatial`.  A function
-already holding a thread binding, or carrying ``tir.is_scheduled``, is left as it is.
+thread block per row; otherwise each remaining block becomes one kernel, by
+`matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into the shared
+tiles and the write-back), `rules.schedule_reduction` for other reductions, else
+`rules.schedule_spatial`.  A function already holding a thread binding, or carrying
+``tir.is_scheduled``, is left as it is.
 Intermediate buffers stay in global memory (allocated by the host between kernels).
 
 Example:
@@ -21,13 +22,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from unity.ir.module import IRModule
-from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import BlockInfo, block_infos
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.default_gpu.gemm import (
     finish_gemm, gemm_roles, prepare_gemm, rows_fastest, split_k,
 )  # fmt: skip
-from unity.schedule.default_gpu.matmul import pick_register_tile, schedule_matmul_tiled
+from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 from unity.schedule.default_gpu.rules import (
     row_chain, schedule_reduction, schedule_row_chain, schedule_spatial,
 )  # fmt: skip
@@ -73,9 +73,10 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     if infos is None:
         raise ScheduleError("default_gpu", "the function is not a sequence of perfect loop nests "
                             "(schedule it by hand)", func)
-    gemms = _prepare_gemms(sch, infos, set(func.buffer_params()))
+    params = set(func.buffer_params())
+    gemms = _prepare_gemms(sch, infos, params)
     staged = {name for names in gemms.values() for name in names.values()}
-    _inline_producers(sch, func, infos, keep=staged)
+    _inline_producers(sch, infos, params, keep=staged)
     staged |= _absorb_epilogues(sch, gemms)
     side = _square_side(threads)
     infos = [i for i in block_infos(sch.mod["main"]) or [] if i.name not in staged]
@@ -88,9 +89,7 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
             pass
         else:
             return trial.mod["main"].with_attr("tir.is_scheduled", True)
-    for info in block_infos(sch.mod["main"]) or []:
-        if info.name in staged:
-            continue
+    for info in infos:
         trial = sch.copy()
         if info.name not in gemms or not _tile_gemm(trial, info.name, gemms[info.name], side):
             trial = sch.copy()
@@ -124,21 +123,11 @@ def _prepare_gemms(sch: Schedule, infos: list[BlockInfo], params: set) -> dict[s
 def _tile_gemm(sch: Schedule, name: str, staged: dict[str, str], side: int) -> bool:
     """The tiled rule on GEMM block `name` and its copies; False when a primitive refused."""
     try:
-        schedule_matmul_tiled(sch, name, threads=side, tm=_register_tile(sch, name, side),
-                              rows_fastest=rows_fastest(sch, staged))
+        schedule_matmul_tiled(sch, name, threads=side, rows_fastest=rows_fastest(sch, staged))
         finish_gemm(sch, staged)
     except ScheduleError:
         return False
     return True
-
-
-def _register_tile(sch: Schedule, name: str, side: int) -> int:
-    """`matmul.pick_register_tile` for the GEMM block `name` in ``(b.., m, n, k)`` form."""
-    *batch, m, n, _ = (as_int(sch.get(loop).extent) for loop in sch.get_loops(sch.get_block(name)))
-    count: int | None = 1
-    for b in batch:
-        count = None if b is None or count is None else count * b
-    return pick_register_tile(count, m, n, side)
 
 
 def _absorb_epilogues(sch: Schedule, gemms: dict[str, dict[str, str]]) -> set[str]:
@@ -183,11 +172,10 @@ def _info_of(sch: Schedule, name: str) -> BlockInfo:
     return BlockInfo(name, realize, loops, ["S"] * len(loops))
 
 
-def _inline_producers(sch: Schedule, func: PrimFunc, infos: list[BlockInfo],
+def _inline_producers(sch: Schedule, infos: list[BlockInfo], params: set,
                       keep: Collection[str] = ()) -> None:
-    """Inline each spatial block writing an intermediate buffer, where `compute_inline`
-    allows (but the blocks in `keep`)."""
-    params = set(func.buffer_params())
+    """Inline each spatial block writing an intermediate buffer (not one of `params`),
+    where `compute_inline` allows (but the blocks in `keep`)."""
     for info in infos:
         if info.is_reduction or info.output is None or info.output in params or info.name in keep:
             continue

@@ -17,8 +17,8 @@ A grouped conv's output channel is split into group (a batch piece) and member (
 piece); a GEMM with too few output tiles for its K first has its reduction split into
 parts (`split_k`).  Then `matmul.schedule_matmul_tiled` tiles ``(b, m, n, k)`` and
 `finish_gemm` inlines the reindex copies into the shared tiles and the output's copy
-into the write-back.  An elementwise epilogue (bias, residual, ReLU) inlined into the output's copy first
-(`apply.py`) is computed in the write-back, from registers.
+into the write-back.  An elementwise epilogue (bias, residual, ReLU) inlined into the
+output's copy first (`apply.py`) is computed in the write-back, from registers.
 
 Example:
     >>> roles = gemm_roles(info)             # doctest: +SKIP
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from unity.schedule.analysis import as_int, used_vars
 from unity.schedule.default.analysis import BlockInfo, block_infos, loads_of, multiply_accumulate
-from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS
+from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS, tile_count
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import (
@@ -152,7 +152,7 @@ def gemm_roles(info: BlockInfo, min_side: int = MIN_SIDE) -> GemmRoles | None:
     if a is None or b is None or a.buffer is b.buffer:
         return None
     a_vars, b_vars = used_vars(a_expr), used_vars(b_expr)
-    out_vars = _vars(store.indices)
+    out_vars = used_vars(store.indices)
     roles = GemmRoles(a, b)
     sizes = {"m": 1, "n": 1}
     for iv in info.block.iter_vars:
@@ -218,10 +218,6 @@ class _ReplaceDiv(ExprMutator):
         return self.marker if node.a is self.var else self.visit_prim_expr_(node)
 
 
-def _vars(indices: tuple[PrimExpr, ...]) -> set[Var]:
-    return set().union(*(used_vars(i) for i in indices)) if indices else set()
-
-
 def _operand(expr: PrimExpr) -> BufferLoad | None:
     """The load of a GEMM operand: a load, or one padded as ``if_then_else(c, X[..], 0)``."""
     if isinstance(expr, Select) and isinstance(expr.false_value, IntImm | FloatImm):
@@ -262,7 +258,7 @@ def split_k(sch: Schedule, info: BlockInfo, roles: GemmRoles, enough_blocks: int
             out *= p.extent(extents[p.var])  # type: ignore[operator]  # not symbolic
         return out
 
-    blocks = size(roles.batch) * -(-size(roles.m) // smallest_tile) * -(-size(roles.n) // smallest_tile)
+    blocks = tile_count(size(roles.batch), size(roles.m), size(roles.n), smallest_tile)
     k_loops = [n for n, kind in enumerate(info.loop_kinds) if kind == "R"]
     if not k_loops or blocks * 2 > enough_blocks or size(roles.k) < SPLIT_K_FROM:
         return None
@@ -339,15 +335,10 @@ def _fuse(vs: list[PrimExpr], extents: list[int | None]) -> PrimExpr:
 def _plain(value: PrimExpr, buffer) -> bool:
     """`buffer` is read unguarded at a point of plain iteration variables."""
     loads = [ld for ld in loads_of(value) if ld.buffer is buffer]
-    guarded = [sel for sel in _selects(value) if _operand(sel) is not None]
-    return (bool(loads) and all(isinstance(i, Var) for ld in loads for i in ld.indices)
-            and not any(_operand(sel).buffer is buffer for sel in guarded))
-
-
-def _selects(value: PrimExpr) -> list[Select]:
-    found: list[Select] = []
-    post_order_visit(value, lambda n: found.append(n) if isinstance(n, Select) else None)
-    return found
+    padded: list[Select] = []
+    post_order_visit(value, lambda n: padded.append(n) if isinstance(n, Select)
+                     and getattr(_operand(n), "buffer", None) is buffer else None)
+    return bool(loads) and not padded and all(isinstance(i, Var) for ld in loads for i in ld.indices)
 
 
 def rows_fastest(sch: Schedule, staged: dict[str, str]) -> frozenset[str]:

@@ -3,9 +3,10 @@
 For `C[b, i, j] += A[b, i, k] * B[b, k, j]` (a block under loops ``(b.., i, j, k)``:
 batch loops, the two GEMM sides and the reduction; `gemm.prepare_gemm` brings a
 conv2d or a dense layer to that form), each thread block computes a `(threads * tm)^2`
-tile of C (the batch loops fused onto `blockIdx.z`) with `threads x threads` threads; each thread accumulates a `tm x tm` register tile
-(a `local` buffer) over k, reading A and B from `shared` tiles that all threads of the
-block fill cooperatively once per `bk`-wide slice of k.  Constant sizes that do not
+tile of C (the batch loops fused onto `blockIdx.z`) with `threads x threads` threads;
+each thread accumulates a `tm x tm` register tile (a `local` buffer) over k, reading A
+and B from `shared` tiles that all threads of the block fill cooperatively once per
+`bk`-wide slice of k.  Constant sizes that do not
 divide into tiles are padded (`pad_einsum`): the shared tiles are zero-filled past the
 edges, so the FMA loop has no guard, and only the write-back is guarded; symbolic sizes
 (a sequence length) keep guards in the copies, the update and the write-back.
@@ -82,15 +83,25 @@ def pick_register_tile(batch: int | None, m: int | None, n: int | None, threads:
     if batch is None or m is None or n is None:
         return 4
     for tm in (8, 4):
-        side = threads * tm
-        if batch * -(-m // side) * -(-n // side) >= ENOUGH_BLOCKS:
+        if tile_count(batch, m, n, threads * tm) >= ENOUGH_BLOCKS:
             return tm
     return 2
 
 
-def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm: int = 4,
+def tile_count(batch: int, m: int, n: int, side: int) -> int:
+    """Thread blocks of `side x side` output tiles over a `batch` of `m x n` outputs.
+
+    Example:
+        >>> tile_count(1, 512, 49, 32)
+        32
+    """
+    return batch * -(-m // side) * -(-n // side)
+
+
+def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm: int | None = None,
                           bk: int = 8, rows_fastest: frozenset[str] = frozenset()) -> None:
-    """Tile matmul block `block_name` (see the module docstring for the loop nest).
+    """Tile matmul block `block_name` (see the module docstring for the loop nest), each
+    thread a `tm x tm` register tile (`pick_register_tile` when None).
 
     The threads copying an operand's tile into shared memory walk its `k` dimension
     fastest, or its rows for the operands named in `rows_fastest` (an im2col tile, whose
@@ -110,6 +121,12 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     fast = [sch.get(c).reads[index].buffer.name in rows_fastest for index in (0, 1)]
     transpose = _n_then_k(sch.get(c))
     extents = [as_int(sch.get(loop).extent) for loop in loops]
+    if tm is None:
+        *batch_sizes, m, n, _ = extents
+        count: int | None = 1
+        for b in batch_sizes:
+            count = None if b is None or count is None else count * b
+        tm = pick_register_tile(count, m, n, threads)
     padding = [1] * (len(loops) - 3) + [threads * tm, threads * tm, bk]
     pads: dict[int, str] = {}
     if None not in extents and any(e % p for e, p in zip(extents, padding)):  # type: ignore[operator]

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from unity.schedule.analysis import as_int
+from unity.schedule.analysis import as_int, same_expr
 from unity.schedule.default.analysis import BlockInfo
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
@@ -123,16 +123,12 @@ def row_chain(infos: list[BlockInfo]) -> int | None:
     last = infos[-1]
     while rows < len(last.loops) and all(
         rows < len(i.loops) and i.loop_kinds[rows] == "S"
-        and _same_extent(i.loops[rows].extent, last.loops[rows].extent) for i in infos
+        and same_expr(i.loops[rows].extent, last.loops[rows].extent) for i in infos
     ):
         rows += 1
     while rows and not _rows_then_reduce(infos, rows):
         rows -= 1
     return rows or None
-
-
-def _same_extent(a, b) -> bool:
-    return a is b or (as_int(a) is not None and as_int(a) == as_int(b))
 
 
 def _rows_then_reduce(infos: list[BlockInfo], rows: int) -> bool:

@@ -83,7 +83,7 @@ def blockize_loop(state: ScheduleState, func, lpath: list, realize: BlockRealize
     """
     target: For = lpath[-1]
     outer_loops = [s for s in lpath[scope_index(lpath) + 1 : -1] if isinstance(s, For)]
-    used = set().union(*(used_vars(v) for v in realize.iter_values))
+    used = used_vars(realize.iter_values)
     reduce_used = reduction_loop_vars(realize)
     spatial_used = set().union(
         *(

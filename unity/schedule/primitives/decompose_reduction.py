@@ -64,7 +64,7 @@ def decompose_reduction(state: ScheduleState, block: BlockRV, loop: LoopRV) -> B
         raise ScheduleError(P, msg, func, target)
     loops = [s for s in bpath[bpath.index(target) : -1] if isinstance(s, For)]
     reduce_vars = reduction_loop_vars(realize)
-    bound_vars = set().union(*(used_vars(v) for v in realize.iter_values))
+    bound_vars = used_vars(realize.iter_values)
     for lp in loops:
         if lp.loop_var not in bound_vars:
             msg = (
@@ -109,7 +109,7 @@ def _init_realize(realize: BlockRealize, loops: list[For], name: str, func: obje
             vmap[iv.var] = nv
             iters.append(IterVar(nv, iv.dom, IterType.SPATIAL))
             values.append(value)
-    spatial_used = set().union(*(used_vars(v) for v in values)) if values else set()
+    spatial_used = used_vars(values)
     reduce_used = reduction_loop_vars(realize)
     copied = [lp for lp in loops if lp.loop_var in spatial_used]
     for lp in copied:

@@ -21,10 +21,11 @@ After ``sch.reindex(c, ("read", 0))``::
 
 The new buffer has one dimension per iteration variable the access uses, in the block's
 order.  A read guarded as ``T.if_then_else(cond, X[..], 0)`` (a padded input) is staged
-with its guard: the copy holds the padded values.  ``("write", 0)`` makes the block write ``C_reindex[v_m, v_n]`` and adds a block after
-it that stores each element where the block stored it.  A matmul tile of the block is then
-a box of the new buffer, which is what `cache_read` into shared memory needs (the copy
-blocks are inlined again afterwards with `compute_inline` / `reverse_compute_inline`).
+with its guard: the copy holds the padded values.  ``("write", 0)`` makes the block
+write ``C_reindex[v_m, v_n]`` and adds a block after it that stores each element where
+the block stored it.  A matmul tile of the block is then a box of the new buffer, which
+is what `cache_read` into shared memory needs (the copy blocks are inlined again
+afterwards with `compute_inline` / `reverse_compute_inline`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def reindex(state: ScheduleState, block: BlockRV, buffer: tuple[str, int]) -> Bl
     blk = realize.block
     buf = _buffer_of(blk, buffer, func)
     access = _the_access(blk, buf, func)
-    used = set().union(*(used_vars(i) for i in access)) if isinstance(access, tuple) else used_vars(access)
+    used = used_vars(access)
     ivars = [iv for iv in blk.iter_vars if iv.var in used]
     for iv in ivars:
         if as_int(iv.dom.min) != 0:
@@ -93,7 +94,8 @@ def _check_no_writer_inside(anchor: Stmt, reader: BlockRealize, buf: Buffer, fun
     nest = [anchor] if isinstance(anchor, BlockRealize) else child_realizes(anchor)
     for r in nest:
         if r is not reader and buf in buffers_written([r]):
-            msg = f"block {r.block.name_hint} writes {buf.name} inside the loop nest of its reader {reader.block.name_hint}"
+            msg = (f"block {r.block.name_hint} writes {buf.name} inside the loop nest of its "
+                   f"reader {reader.block.name_hint}")
             raise ScheduleError(P, msg, func, r.block)
 
 
