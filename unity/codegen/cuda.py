@@ -26,9 +26,13 @@ from unity.tir import op as tir_op
 from unity.tir import stmt as S
 from unity.tir.buffer import Buffer
 from unity.tir.function import PrimFunc
+from unity.tir.functor import post_order_visit
 from unity.tir.transform.gpu.intrinsics import shfl_down_op, shfl_idx_op, syncthreads_op
 from unity.tir.transform.gpu.lower_thread_binding_gpu import launch_nest
 from unity.tir.transform.gpu.split_host_device import is_kernel
+from unity.tir.transform.gpu.wmma import (
+    FRAGMENT_SCOPES, TILE, is_wmma, wmma_fill_op, wmma_load_op, wmma_mma_op,
+)  # fmt: skip
 
 C_TYPES = {
     "float16": "half", "float32": "float", "float64": "double", "bool": "bool",
@@ -99,6 +103,10 @@ __device__ __forceinline__ long long unity_floormod(long long a, long long b) {
 """
 
 
+_WMMA_PRELUDE = "#include <mma.h>\n"
+"""Included when a kernel uses the tensor cores (`nvcuda::wmma`, sm_70 and later)."""
+
+
 def c_type(dtype: str) -> str:
     """The C type of a scalar dtype.
 
@@ -152,8 +160,11 @@ class CodeGenCUDA:
         Example:
             >>> cg.add_kernel("main_kernel0", kernel)  # doctest: +SKIP
         """
-        self.parts.append(_KernelPrinter(func).print(name))
+        printer = _KernelPrinter(func)
+        self.parts.append(printer.print(name))
         self.kernels.append(name)
+        if printer.uses_wmma and _WMMA_PRELUDE not in self.parts:
+            self.parts.insert(1, _WMMA_PRELUDE)
 
     def finish(self) -> str:
         """The whole source.
@@ -173,6 +184,10 @@ class _KernelPrinter:
         self.names: dict[E.Var, str] = {}
         self.used: set[str] = set()
         self.nonneg_vars: set[E.Var] = set()
+        found: list[E.Call] = []
+        post_order_visit(func.body, lambda n: found.append(n) if is_wmma(n) else None)
+        self.uses_wmma = bool(found)
+        self.align = 32 if found else 16  # wmma loads and stores want 256-bit aligned tiles
 
     # -- names --------------------------------------------------------------------------------
     def name(self, var: E.Var) -> str:
@@ -295,8 +310,11 @@ class _KernelPrinter:
             if not isinstance(d, E.IntImm):
                 raise DiagnosticError(f"CUDA codegen: buffer {buf.name} needs a constant size", node)
             size *= d.value
-        prefix = "__shared__ " if buf.scope.startswith("shared") else ""
-        self.emit(f"{prefix}__align__(16) {c_type(buf.dtype)} {self.name(buf.data)}[{size}];")
+        if buf.scope in FRAGMENT_SCOPES:
+            self.emit(f"{fragment_type(buf)} {self.name(buf.data)}[{size // (TILE * TILE)}];")
+        else:
+            prefix = "__shared__ " if buf.scope.startswith("shared") else ""
+            self.emit(f"{prefix}__align__({self.align}) {c_type(buf.dtype)} {self.name(buf.data)}[{size}];")
         self.stmt(node.body)
 
     def s_assert_stmt_(self, node: S.AssertStmt) -> None:
@@ -413,6 +431,8 @@ class _KernelPrinter:
         return self.access(node.buffer, node.indices)
 
     def e_call_(self, node: E.Call) -> str:
+        if is_wmma(node):
+            return self.wmma_call(node)
         table = MATH_TEMPLATES.get(node.op)
         if table is None:
             raise DiagnosticError(f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling", node)
@@ -422,6 +442,41 @@ class _KernelPrinter:
             raise DiagnosticError(
                 f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling for {arg_dtype}", node)
         return template.format(*(self.expr(a) for a in node.args))
+
+
+    def wmma_call(self, node: E.Call) -> str:
+        """A tensor-core call (`LowerWmma` form): fragments as `name[index]`, memory tiles
+        as `&buf[offset], stride`."""
+        args = node.args
+
+        def frag(k: int) -> str:
+            return f"{self.name(args[k])}[{self.expr(args[k + 1])}]"  # type: ignore[arg-type]
+
+        def tile(k: int) -> str:
+            return f"&{self.expr(args[k])}, {self.expr(args[k + 1])}"
+
+        if node.op is wmma_fill_op:
+            return f"nvcuda::wmma::fill_fragment({frag(0)}, {self.expr(args[2])})"
+        if node.op is wmma_load_op:
+            return f"nvcuda::wmma::load_matrix_sync({frag(0)}, {tile(2)})"
+        if node.op is wmma_mma_op:
+            return f"nvcuda::wmma::mma_sync({frag(0)}, {frag(2)}, {frag(4)}, {frag(6)})"
+        ptr, stride = (self.expr(a) for a in args[:2])
+        return f"nvcuda::wmma::store_matrix_sync(&{ptr}, {frag(2)}, {stride}, nvcuda::wmma::mem_row_major)"
+
+
+def fragment_type(buf: Buffer) -> str:
+    """The `nvcuda::wmma::fragment` type of one 16 x 16 tile of fragment buffer `buf`
+    (operands row-major, as `LowerWmma`'s tiles are).
+
+    Example:
+        >>> from unity.tir.buffer import decl_buffer
+        >>> fragment_type(decl_buffer((16, 16), "float32", "C", scope="wmma.accumulator"))
+        'nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>'
+    """
+    kind = buf.scope.split(".")[1]
+    layout = "" if kind == "accumulator" else ", nvcuda::wmma::row_major"
+    return f"nvcuda::wmma::fragment<nvcuda::wmma::{kind}, {TILE}, {TILE}, {TILE}, {c_type(buf.dtype)}{layout}>"
 
 
 def _positive(expr: E.PrimExpr) -> bool:

@@ -38,6 +38,7 @@ from unity.tir.interpreter import _bind, _evaluate
 from unity.tir.interpreter_compile import InterpretError, _Compiler
 from unity.tir.transform.gpu.intrinsics import launch_op, shfl_down_op, shfl_idx_op, syncthreads_op
 from unity.tir.transform.gpu.lower_thread_binding_gpu import launch_nest
+from unity.tir.transform.gpu.wmma import FRAGMENT_SCOPES, TILE, is_wmma
 
 
 class EmulatorError(InterpretError):
@@ -215,10 +216,18 @@ class _Block:
     def __init__(self, fn: Any, name: str, args: list[Any], bidx: tuple[int, int, int],
                  block: list[int]) -> None:
         self.name, self.epoch, self.shared = name, 0, {}
+        self.fragments: dict[tuple[int, int], np.ndarray] = {}
         dims = list(itertools.product(range(block[2]), range(block[1]), range(block[0])))
         self.threads = [fn(*args, bidx, (tx, ty, tz), tid, self)
                         for tid, (tz, ty, tx) in enumerate(dims)]
         self.where = f"block {bidx}"
+
+    def alloc_warp(self, key: int, warp: int, size: int, dtype: Any) -> np.ndarray:
+        """Warp `warp`'s fragment buffer allocated by statement `key`."""
+        got = self.fragments.get((key, warp))
+        if got is None:
+            got = self.fragments[(key, warp)] = np.zeros(size, dtype)
+        return got
 
     def alloc(self, key: int, size: int, dtype: Any) -> tuple[np.ndarray, _Tracker]:
         got = self.shared.get(key)
@@ -260,9 +269,11 @@ class _Block:
             raise EmulatorError(f"kernel {self.name}, {self.where}, thread {tid}: {err}") from None
 
     def _shuffle(self, pending: dict[int, Any]) -> bool:
+        """Run the warp-collective events (shuffles, tensor-core calls) whose warp has
+        all its lanes there; True when one ran."""
         warps: dict[int, list[int]] = {}
         for tid, ev in pending.items():
-            if ev[0] == "shfl":
+            if ev[0] in ("shfl", "wmma"):
                 warps.setdefault(tid // 32, []).append(tid)
         done = False
         for warp, lanes in warps.items():
@@ -276,14 +287,78 @@ class _Block:
                 )
             if len(lanes) != len(members):
                 continue  # wait until every lane of the warp reaches the shuffle
-            values = {t: pending[t][2] for t in lanes}
-            results = {t: _shuffle_value(pending[t], t, values) for t in lanes}
+            if any(pending[t][0] == "wmma" for t in lanes):
+                _run_wmma([pending[t] for t in lanes], lanes[0], self)
+                results = dict.fromkeys(lanes)
+            else:
+                values = {t: pending[t][2] for t in lanes}
+                results = {t: _shuffle_value(pending[t], t, values) for t in lanes}
             for t in lanes:
                 del pending[t]
             for t in lanes:
                 self._step(t, results[t], pending)
             done = True
         return done
+
+
+def _run_wmma(events: list[tuple[Any, ...]], tid: int, block: _Block) -> None:
+    """One tensor-core call by a whole warp (`events`: each lane's), checked: the same
+    call with the same arguments on every lane, tiles in bounds and 32-byte aligned."""
+    _, op, args, where = events[0]
+    key = _wmma_key(events[0])
+    if any(e[0] != "wmma" or _wmma_key(e) != key for e in events[1:]):
+        raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: the lanes of "
+                            f"the warp make different tensor-core calls (a wmma_{op} under a "
+                            f"lane-dependent condition or index?)\n  in: {where}")
+    t = TILE
+
+    def frag(arg: tuple[Any, int]) -> np.ndarray:
+        storage, index = arg
+        if not 0 <= index < storage.size // (t * t):
+            raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: fragment "
+                                f"{index} of {storage.size // (t * t)}\n  in: {where}")
+        return storage[index * t * t:(index + 1) * t * t].reshape(t, t)
+
+    def tile(arg: tuple[Any, ...]) -> np.ndarray:
+        storage, offset, _, name, stride = arg
+        itemsize = storage.dtype.itemsize
+        if (offset * itemsize) % 32 or (stride * itemsize) % 16:
+            raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: the tile of "
+                                f"{name} at element {offset} (row stride {stride}) is not 32-byte "
+                                f"aligned with a 16-byte multiple stride\n  in: {where}")
+        flat = offset + np.arange(t)[:, None] * stride + np.arange(t)[None, :]
+        if offset < 0 or flat.max() >= storage.size:
+            raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: "
+                                f"out-of-bounds tile {name}[{offset}..{flat.max()}] (size "
+                                f"{storage.size})\n  in: {where}")
+        return flat
+
+    def touch(arg: tuple[Any, ...], flat: np.ndarray, write: bool) -> None:
+        tracker, name = arg[2], arg[3]
+        if tracker is not None:
+            for i in flat.ravel().tolist():
+                (tracker.write if write else tracker.read)(i, tid, name, where)
+
+    if op == "fill":
+        frag(args[0])[...] = args[1]
+    elif op == "load":
+        flat = tile(args[1])
+        touch(args[1], flat, False)
+        frag(args[0])[...] = args[1][0][flat]
+    elif op == "mma":
+        d, a, b, c = (frag(x) for x in args)
+        d[...] = (a.astype(np.float32) @ b.astype(np.float32) + c.astype(np.float32)).astype(d.dtype)
+    else:  # store
+        flat = tile(args[0])
+        touch(args[0], flat, True)
+        args[0][0][flat] = frag(args[1])
+
+
+def _wmma_key(event: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What must agree between the lanes of one tensor-core call (arrays by identity)."""
+    return (event[1], event[3], tuple(
+        tuple(id(x) if isinstance(x, np.ndarray) else x for x in a) if isinstance(a, tuple) else a
+        for a in event[2]))
 
 
 def _shuffle_value(event: tuple[Any, ...], tid: int, values: dict[int, Any]) -> Any:
@@ -391,15 +466,19 @@ class _KernelCompiler(_Compiler):
 
     def s_allocate_(self, node: S.Allocate) -> None:
         buf = node.buffer
-        if not buf.scope.startswith("shared"):
+        shared, fragment = buf.scope.startswith("shared"), buf.scope in FRAGMENT_SCOPES
+        if not shared and not fragment:
             super().s_allocate_(node)
             return
         size = " * ".join(f"({self.expr(d)})" for d in buf.shape) or "1"
         t = self.hoist("t", buf.dtype, np.dtype(dt.numpy_name(buf.dtype)))
         storage = self.name(buf.data)
         self.storages.add(id(buf.data))
-        self.shared_trackers[id(buf.data)] = f"tr_{storage}"
-        self.emit(f"{storage}, tr_{storage} = _blk.alloc({id(node)}, int({size}), {t})")
+        if fragment:  # one per warp
+            self.emit(f"{storage} = _blk.alloc_warp({id(node)}, _tid // 32, int({size}), {t})")
+        else:
+            self.shared_trackers[id(buf.data)] = f"tr_{storage}"
+            self.emit(f"{storage}, tr_{storage} = _blk.alloc({id(node)}, int({size}), {t})")
         self.emit(f"n_{storage} = {storage}.shape[0]")
         self.stmt(node.body)
 
@@ -444,4 +523,31 @@ class _KernelCompiler(_Compiler):
         if isinstance(node.value, E.Call) and node.value.op is syncthreads_op:
             self.emit("yield ('sync',)")
             return
+        if is_wmma(node.value):
+            self.emit(f"yield ('wmma', {self.wmma_args(node.value)})")
+            return
         super().s_evaluate_(node)
+
+    def wmma_args(self, call: E.Call) -> str:
+        """The event of a tensor-core call (`LowerWmma` form): the op's name, then
+        fragments as `(storage, index)` and memory tiles as `(storage, flat offset,
+        tracker, name, stride)`, then the statement."""
+        args, parts = call.args, []
+        k = 0
+        while k < len(args):
+            arg = args[k]
+            if isinstance(arg, E.BufferLoad):
+                tracker = self.shared_trackers.get(id(arg.buffer.data), "None")
+                storage = self.layout(arg.buffer)[0]
+                flat = self.flat_index(arg.buffer, arg.indices)
+                parts.append(f"({storage}, int({flat}), {tracker}, {arg.buffer.name!r}, "
+                             f"int({self.expr(args[k + 1])}))")
+                k += 2
+            elif isinstance(arg, E.Var) and arg.dtype == "handle":
+                parts.append(f"({self.name(arg)}, int({self.expr(args[k + 1])}))")
+                k += 2
+            else:
+                parts.append(self.expr(arg))
+                k += 1
+        where = self.hoist("w", self.where, self.where)
+        return f"{call.op.name.rsplit('_', 1)[1]!r}, ({', '.join(parts)},), {where}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from unity.schedule.analysis import _add, as_int, binding_map, child_realizes, linear
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.blockize import blockize_loop
+from unity.schedule.scope import fresh_like
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tensor_intrin import TensorIntrin
 from unity.schedule.tree import replace_stmts
@@ -67,8 +68,9 @@ def tensorize(state: ScheduleState, loop: LoopRV, intrin: str) -> None:
         raise ScheduleError(P, msg, func, target)
     loop_map = {d.loop_var: a.loop_var for d, a in zip(d_nest, nest)}
     pairs = _match(inner, d_inner, loop_map, func, intrin)
-    matches = _match_buffers(ti, pairs, nest, func, intrin)
-    impl_body = substitute(_desc_body(ti.impl), {})
+    fresh = {b: b.replace(data=fresh_like(b.data)) for b in ti.impl.buffer_params()}
+    matches = _match_buffers(ti, pairs, nest, func, intrin, fresh)
+    impl_body = substitute(_desc_body(ti.impl), {}, fresh)  # its own buffers at each use
     new_outer = outer.replace(body=impl_body, match_buffers=tuple(matches))
     new = outer_realize.replace(block=new_outer)
     state.commit(func_name, func.replace(body=replace_stmts(func.body, {target: new})))
@@ -151,7 +153,8 @@ def _same(a: object, d: object, pairs: list, amap: dict, dmap: dict) -> bool:
 
 
 def _match_buffers(
-    ti: TensorIntrin, pairs: list, nest: list[For], func: PrimFunc, name: str
+    ti: TensorIntrin, pairs: list, nest: list[For], func: PrimFunc, name: str,
+    fresh: dict[Buffer, Buffer],
 ) -> list[MatchBufferRegion]:
     zero = {lp.loop_var: const(0, lp.loop_var.dtype) for lp in nest}
     regions: dict[Buffer, tuple[Buffer, list[PrimExpr]]] = {}
@@ -183,7 +186,7 @@ def _match_buffers(
         lead = len(origin) - dbuf.ndim
         ranges = [Range(o, const(1, o.dtype)) for o in origin[:lead]]
         ranges += [Range(o, ext) for o, ext in zip(origin[lead:], dbuf.shape)]
-        out.append(MatchBufferRegion(ibuf, BufferRegion(buf, tuple(ranges))))
+        out.append(MatchBufferRegion(fresh[ibuf], BufferRegion(buf, tuple(ranges))))
     return out
 
 

@@ -46,7 +46,7 @@ from unity.tir.arith import Analyzer
 from unity.tir.arith.int_set import IntervalSet
 from unity.tir.arith.key import expr_key
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, FloorDiv, FloorMod, IntImm, PrimExpr, Range, Var, const
+from unity.tir.expr import BufferLoad, Call, FloorDiv, FloorMod, IntImm, PrimExpr, Range, Var, const
 from unity.tir.expr import max_value_of as tir_max
 from unity.tir.expr import min_value_of as tir_min
 from unity.tir.function import PrimFunc
@@ -163,6 +163,16 @@ class _AccessIndex(StmtExprVisitor):
     def visit_buffer_store_(self, store: BufferStore) -> None:
         self._access(store.buffer, store.indices)
         self.visit_stmt_(store)
+
+    def visit_call_(self, call: Call) -> None:
+        tile = call.op.get_attr("tile")
+        if tile is not None:  # a tile from each `BufferLoad` argument on: its far corner too
+            for arg in call.args:
+                if isinstance(arg, BufferLoad) and len(arg.indices) >= len(tile):
+                    lead = len(arg.indices) - len(tile)
+                    corner = [i + (t - 1) for i, t in zip(arg.indices[lead:], tile)]
+                    self._access(arg.buffer, (*arg.indices[:lead], *corner))
+        self.visit_prim_expr_(call)
 
     def _access(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> None:
         if buffer is not self.buffer:

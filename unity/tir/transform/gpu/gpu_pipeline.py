@@ -36,6 +36,7 @@ from unity.tir.transform.gpu.insert_syncthreads import InsertSyncthreads
 from unity.tir.transform.gpu.lower_cross_thread_reduction import LowerCrossThreadReduction
 from unity.tir.transform.gpu.lower_storage_scopes import LowerStorageScopes
 from unity.tir.transform.gpu.lower_thread_binding_gpu import LowerThreadBindingGPU
+from unity.tir.transform.gpu.lower_wmma import LowerWmma
 from unity.tir.transform.gpu.narrow_index_dtype import NarrowIndexDtype
 from unity.tir.transform.gpu.split_host_device import SplitHostDevice
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
@@ -59,6 +60,7 @@ def gpu_lowering_passes() -> list[ModulePass]:
         HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         LowerThreadBindingGPU(),  # thread-bound regions -> launch nests of canonical indices
         LowerStorageScopes(),     # shared/local buffers into their kernel, per block/thread size
+        LowerWmma(),              # tensor-core tiles -> fragment indices, row strides
         FlattenBuffer(),          # N-d accesses -> 1-D
         UnrollLoop(),             # small unrolled loops copied out
         Simplify(),               # index arithmetic simplified with thread extents known

@@ -20,7 +20,8 @@ After ``LowerStorageScopes()``::
 
 A `shared` buffer is one per thread block: its size covers what every thread of the
 block touches (thread indices relaxed, block indices fixed).  A `local` buffer is one
-per thread (thread indices fixed).  Each moves as deep into the kernel as
+per thread (thread indices fixed).  A tensor-core fragment buffer (`wmma.*`) is one per
+warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed.  Each moves as deep into the kernel as
 `CompactBufferAllocation` would move it (serial loops whose iterations touch disjoint
 parts), then shrinks to the box its accesses cover.  Codegen declares `__shared__`
 arrays at kernel scope wherever the `Allocate` sits.  Global-scope buffers stay at host
@@ -41,8 +42,9 @@ from unity.tir.stmt import Allocate, BufferStore, For, Stmt
 from unity.tir.transform._base import PrimFuncPass, with_body
 from unity.tir.transform.compact_buffer_allocation import _Placer  # the same placement rules
 from unity.tir.transform.gpu.lower_thread_binding_gpu import is_launch_loop, launch_nest
+from unity.tir.transform.gpu.wmma import FRAGMENT_SCOPES
 
-ON_CHIP = ("shared", "shared.dyn", "local", "warp")
+ON_CHIP = ("shared", "shared.dyn", "local", "warp", *FRAGMENT_SCOPES)
 """Scopes that live inside a kernel."""
 
 
@@ -151,15 +153,18 @@ def _place_in_kernel(kernel: For, outer: list[Buffer]) -> Stmt:
     body = strip.visit_stmt(body)
     analyzer = Analyzer()
     threads: dict[Var, Range] = {}
+    lanes: dict[Var, Range] = {}
     for loop in loops:
         analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
         if (loop.thread_binding or "").startswith("threadIdx"):
             threads[loop.loop_var] = Range(loop.min, loop.extent)
+        if loop.thread_binding == "threadIdx.x":
+            lanes[loop.loop_var] = Range(loop.min, loop.extent)
     used = _data_vars(body)
     for buf in [*outer, *strip.buffers]:
         if buf.data not in used:
             continue
-        relaxed = threads if buf.scope.startswith("shared") else None
+        relaxed = threads if buf.scope.startswith("shared") else lanes if buf.scope in FRAGMENT_SCOPES else None
         body = _Placer(buf, analyzer, relaxed).place(body)
     for loop in reversed(loops):
         body = loop.replace(body=body)

@@ -1,0 +1,215 @@
+"""The tensor-core matmul rule: float16 GEMMs on `wmma` 16 x 16 x 16 fragments.
+
+For `C[b, i, j] += A[b, i, k] * B[b, k, j]` with float16 operands and a float16 or
+float32 accumulator (the same ``(b.., i, j, k)`` loop form as
+`matmul.schedule_matmul_tiled`), each thread block computes a `bm x bn` tile of C with
+`wm x wn` warps (`threadIdx.z`, `threadIdx.y`; `threadIdx.x` is the 32 lanes); each warp
+holds `fm x fn` accumulator fragments of 16 x 16 (`wmma.accumulator`) over k.  Per
+`bk`-wide slice of k the whole block copies the A and B tiles into shared memory, then
+each warp loads its 16-row strips of A and 16-column strips of B into operand fragments
+and multiplies every pair; at the end each warp stores its fragments straight into C::
+
+    for by, bx in blockIdx.y, blockIdx.x:
+        C_frag[fm, fn] = 0                       # per warp (tz, ty)
+        for ko:
+            A_shared, B_shared <- A, B tiles     # all 256 threads
+            for ki:                              # bk / 16
+                A_frag[f] <- A_shared strip f    # wmma_load, per warp
+                B_frag[g] <- B_shared strip g
+                C_frag[f, g] += A_frag[f] @ B_frag[g]
+        C tiles <- C_frag                        # wmma_store
+
+The fragment blocks are tensorized with the intrinsics of `wmma_intrin`.  The sizes
+must be constant and divide into the tiles (else `ScheduleError`, and the caller keeps
+the SIMT rule); an operand read transposed (``B[n, k]``) is transposed by its copy into
+shared memory.
+
+Example:
+    >>> schedule_matmul_wmma(sch, "C")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unity.schedule.analysis import as_int
+from unity.schedule.default.analysis import loads_of
+from unity.schedule.default_gpu import wmma_intrin as intrin
+from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS, _swap_last_two, tile_count
+from unity.schedule.error import ScheduleError
+from unity.schedule.schedule import Schedule
+from unity.tir.expr import Cast
+from unity.tir.functor import post_order_visit
+from unity.tir.transform.gpu.wmma import TILE
+
+P = "matmul_wmma"
+
+
+@dataclass(frozen=True)
+class WmmaTile:
+    """A thread block's shape: `warps` (rows, columns) of warps, each holding `frags`
+    (rows, columns) of 16 x 16 accumulators; `bk` the k-slice per shared-memory tile.
+
+    Example:
+        >>> WmmaTile((2, 4), (4, 2)).block
+        (128, 128)
+    """
+
+    warps: tuple[int, int]
+    frags: tuple[int, int]
+    bk: int = 32
+
+    @property
+    def block(self) -> tuple[int, int]:
+        """The block tile's rows and columns of C.
+
+        Example:
+            >>> WmmaTile((2, 2), (2, 2)).block
+            (64, 64)
+        """
+        return (self.warps[0] * self.frags[0] * TILE, self.warps[1] * self.frags[1] * TILE)
+
+
+TILES = (WmmaTile((2, 4), (4, 2)), WmmaTile((2, 2), (2, 2)), WmmaTile((2, 2), (1, 1)))
+"""Block shapes, largest first: 128 x 128 (8 warps of 64 x 32), 64 x 64, 32 x 32."""
+
+
+def pick_wmma_tile(batch: int, m: int, n: int, k: int) -> WmmaTile | None:
+    """The largest of `TILES` that divides the GEMM and makes `ENOUGH_BLOCKS` thread blocks
+    (else the smallest that divides it); None when none divides it.
+
+    Example:
+        >>> pick_wmma_tile(1, 4096, 4096, 4096).block, pick_wmma_tile(1, 512, 512, 64).block
+        ((128, 128), (32, 32))
+        >>> pick_wmma_tile(1, 100, 64, 64) is None
+        True
+    """
+    if k % TILE:
+        return None
+    fits = [t for t in TILES if m % t.block[0] == 0 and n % t.block[1] == 0]
+    for t in fits:
+        if tile_count(batch, m, n, t.block[0]) >= ENOUGH_BLOCKS:
+            return t if k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
+    if not fits:
+        return None
+    t = fits[-1]
+    return t if k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
+
+
+def wmma_operands(sch: Schedule, block_name: str) -> tuple[str, list[tuple[int, bool]]] | None:
+    """The accumulator dtype and, for the two factors of ``C + A * B`` in order, the
+    read index of each and whether it is read transposed; None when the block is not a
+    float16 GEMM of that form.
+
+    Example:
+        >>> wmma_operands(sch, "C")  # doctest: +SKIP
+        ('float32', [(0, False), (1, True)])
+    """
+    blk = sch.get(sch.get_block(block_name))
+    store = blk.body
+    acc = store.buffer.dtype
+    if acc not in intrin.ACCUMULATORS or len(blk.iter_vars) < 3:
+        return None
+    m, n, k = (iv.var for iv in blk.iter_vars[-3:])
+    factors = [ld for ld in loads_of(store.value) if ld.buffer is not store.buffer]
+    if len(factors) != 2 or any(f.buffer.dtype != "float16" or len(f.indices) < 2 for f in factors):
+        return None
+    reads = [r.buffer for r in blk.reads]
+    out = []
+    for load, (row, col) in zip(factors, ((m, k), (k, n))):
+        last = tuple(load.indices[-2:])
+        if last == (row, col):
+            out.append((reads.index(load.buffer), False))
+        elif last == (col, row):
+            out.append((reads.index(load.buffer), True))
+        else:
+            return None
+    if acc == "float32" and not all(_cast_of(store.value, f) for f in factors):
+        return None
+    return acc, out
+
+
+def _cast_of(value, load) -> bool:
+    """`load` appears cast (to the float32 accumulator) in `value`."""
+    found: list[Cast] = []
+    post_order_visit(value, lambda n: found.append(n) if isinstance(n, Cast) and n.value is load else None)
+    return bool(found)
+
+
+def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None = None) -> None:
+    """Schedule GEMM block `block_name` on the tensor cores (see the module docstring);
+    `tile` defaults to `pick_wmma_tile`'s.
+
+    Raises:
+        ScheduleError: the block is not a float16 GEMM, a size is symbolic or does not
+            divide into the tiles, or a primitive refused.
+
+    Example:
+        >>> schedule_matmul_wmma(sch, "C", WmmaTile((2, 2), (2, 2)))  # doctest: +SKIP
+    """
+    c = sch.get_block(block_name)
+    found = wmma_operands(sch, block_name)
+    if found is None:
+        raise ScheduleError(P, f"block {block_name} is not a float16 GEMM C += A * B")
+    acc, operands = found
+    loops = sch.get_loops(c)
+    if len(loops) < 3:
+        raise ScheduleError(P, f"block {block_name} must sit under 3 or more loops")
+    extents = [as_int(sch.get(loop).extent) for loop in loops]
+    if None in extents:
+        raise ScheduleError(P, f"block {block_name} has a symbolic size")
+    *batch_sizes, m, n, k = extents
+    count = 1
+    for b in batch_sizes:
+        count *= b
+    tile = tile or pick_wmma_tile(count, m, n, k)
+    if tile is None or m % tile.block[0] or n % tile.block[1] or k % tile.bk:
+        raise ScheduleError(P, f"block {block_name}: {m} x {n} x {k} does not divide into tensor-core tiles")
+    (wm, wn), (fm, fn) = tile.warps, tile.frags
+    *batch, i, j, kl = loops
+    by, wi, fi, ii = sch.split(i, [None, wm, fm, TILE])
+    bx, wj, fj, jj = sch.split(j, [None, wn, fn, TILE])
+    ko, kf, kk = sch.split(kl, [None, tile.bk // TILE, TILE])
+    sch.reorder(*batch, by, bx, ko, wi, wj, kf, fi, fj, ii, jj, kk)
+    if batch:
+        sch.bind(sch.fuse(*batch) if len(batch) > 1 else batch[0], "blockIdx.z")
+    for loop, axis in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (wi, "threadIdx.z"), (wj, "threadIdx.y")):
+        sch.bind(loop, axis)
+    store = sch.cache_write(c, 0, "wmma.accumulator")
+    sch.reverse_compute_at(store, bx)
+    rows, cols = sch.get_loops(store)[-2:]
+    sz, sf, si = sch.split(rows, [wm, None, TILE])
+    sy, sg, sj = sch.split(cols, [wn, None, TILE])
+    sch.reorder(sz, sy, sf, sg, si, sj)
+    sch.bind(sz, "threadIdx.z")
+    sch.bind(sy, "threadIdx.y")
+    init = sch.decompose_reduction(c, ko)
+    iz, iy = sch.get_loops(init)[-6:-4]
+    sch.bind(iz, "threadIdx.z")
+    sch.bind(iy, "threadIdx.y")
+    reads = [r.buffer for r in sch.get(c).reads]
+    for (index, transposed), scope in zip(operands, ("wmma.matrix_a", "wmma.matrix_b")):
+        frag = sch.cache_read(c, [r.buffer for r in sch.get(c).reads].index(reads[index]), scope)
+        if transposed:
+            rank = len(sch.get(frag).writes[0].buffer.shape)
+            sch.transform_layout(frag, ("write", 0), _swap_last_two(rank))
+        sch.compute_at(frag, kf)
+        shared = sch.cache_read(frag, 0, "shared")
+        if transposed:  # the copy into shared memory transposes
+            sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
+        sch.compute_at(shared, ko)
+        srows, scols = sch.get_loops(shared)[-2:]
+        _, tz, ty, tx = sch.split(sch.fuse(srows, scols), [None, wm, wn, 32])
+        sch.bind(tz, "threadIdx.z")
+        sch.bind(ty, "threadIdx.y")
+        sch.bind(tx, "threadIdx.x")
+        frows, fcols = sch.get_loops(frag)[-2:]
+        if transposed:  # its loops still walk the source's order
+            frows, fcols = fcols, frows
+        r0, r1 = sch.split(frows, [None, TILE])
+        c0, c1 = sch.split(fcols, [None, TILE])
+        sch.reorder(r0, c0, r1, c1)
+        sch.tensorize(r1, intrin.load_intrin())
+    sch.tensorize(sch.get_loops(init)[-2], intrin.fill_intrin(acc))
+    sch.tensorize(sch.get_loops(c)[-3], intrin.mma_intrin(acc))
+    sch.tensorize(sch.get_loops(store)[-2], intrin.store_intrin(acc))

@@ -1,0 +1,138 @@
+"""The tensor-core intrinsics `tensorize` maps 16 x 16 (x 16) loop nests onto.
+
+Registered on import (`TensorIntrin.get(name)`), for `float16` operands and a
+`float16` or `float32` accumulator (`acc`):
+
+- ``wmma_load_16x16_f16``: ``F[i, j] = A[i, j]``, a tile of memory into an operand
+  fragment (scope `wmma.matrix_a` or `wmma.matrix_b` decides which);
+- ``wmma_fill_16x16_{acc}``: ``C[i, j] = 0``, an accumulator cleared;
+- ``wmma_mma_16x16x16_{acc}``: ``C[i, j] += A[i, k] * B[k, j]`` (with `float32` casts
+  of the operands for ``f32``);
+- ``wmma_store_16x16_{acc}``: ``C[i, j] = F[i, j]``, an accumulator into memory.
+
+Each `impl` is one warp-collective call of `unity.tir.transform.gpu.wmma`.
+
+Example:
+    >>> TensorIntrin.get(mma_intrin("float32")).name
+    'wmma_mma_16x16x16_f32'
+    >>> sch.tensorize(ii, mma_intrin("float16"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from unity import te
+from unity.schedule.tensor_intrin import TensorIntrin
+from unity.schedule.tree import replace_stmts
+from unity.tir import stmt as S
+from unity.tir.buffer import Buffer, decl_buffer
+from unity.tir.expr import const
+from unity.tir.function import PrimFunc
+from unity.tir.functor import post_order_visit
+from unity.tir.transform.gpu import wmma
+
+ACCUMULATORS = ("float16", "float32")
+"""Accumulator dtypes of the registered intrinsics (the operands are float16)."""
+
+_SHORT = {"float16": "f16", "float32": "f32"}
+
+
+def load_intrin() -> str:
+    """The name of the operand-load intrinsic.
+
+    Example:
+        >>> load_intrin()
+        'wmma_load_16x16_f16'
+    """
+    return "wmma_load_16x16_f16"
+
+
+def fill_intrin(acc: str) -> str:
+    """The name of the accumulator-fill intrinsic for accumulator dtype `acc`.
+
+    Example:
+        >>> fill_intrin("float32")
+        'wmma_fill_16x16_f32'
+    """
+    return f"wmma_fill_16x16_{_SHORT[acc]}"
+
+
+def mma_intrin(acc: str) -> str:
+    """The name of the multiply-accumulate intrinsic for accumulator dtype `acc`.
+
+    Example:
+        >>> mma_intrin("float16")
+        'wmma_mma_16x16x16_f16'
+    """
+    return f"wmma_mma_16x16x16_{_SHORT[acc]}"
+
+
+def store_intrin(acc: str) -> str:
+    """The name of the accumulator-store intrinsic for accumulator dtype `acc`.
+
+    Example:
+        >>> store_intrin("float16")
+        'wmma_store_16x16_f16'
+    """
+    return f"wmma_store_16x16_{_SHORT[acc]}"
+
+
+def _without_init(func: PrimFunc) -> PrimFunc:
+    """`func` with its reduction block's init dropped (the update of a decomposed block)."""
+    found: list[S.Block] = []
+    post_order_visit(func.body, lambda n: found.append(n)
+                     if isinstance(n, S.Block) and n.init is not None else None)
+    if not found:
+        return func
+    return func.replace(body=replace_stmts(func.body, {found[0]: found[0].replace(init=None)}))
+
+
+def _impl(buffers: list[Buffer], call: S.Evaluate) -> PrimFunc:
+    return PrimFunc(tuple(buffers), call)
+
+
+def _twin(buf: Buffer, scope: str) -> Buffer:
+    """A parameter buffer like `buf` (the desc's) for the impl, in `scope`."""
+    return decl_buffer(buf.shape, buf.dtype, buf.name.lower(), scope=scope)
+
+
+def _register() -> None:
+    n = wmma.TILE
+    a = te.placeholder((n, n), "float16", name="A")
+    f = te.compute((n, n), lambda i, j: a[i, j], name="F")
+    desc = te.create_prim_func([a, f])
+    src, frag = desc.buffer_params()
+    i_src, i_frag = _twin(src, "shared"), _twin(frag, "wmma.matrix_a")
+    TensorIntrin.register(load_intrin(), desc,
+                          _impl([i_src, i_frag], wmma.load(i_frag[0, 0], i_src[0, 0])), override=True)
+    for acc in ACCUMULATORS:
+        c = te.compute((n, n), lambda i, j: const(0, acc), name="C")
+        desc = te.create_prim_func([c])
+        (out,) = desc.buffer_params()
+        i_out = _twin(out, "wmma.accumulator")
+        TensorIntrin.register(fill_intrin(acc), desc, _impl([i_out], wmma.fill(i_out[0, 0], 0.0)),
+                              override=True)
+
+        a = te.placeholder((n, n), "float16", name="A")
+        b = te.placeholder((n, n), "float16", name="B")
+        k = te.reduce_axis((0, n), name="k")
+        if acc == "float16":
+            c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
+        else:
+            c = te.compute((n, n), lambda i, j: te.sum(a[i, k].astype(acc) * b[k, j].astype(acc), axis=k),
+                           name="C")
+        desc = _without_init(te.create_prim_func([a, b, c]))
+        da, db, dc = desc.buffer_params()
+        ia, ib, ic = _twin(da, "wmma.matrix_a"), _twin(db, "wmma.matrix_b"), _twin(dc, "wmma.accumulator")
+        call = wmma.mma(ic[0, 0], ia[0, 0], ib[0, 0], ic[0, 0])
+        TensorIntrin.register(mma_intrin(acc), desc, _impl([ia, ib, ic], call), override=True)
+
+        f = te.placeholder((n, n), acc, name="F")
+        out = te.compute((n, n), lambda i, j: f[i, j], name="C")
+        desc = te.create_prim_func([f, out])
+        dfrag, dout = desc.buffer_params()
+        i_frag, i_out = _twin(dfrag, "wmma.accumulator"), _twin(dout, "global")
+        TensorIntrin.register(store_intrin(acc), desc,
+                              _impl([i_frag, i_out], wmma.store(i_out[0, 0], i_frag[0, 0])), override=True)
+
+
+_register()
