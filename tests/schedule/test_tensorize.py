@@ -90,3 +90,30 @@ def test_tensorize_errors():
     assert sch.mod is not before
     with pytest.raises(ValueError, match="already registered"):
         TensorIntrin.register("test_dot_4", dot4_desc, dot4_impl)
+
+
+def test_each_use_of_an_intrinsic_binds_its_own_buffers():
+    """Two blocks tensorized with one intrinsic: their matched views are distinct buffers
+    (lowering replaces each view by its own region; shared ones would alias)."""
+    from unity.tir.functor import post_order_visit
+    from unity.tir.stmt import Block
+
+    a = te.placeholder((6, 8), name="A")
+    b = te.placeholder((8,), name="B")
+    r = te.reduce_axis((0, 8), name="k")
+    c = te.compute((6,), lambda i: te.sum(a[i, r] * b[r], axis=r), name="C")
+    x = te.compute((6, 8), lambda i, k: a[i, k] + c[i], name="X")
+    r2 = te.reduce_axis((0, 8), name="k2")
+    d = te.compute((6,), lambda i: te.sum(x[i, r2] * b[r2], axis=r2), name="D")
+    func = te.create_prim_func([a, b, d])
+    sch = Schedule(func)
+    for name in ("C", "D"):
+        block = sch.get_block(name)
+        ko, ki = sch.split(sch.get_loops(block)[-1], factors=[None, 4])
+        sch.decompose_reduction(block, ko)
+        sch.tensorize(ki, "test_dot_4")
+    matched = []
+    post_order_visit(sch.mod["main"].body, lambda n: matched.extend(m.buffer for m in n.match_buffers)
+                     if isinstance(n, Block) else None)
+    assert len(matched) == 6 and len({id(m) for m in matched}) == 6
+    check_same_result(func, sch.mod)

@@ -280,10 +280,11 @@ class _Block:
             members = range(warp * 32, min(warp * 32 + 32, len(self.threads)))
             if any(t not in pending for t in members):
                 gone = [t for t in members if t not in pending]
+                what = "shuffle" if pending[lanes[0]][0] == "shfl" else f"wmma_{pending[lanes[0]][1]}"
                 raise EmulatorError(
-                    f"kernel {self.name}, {self.where}: a full-mask warp shuffle is reached by "
+                    f"kernel {self.name}, {self.where}: a full-mask warp {what} is reached by "
                     f"{len(lanes)} of {len(members)} lanes; threads {gone[0]}..{gone[-1]} "
-                    "already exited (a shuffle under a thread-dependent condition?)"
+                    f"already exited (a {what} under a thread-dependent condition?)"
                 )
             if len(lanes) != len(members):
                 continue  # wait until every lane of the warp reaches the shuffle

@@ -15,6 +15,7 @@ import numpy as np
 from unity import te, topi
 from unity.schedule import Schedule
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
+from unity.schedule.default_gpu.tensor_core import WmmaTile, schedule_matmul_wmma
 
 
 @dataclass
@@ -28,6 +29,9 @@ class Workload:
     """Expected value of each output argument, by position."""
     rtol: float = 1e-5
     atol: float = 1e-5
+    plain: Schedule | None = None
+    """The same schedule before tensorization, for the interpreter and `llvm` builds
+    (which do not run tensor-core calls); None when `sch` has none."""
 
     def fresh_args(self) -> list[np.ndarray]:
         return [a.copy() for a in self.args]
@@ -214,8 +218,43 @@ def fused_elementwise(n: int = 1000, threads: int = 128) -> Workload:
                     {3: np.maximum(av * bv + cv, 0)})
 
 
+def matmul_wmma(m: int = 128, n: int = 128, k: int = 64, acc: str = "float16",
+                transposed: bool = False, tile: WmmaTile | None = None) -> Workload:
+    """C = A @ B (B stored ``(n, k)`` when `transposed`) in float16 on the tensor cores
+    (`schedule_matmul_wmma`), accumulated in `acc`."""
+    A = te.placeholder((m, k), "float16", name="A")
+    B = te.placeholder((n, k) if transposed else (k, n), "float16", name="B")
+    r = te.reduce_axis((0, k), name="k")
+
+    def b_at(j):
+        return B[j, r] if transposed else B[r, j]
+
+    if acc == "float16":
+        C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * b_at(j), axis=r), name="C")
+    else:
+        C = te.compute((m, n), lambda i, j: te.sum(A[i, r].astype(acc) * b_at(j).astype(acc), axis=r),
+                       name="C")
+    func = te.create_prim_func([A, B, C])
+    sch, plain = Schedule(func), Schedule(func)
+    schedule_matmul_wmma(sch, "C", tile)
+    schedule_matmul_wmma(plain, "C", tile, tensorize=False)
+    rng = _rng()
+    a = rng.standard_normal((m, k)).astype("float16")
+    b = rng.standard_normal((n, k) if transposed else (k, n)).astype("float16")
+    want = a.astype("float32") @ (b.T if transposed else b).astype("float32")
+    tol = 5e-2 if acc == "float16" else 1e-4  # float16 sums round at every step
+    return Workload(f"matmul_wmma_{acc}", sch, [a, b, np.zeros((m, n), acc)], {2: want.astype(acc)},
+                    tol, tol * 4, plain)
+
+
+def matmul_wmma_f32_transposed() -> Workload:
+    """64 x 64 x 64, a float32 accumulator, B stored ``(n, k)``, 2 x 2 warps of 2 x 2 fragments."""
+    return matmul_wmma(64, 64, 64, "float32", True, WmmaTile((2, 2), (1, 1)))
+
+
 ALL: dict[str, Callable[[], Workload]] = {
     "matmul": matmul, "matmul_register_tiled": matmul_register_tiled, "softmax": softmax, "layer_norm": layer_norm, "conv2d": conv2d,
-    "fused_elementwise": fused_elementwise,
+    "fused_elementwise": fused_elementwise, "matmul_wmma": matmul_wmma,
+    "matmul_wmma_f32_transposed": matmul_wmma_f32_transposed,
 }
 """Every workload, by name."""

@@ -25,6 +25,11 @@ MODULES = [
     "unity.schedule.default_gpu.apply",
     "unity.schedule.default_gpu.rules",
     "unity.schedule.default_gpu.matmul",
+    "unity.schedule.default_gpu.tensor_core",
+    "unity.schedule.default_gpu.wmma_intrin",
+    "unity.tir.transform.gpu.wmma",
+    "unity.tir.transform.gpu.lower_wmma",
+    "unity.tir.transform.gpu.narrow_index_dtype",
 ]
 
 

@@ -7,6 +7,8 @@ intermediate buffers are inlined into their consumers where `compute_inline` all
 (a conv's padding into its input's reindex copy).  A function whose blocks reduce each
 row and then use it (softmax, layer norm: `rules.row_chain`) becomes one kernel with a
 thread block per row; otherwise each remaining block becomes one kernel, by
+`tensor_core.schedule_matmul_wmma` for a float16 GEMM whose sizes divide into its
+tiles (tensor cores; its output copy, with the epilogue, a kernel of its own), else
 `matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into the shared
 tiles and the write-back), `rules.schedule_reduction` for other reductions, else
 `rules.schedule_spatial`.  A function already holding a thread binding, or carrying
@@ -28,6 +30,7 @@ from unity.schedule.default_gpu.gemm import (
     finish_gemm, gemm_roles, prepare_gemm, rows_fastest, split_k,
 )  # fmt: skip
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
+from unity.schedule.default_gpu.tensor_core import schedule_matmul_wmma, wmma_operands
 from unity.schedule.default_gpu.rules import (
     row_chain, schedule_reduction, schedule_row_chain, schedule_spatial,
 )  # fmt: skip
@@ -91,6 +94,10 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
             return trial.mod["main"].with_attr("tir.is_scheduled", True)
     for info in infos:
         trial = sch.copy()
+        if info.name in gemms and _tensor_core_gemm(trial, info.name, gemms[info.name], threads):
+            sch.state, sch.trace = trial.state, trial.trace
+            continue
+        trial = sch.copy()
         if info.name not in gemms or not _tile_gemm(trial, info.name, gemms[info.name], side):
             trial = sch.copy()
             _schedule_block(trial, info, threads)
@@ -125,6 +132,24 @@ def _tile_gemm(sch: Schedule, name: str, staged: dict[str, str], side: int) -> b
     try:
         schedule_matmul_tiled(sch, name, threads=side, rows_fastest=rows_fastest(sch, staged))
         finish_gemm(sch, staged)
+    except ScheduleError:
+        return False
+    return True
+
+
+def _tensor_core_gemm(sch: Schedule, name: str, staged: dict[str, str], threads: int) -> bool:
+    """The tensor-core rule on a float16 GEMM block `name`: its operand copies inlined
+    into the shared tiles, its output copy (with the epilogue absorbed into it) a kernel
+    of its own; False when the block is no such GEMM or a primitive refused."""
+    if wmma_operands(sch, name) is None:
+        return False
+    try:
+        schedule_matmul_wmma(sch, name)
+        for role in ("a", "b"):
+            if role in staged:
+                sch.compute_inline(sch.get_block(staged[role]))
+        if "c" in staged:
+            _schedule_block(sch, _info_of(sch, staged["c"]), threads)
     except ScheduleError:
         return False
     return True

@@ -136,9 +136,12 @@ def _cast_of(value, load) -> bool:
     return bool(found)
 
 
-def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None = None) -> None:
+def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None = None,
+                         tensorize: bool = True) -> None:
     """Schedule GEMM block `block_name` on the tensor cores (see the module docstring);
-    `tile` defaults to `pick_wmma_tile`'s.
+    `tile` defaults to `pick_wmma_tile`'s.  With `tensorize=False` the fragment blocks
+    stay loop nests over 16 x 16 tiles (the same computation, which the interpreter and
+    an `llvm` build can run with the thread bindings as loops).
 
     Raises:
         ScheduleError: the block is not a float16 GEMM, a size is symbolic or does not
@@ -209,7 +212,10 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
         r0, r1 = sch.split(frows, [None, TILE])
         c0, c1 = sch.split(fcols, [None, TILE])
         sch.reorder(r0, c0, r1, c1)
-        sch.tensorize(r1, intrin.load_intrin())
+        if tensorize:
+            sch.tensorize(r1, intrin.load_intrin())
+    if not tensorize:
+        return
     sch.tensorize(sch.get_loops(init)[-2], intrin.fill_intrin(acc))
     sch.tensorize(sch.get_loops(c)[-3], intrin.mma_intrin(acc))
     sch.tensorize(sch.get_loops(store)[-2], intrin.store_intrin(acc))

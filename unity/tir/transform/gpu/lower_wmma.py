@@ -103,7 +103,7 @@ class _Rewriter(StmtExprMutator):
         for dim in buf.shape[-2:]:
             if not isinstance(dim, IntImm) or dim.value % TILE:
                 raise _error(call, f"fragment buffer {buf.name} of shape "
-                             f"{[d.script() for d in buf.shape]} is not made of {TILE} x {TILE} tiles")
+                             f"({', '.join(d.script() for d in buf.shape)}) is not made of {TILE} x {TILE} tiles")
             sides.append(dim.value // TILE)
         index: PrimExpr | None = None
         for dim, i in zip(buf.shape[:-2], arg.indices[:-2]):

@@ -1,0 +1,138 @@
+"""The tensor-core GEMM rule: its loop structure, the default schedules choosing it for
+float16 GEMMs, numbers in the emulator, and a planted missing barrier caught."""
+
+import numpy as np
+import pytest
+
+from unity import te, tir, topi
+from unity.ir.module import IRModule
+from unity.schedule import Schedule, ScheduleError
+from unity.schedule.default_gpu import apply_default_gpu_schedules
+from unity.schedule.default_gpu.tensor_core import WmmaTile, pick_wmma_tile, schedule_matmul_wmma
+from unity.tir.functor import StmtExprMutator
+from unity.tir.gpu_emulator import EmulatorError, emulate
+from unity.tir.stmt import Evaluate, Stmt
+from unity.tir.transform.gpu import lower_cuda
+from unity.tir.transform.gpu.intrinsics import is_syncthreads
+
+RNG = np.random.default_rng(0)
+
+
+def _matmul(m, n, k, acc="float16", batch=None):
+    lead = () if batch is None else (batch,)
+    a = te.placeholder((*lead, m, k), "float16", name="A")
+    b = te.placeholder((*lead, k, n), "float16", name="B")
+    r = te.reduce_axis((0, k), name="k")
+
+    def term(*idx):
+        *q, i, j = idx
+        x, y = a[(*q, i, r)], b[(*q, r, j)]
+        return x * y if acc == "float16" else x.astype(acc) * y.astype(acc)
+
+    c = te.compute((*lead, m, n), lambda *idx: te.sum(term(*idx), axis=r), name="C")
+    av = RNG.standard_normal((*lead, m, k)).astype("float16")
+    bv = RNG.standard_normal((*lead, k, n)).astype("float16")
+    return te.create_prim_func([a, b, c]), [av, bv], av.astype("float32") @ bv.astype("float32")
+
+
+def _check(mod, inputs, ref, dtype, tol):
+    out = np.zeros(ref.shape, dtype)
+    emulate(lower_cuda(mod), *inputs, out)
+    np.testing.assert_allclose(out.astype("float32"), ref, rtol=tol, atol=tol)
+
+
+def test_the_rule_gives_each_warp_fragments_and_the_block_shared_tiles():
+    func, inputs, ref = _matmul(128, 128, 64)
+    sch = Schedule(func)
+    schedule_matmul_wmma(sch, "C", WmmaTile((2, 4), (4, 2)))
+    lowered = lower_cuda(sch.mod)
+    kernel = lowered["main_kernel0"].script()
+    for piece in (
+        '"tir.cuda.launch", "main_kernel0", 1, 1, 1, 32, 4, 2',  # 8 warps: 32 lanes x 4 x 2
+        'T.allocate_buffer((2048,), "float16", scope="wmma.accumulator")',  # 64 x 32: 8 tiles per warp
+        'T.allocate_buffer((1024,), "float16", scope="wmma.matrix_a")',  # a 64 x 16 strip
+        'T.allocate_buffer((512,), "float16", scope="wmma.matrix_b")',  # a 16 x 32 strip
+        'T.allocate_buffer((4096,), "float16", scope="shared")',  # the 128 x 32 tiles
+        "tir.cuda.syncthreads",
+    ):
+        assert piece in lowered.script(), piece
+    assert kernel.count("tir.cuda.wmma_mma") == 1 and kernel.count("tir.cuda.wmma_load") == 2
+    _check(sch.mod, inputs, ref, "float16", 5e-2)
+
+
+@pytest.mark.parametrize("m, n, k, acc, batch", [
+    (256, 256, 128, "float16", None),  # 128 x 128 blocks
+    (64, 96, 48, "float32", None),  # 32 x 32 blocks, k by 16
+    (64, 64, 32, "float32", 3),  # a batch over blockIdx.z
+])
+def test_default_schedule_puts_float16_gemms_on_the_tensor_cores(m, n, k, acc, batch):
+    func, inputs, ref = _matmul(m, n, k, acc, batch)
+    mod = apply_default_gpu_schedules(IRModule({"main": func}))
+    assert "tir.cuda.wmma_mma" in mod.script()
+    _check(mod, inputs, ref, acc, 5e-2 if acc == "float16" else 1e-4)
+
+
+def test_dense_with_bias_and_relu_keeps_the_epilogue_in_a_kernel_of_its_own():
+    x = te.placeholder((64, 128), "float16", name="X")
+    w = te.placeholder((96, 128), "float16", name="W")
+    bias = te.placeholder((96,), "float16", name="bias")
+    d = topi.nn.dense(x, w)
+    y = te.compute((64, 96), lambda i, j: te.max(d[i, j] + bias[j], te.const(0, "float16")), name="Y")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, w, bias, y])}))
+    lowered = lower_cuda(mod)
+    assert "tir.cuda.wmma_mma" in lowered.script()
+    assert sum(1 for gv in lowered.get_global_vars() if "kernel" in gv.name_hint) == 2
+    xv, wv = RNG.standard_normal((64, 128)).astype("float16"), RNG.standard_normal((96, 128)).astype("float16")
+    bv = RNG.standard_normal(96).astype("float16")
+    ref = np.maximum(xv.astype("float32") @ wv.T.astype("float32") + bv, 0)
+    _check(mod, [xv, wv, bv], ref, "float16", 5e-2)
+
+
+def test_sizes_off_the_tiles_and_float32_gemms_stay_on_the_simt_rule():
+    for func, inputs, ref, dtype in (
+        (*_matmul(100, 64, 64), "float16"),
+        (*_matmul(64, 64, 40), "float16"),
+    ):
+        mod = apply_default_gpu_schedules(IRModule({"main": func}))
+        assert "wmma" not in mod.script()
+        _check(mod, inputs, ref, dtype, 5e-2)
+    a, b = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
+    assert "wmma" not in mod.script()
+
+
+def test_pick_wmma_tile_fills_the_gpu_and_divides_the_sizes():
+    assert pick_wmma_tile(1, 4096, 4096, 4096) == WmmaTile((2, 4), (4, 2), 32)
+    assert pick_wmma_tile(1, 256, 256, 48) == WmmaTile((2, 2), (1, 1), 16)  # 64 blocks of 32 x 32
+    assert pick_wmma_tile(8, 1024, 1024, 64).block == (128, 128)  # 512 blocks with the batch
+    assert pick_wmma_tile(1, 64, 48, 64) is None
+
+
+def test_the_rule_refuses_what_it_cannot_tile():
+    func, _, _ = _matmul(100, 64, 64)
+    with pytest.raises(ScheduleError, match="100 x 64 x 64 does not divide into tensor-core tiles"):
+        schedule_matmul_wmma(Schedule(func), "C")
+    a, b = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
+    with pytest.raises(ScheduleError, match="is not a float16 GEMM"):
+        schedule_matmul_wmma(Schedule(te.create_prim_func([a, b, topi.matmul(a, b)])), "T_matmul")
+    n = tir.SizeVar("n", "int64")
+    a, b = te.placeholder((n, 64), "float16", name="A"), te.placeholder((64, 64), "float16", name="B")
+    with pytest.raises(ScheduleError, match="has a symbolic size"):
+        schedule_matmul_wmma(Schedule(te.create_prim_func([a, b, topi.matmul(a, b)])), "T_matmul")
+
+
+class _DropBarriers(StmtExprMutator):
+    def visit_evaluate_(self, stmt: Evaluate) -> Stmt:
+        return Evaluate(tir.const(0)) if is_syncthreads(stmt) else stmt
+
+
+def test_planted_missing_barrier_before_the_fragment_loads_is_caught():
+    func, inputs, _ = _matmul(64, 64, 64)
+    sch = Schedule(func)
+    schedule_matmul_wmma(sch, "C", WmmaTile((2, 2), (1, 1)))
+    lowered = lower_cuda(sch.mod)
+    broken = lowered.copy()
+    broken["main_kernel0"] = lowered["main_kernel0"].replace(
+        body=_DropBarriers().visit_stmt(lowered["main_kernel0"].body))
+    with pytest.raises(EmulatorError, match=r"data race on shared (A|B)_shared\[\d+\].*\n  in: .*wmma_load"):
+        emulate(broken, *inputs, np.zeros((64, 64), "float16"))
