@@ -6,10 +6,13 @@ pycuda) and timed with CUDA events (`CUDAModule.time_evaluator`); the vendor fig
 TFLOP/s (2 n^3 flops per call) and the largest error against numpy (float16 accumulates
 in float16, so its error grows with n).
 
-- default: `unity.schedule.default_gpu` (at 4096^3: 128x128 block tiles, 8x8 register
-  tiles, k by 8; smaller GEMMs take 64x64 or 32x32 tiles to fill the SMs);
-- hand-tuned: `schedule_matmul_tiled` with 128x128 block tiles, 8x8 register tiles,
-  k by 16.
+- default: `unity.schedule.default_gpu`.  float32 on the CUDA cores (at 4096^3:
+  128x128 block tiles, 8x8 register tiles, k by 8; smaller GEMMs take 64x64 or 32x32
+  tiles to fill the SMs); float16 on the tensor cores (`wmma` 16x16x16 fragments,
+  128x128 block tiles of 8 warps, each 64x32 of C, k by 32);
+- hand-tuned: float32 `schedule_matmul_tiled` with 128x128 block tiles, 8x8 register
+  tiles, k by 16; float16 `schedule_matmul_wmma` with 128x128 block tiles of 4 warps,
+  each 64x64 of C (16 accumulator fragments: more reuse of each loaded fragment).
 
 Without pycuda or a GPU it says so and exits.
 
@@ -34,6 +37,7 @@ from unity.runtime.cuda import CudaUnavailableError, driver
 from unity.schedule import Schedule
 from unity.schedule.default_gpu import apply_default_gpu_schedules
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
+from unity.schedule.default_gpu.tensor_core import WmmaTile, schedule_matmul_wmma
 
 
 def matmul_func(n: int, dtype: str):
@@ -49,7 +53,10 @@ def schedules(n: int, dtype: str) -> dict[str, IRModule]:
     """The default and the hand-tuned schedule of the matmul."""
     default = apply_default_gpu_schedules(IRModule({"main": matmul_func(n, dtype)}))
     sch = Schedule(matmul_func(n, dtype))
-    schedule_matmul_tiled(sch, "C", threads=16, tm=8, bk=16)
+    if dtype == "float16":
+        schedule_matmul_wmma(sch, "C", WmmaTile((2, 2), (4, 4)))
+    else:
+        schedule_matmul_tiled(sch, "C", threads=16, tm=8, bk=16)
     return {"default": default, "hand-tuned": sch.mod}
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from unity.codegen.cuda_vector import lane, wide_loads, wide_type
+from unity.codegen.cuda_vector import copy_type, lane, wide_loads, wide_type
 from unity.ir import dtype as dt
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import IRModule
@@ -252,6 +252,13 @@ class _KernelPrinter:
         """A vector store: wide loads into temporaries, lanes computed, then one wide store."""
         if len(node.indices) != 1:
             raise DiagnosticError(f"CUDA codegen: buffer {node.buffer.name} is not flattened", node)
+        raw = copy_type(node.indices[0], node.value)
+        if raw is not None:  # a plain copy: its bytes at once
+            src = node.value.indices[0].base  # type: ignore[attr-defined]  # a Ramp
+            self.emit(f"*reinterpret_cast<{raw}*>(&{self.name(node.buffer.data)}"
+                      f"[{self.expr(node.indices[0].base)}]) = *reinterpret_cast<const {raw}*>("  # type: ignore[attr-defined]
+                      f"&{self.name(node.value.buffer.data)}[{self.expr(src)}]);")  # type: ignore[attr-defined]
+            return
         n = dt.lanes(node.value.dtype)
         loads: dict[E.BufferLoad, E.Var] = {}
         for load in wide_loads(node.value):

@@ -4,7 +4,9 @@ CUDA C has no arithmetic on `float4`, so a vector expression (from `VectorizeLoo
 `Ramp`, `Broadcast`, vector loads) is split into one scalar expression per lane.  A
 contiguous load or store of 4 float32 (or 2, or 4 int32) whose first index is provably
 a multiple of the lane count becomes one 16-byte (8-byte) access through `float4`
-(`float2`, `int4`); the other accesses are per lane.
+(`float2`, `int4`); a plain copy of any dtype (8 float16 from global to shared memory)
+moves its 16 (8, 4) bytes as one `uint4` (`uint2`, `unsigned int`); the other accesses
+are per lane.
 
 Example:
     >>> lanes = scalar_lanes(tir.Broadcast(tir.const(1.0), 4))  # doctest: +SKIP
@@ -41,6 +43,33 @@ def wide_type(dtype: str, index: E.PrimExpr) -> str | None:
         return None
     aligned = E.eq(E.floormod(index.base, lanes), 0)
     return name if Analyzer().can_prove(aligned) else None
+
+
+RAW_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int"}
+"""The type moving a copied vector's bytes at once, by its size in bytes."""
+
+
+def copy_type(index: E.PrimExpr, value: E.PrimExpr) -> str | None:
+    """The type that moves vector `value` (a plain load) to `index` in one access (any
+    element dtype: 8 float16 are one `uint4`), or None when either side is not a
+    contiguous run aligned to its size.
+
+    Example:
+        >>> from unity import tir
+        >>> A = tir.decl_buffer((64,), "float16", "A")
+        >>> run = tir.Ramp(tir.Var("i") * 8, tir.const(1), 8)
+        >>> copy_type(run, tir.BufferLoad(A, (run,)))
+        'uint4'
+    """
+    if not isinstance(value, E.BufferLoad) or len(value.indices) != 1:
+        return None
+    n = dt.lanes(value.dtype)
+    name = RAW_TYPES.get(n * dt.bits(dt.element(value.dtype)) // 8)
+    for ramp in (index, value.indices[0]):
+        if (name is None or not isinstance(ramp, E.Ramp) or not isinstance(ramp.stride, E.IntImm)
+                or ramp.stride.value != 1 or not Analyzer().can_prove(E.eq(E.floormod(ramp.base, n), 0))):
+            return None
+    return name
 
 
 def lane(expr: E.PrimExpr, k: int, loads: dict[E.BufferLoad, E.Var] | None = None) -> E.PrimExpr:

@@ -383,7 +383,11 @@ class _Tracker:
         self.r_tid = [-1] * size
         self.r_ep = [-1] * size
 
-    def read(self, i: int, tid: int, buf: str, where: str) -> int:
+    def read(self, i: Any, tid: int, buf: str, where: str) -> Any:
+        if isinstance(i, np.ndarray):  # a vector access: each lane
+            for k in i.tolist():
+                self.read(k, tid, buf, where)
+            return i
         if not 0 <= i < self.size:
             self._fail(f"out-of-bounds read {buf}[{i}] (size {self.size})", tid, where)
         ep = self.block.epoch
@@ -396,7 +400,11 @@ class _Tracker:
             self.r_tid[i] = -2  # read by several threads
         return i
 
-    def write(self, i: int, tid: int, buf: str, where: str) -> int:
+    def write(self, i: Any, tid: int, buf: str, where: str) -> Any:
+        if isinstance(i, np.ndarray):  # a vector access: each lane
+            for k in i.tolist():
+                self.write(k, tid, buf, where)
+            return i
         if not 0 <= i < self.size:
             self._fail(f"out-of-bounds write {buf}[{i}] (size {self.size})", tid, where)
         ep = self.block.epoch
@@ -485,7 +493,7 @@ class _KernelCompiler(_Compiler):
 
     def s_buffer_store_(self, node: S.BufferStore) -> None:
         tracker = self.shared_trackers.get(id(node.buffer.data))
-        if tracker is None or dt.lanes(node.value.dtype) > 1:
+        if tracker is None:
             super().s_buffer_store_(node)
             return
         value = self.expr(node.value)
@@ -496,7 +504,7 @@ class _KernelCompiler(_Compiler):
 
     def load(self, node: E.BufferLoad) -> str:
         tracker = self.shared_trackers.get(id(node.buffer.data))
-        if tracker is None or dt.lanes(node.dtype) > 1:
+        if tracker is None:
             return super().load(node)
         where = self.hoist("w", self.where, self.where)
         flat = self.flat_index(node.buffer, node.indices)

@@ -4,6 +4,7 @@ float16 GEMMs, numbers in the emulator, and a planted missing barrier caught."""
 import numpy as np
 import pytest
 
+import unity
 from unity import te, tir, topi
 from unity.ir.module import IRModule
 from unity.schedule import Schedule, ScheduleError
@@ -57,6 +58,8 @@ def test_the_rule_gives_each_warp_fragments_and_the_block_shared_tiles():
     ):
         assert piece in lowered.script(), piece
     assert kernel.count("tir.cuda.wmma_mma") == 1 and kernel.count("tir.cuda.wmma_load") == 2
+    src = unity.build(sch.mod, "cuda").get_source("cuda")  # the tile copies: 8 float16 at once
+    assert "*reinterpret_cast<uint4*>(&A_shared[" in src and "reinterpret_cast<const uint4*>(&B[" in src
     _check(sch.mod, inputs, ref, "float16", 5e-2)
 
 

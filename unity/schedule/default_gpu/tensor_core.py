@@ -129,6 +129,16 @@ def wmma_operands(sch: Schedule, block_name: str) -> tuple[str, list[tuple[int, 
     return acc, out
 
 
+def _copy_vector(sch: Schedule, copy, threads: int) -> int:
+    """Elements per thread and step of a tile copy: 8 (16 bytes of float16) or fewer,
+    dividing the tile's rows (a vector stays in one row) and the tile by the threads."""
+    rows, cols = (as_int(sch.get(loop).extent) for loop in sch.get_loops(copy)[-2:])
+    for vec in (8, 4, 2):
+        if cols % vec == 0 and (rows * cols) % (threads * vec) == 0:  # type: ignore[operator]
+            return vec
+    return 1
+
+
 def _cast_of(value, load) -> bool:
     """`load` appears cast (to the float32 accumulator) in `value`."""
     found: list[Cast] = []
@@ -202,10 +212,13 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
             sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
         sch.compute_at(shared, ko)
         srows, scols = sch.get_loops(shared)[-2:]
-        _, tz, ty, tx = sch.split(sch.fuse(srows, scols), [None, wm, wn, 32])
+        vec = 1 if transposed else _copy_vector(sch, shared, wm * wn * 32)
+        _, tz, ty, tx, lanes = sch.split(sch.fuse(srows, scols), [None, wm, wn, 32, vec])
         sch.bind(tz, "threadIdx.z")
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
+        if vec > 1:
+            sch.vectorize(lanes)
         frows, fcols = sch.get_loops(frag)[-2:]
         if transposed:  # its loops still walk the source's order
             frows, fcols = fcols, frows
