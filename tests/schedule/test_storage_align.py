@@ -45,3 +45,40 @@ def test_storage_align_errors():
     with pytest.raises(ScheduleError, match="factor 0 is not positive"):
         sch.storage_align(sch.get_block("B"), 0, 0, 0, 1)
     assert sch.mod is before
+
+
+def test_lowering_pads_the_aligned_stride():
+    """The CPU lowering strides B's rows of 6 by 9 (the next 8 * k + 1)."""
+    from unity.tir.transform.pipeline import lower
+
+    func = elementwise(8, 6)
+    sch = Schedule(func)
+    sch.storage_align(sch.get_block("B"), 0, axis=0, factor=8, offset=1)
+    text = lower(sch.mod)["main"].script()
+    assert 'T.allocate_buffer((72,), "float32")' in text and "B[i * 9 + j]" in text
+    assert "buffer_dim_align" not in text  # consumed
+    check_same_result(func, sch.mod)
+
+
+def test_gpu_lowering_pads_a_shared_tile():
+    """The GPU lowering strides a 16 x 16 shared tile's rows by 17; same numbers."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "tir" / "gpu"))
+    from gpu_workloads import matmul
+
+    from unity.tir.gpu_emulator import emulate
+    from unity.tir.transform.gpu import lower_cuda
+
+    work = matmul(64, 64, 64)
+    work.sch.storage_align(work.sch.get_block("A_shared"), 0, axis=0, factor=16, offset=1)
+    lowered = lower_cuda(work.sch.mod).script()
+    assert 'T.allocate_buffer((272,), "float32", scope="shared")' in lowered  # 16 rows of 17
+    assert "A_shared[threadIdx_y * 17 + threadIdx_x]" in lowered
+    args = work.fresh_args()
+    emulate(lower_cuda(work.sch.mod), *args)
+    work.check(args)
+    assert np.any(args[2])

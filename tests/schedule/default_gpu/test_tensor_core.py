@@ -53,7 +53,9 @@ def test_the_rule_gives_each_warp_fragments_and_the_block_shared_tiles():
         'T.allocate_buffer((2048,), "float16", scope="wmma.accumulator")',  # 64 x 32: 8 tiles per warp
         'T.allocate_buffer((1024,), "float16", scope="wmma.matrix_a")',  # a 64 x 16 strip
         'T.allocate_buffer((512,), "float16", scope="wmma.matrix_b")',  # a 16 x 32 strip
-        'T.allocate_buffer((4096,), "float16", scope="shared")',  # the 128 x 32 tiles
+        'T.allocate_buffer((5120,), "float16", scope="shared")',  # A: 128 x 32, rows padded to 40
+        'T.allocate_buffer((4352,), "float16", scope="shared")',  # B: 32 x 128, rows padded to 136
+        "A_shared[threadIdx_z * 2560 + ax0_0 * 640 + k_1 * 16], 40)",  # wmma_load, row stride 40
         "tir.cuda.syncthreads",
     ):
         assert piece in lowered.script(), piece

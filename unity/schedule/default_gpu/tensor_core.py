@@ -19,7 +19,9 @@ and multiplies every pair; at the end each warp stores its fragments straight in
                 C_frag[f, g] += A_frag[f] @ B_frag[g]
         C tiles <- C_frag                        # wmma_store
 
-The fragment blocks are tensorized with the intrinsics of `wmma_intrin`.  The sizes
+The rows of the shared tiles are padded by 16 bytes (`storage_align`), so that the 8
+rows a fragment load reads at once fall in different banks.  The fragment blocks are
+tensorized with the intrinsics of `wmma_intrin`.  The sizes
 must be constant and divide into the tiles (else `ScheduleError`, and the caller keeps
 the SIMT rule); an operand read transposed (``B[n, k]``) is transposed by its copy into
 shared memory.
@@ -211,6 +213,8 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
         if transposed:  # the copy into shared memory transposes
             sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
         sch.compute_at(shared, ko)
+        rank = len(sch.get(shared).writes[0].buffer.shape)
+        sch.storage_align(shared, 0, rank - 2, 16, 8)  # rows 16 bytes past a 32-byte multiple
         srows, scols = sch.get_loops(shared)[-2:]
         vec = 1 if transposed else _copy_vector(sch, shared, wm * wn * 32)
         _, tz, ty, tx, lanes = sch.split(sch.fuse(srows, scols), [None, wm, wn, 32, vec])

@@ -59,6 +59,7 @@ from unity.tir.functor import (
 )
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
+from unity.tir.transform.convert_blocks_to_loops import DIM_ALIGN
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class CompactBufferAllocation(PrimFuncPass):
                     D[0] = A[i] + T.float32(1.0)
                     E[i] = D[0] * T.float32(2.0)
         """
-        return with_body(func, _Compactor().visit_stmt(func.body))
+        return with_body(func, _Compactor(dim_aligns(func)).visit_stmt(func.body)).without_attr(DIM_ALIGN)
 
 
 _MOVABLE_INTO = (ForKind.SERIAL, ForKind.PARALLEL)
@@ -107,9 +108,10 @@ _MOVABLE_INTO = (ForKind.SERIAL, ForKind.PARALLEL)
 
 
 class _Compactor(StmtExprMutator):
-    def __init__(self) -> None:
+    def __init__(self, aligns: dict[Var, Align]) -> None:
         super().__init__()
         self.analyzer = Analyzer()
+        self.aligns = aligns
 
     def visit_for_(self, loop: For) -> Stmt:
         self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
@@ -120,7 +122,7 @@ class _Compactor(StmtExprMutator):
         buffer = alloc.buffer
         if buffer.strides:
             return alloc.replace(body=body)
-        placer = _Placer(buffer, self.analyzer)
+        placer = _Placer(buffer, self.analyzer, align=self.aligns.get(buffer.data, ()))
         if placer.index(body).aliased:
             return alloc.replace(body=body)
         placed = placer.place(body)
@@ -185,16 +187,57 @@ class _AccessIndex(StmtExprVisitor):
             self.under.setdefault(id(stmt), []).append(access)
 
 
+Align = tuple[tuple[int, int, int], ...]
+"""`storage_align` requests of one buffer: `(axis, factor, offset)` each."""
+
+
+def dim_aligns(func: PrimFunc) -> dict[Var, Align]:
+    """The `storage_align` requests `ConvertBlocksToLoops` left on `func`, by data var.
+
+    Example:
+        >>> from unity import tir
+        >>> dim_aligns(tir.PrimFunc([], tir.Evaluate(tir.const(0))))
+        {}
+    """
+    return dict(func.attrs.get(DIM_ALIGN, ()))
+
+
+def aligned_strides(shape: tuple[PrimExpr, ...], align: Align) -> tuple[PrimExpr, ...]:
+    """Row-major strides of `shape` with the stride of each aligned axis raised to the
+    next `k * factor + offset` (rows padded: shared-memory tiles read column-wise
+    without bank conflicts).  Constant shapes only (others keep compact strides: `()`).
+
+    Example:
+        >>> [s.value for s in aligned_strides((const(128), const(32)), ((0, 32, 8),))]
+        [40, 1]
+    """
+    if not align or not all(isinstance(d, IntImm) for d in shape):
+        return ()
+    wanted = {axis: (factor, offset) for axis, factor, offset in align}
+    strides: list[int] = []
+    stride = 1
+    for axis in range(len(shape) - 1, -1, -1):
+        if axis in wanted:
+            factor, offset = wanted[axis]
+            stride += (offset - stride) % factor
+        strides.append(stride)
+        stride *= shape[axis].value  # type: ignore[attr-defined]  # IntImm, checked above
+    return tuple(const(v, shape[0].dtype) for v in reversed(strides))
+
+
 class _Placer:
     """Rebuild a statement with `Allocate(compacted buffer)` at the deepest valid place."""
 
     def __init__(
-        self, buffer: Buffer, analyzer: Analyzer, relaxed: dict[Var, Range] | None = None
+        self, buffer: Buffer, analyzer: Analyzer, relaxed: dict[Var, Range] | None = None,
+        align: Align = (),
     ) -> None:
         self.buffer = buffer
         self.analyzer = analyzer
         self.relaxed = relaxed or {}
         """Outer variables to relax as well (GPU: thread indices, for a shared buffer)."""
+        self.align = align
+        """`storage_align` requests: the compacted buffer gets padded strides."""
         self._index: _AccessIndex | None = None
         self._root: Stmt | None = None
         self._sets: dict[Hashable, IntervalSet] = {}
@@ -316,9 +359,10 @@ class _Placer:
                 continue
             shifts.append(bounds[0])  # type: ignore[index]  # not None here
             shape.append(const(extent, dim.dtype))
-        if all(a is b for a, b in zip(shape, buffer.shape)):
+        strides = aligned_strides(tuple(shape), self.align)
+        if all(a is b for a, b in zip(shape, buffer.shape)) and not strides:
             return Allocate(buffer, stmt)
-        compact = buffer.replace(shape=tuple(shape))
+        compact = buffer.replace(shape=tuple(shape), strides=strides)
         body = _Shifter(buffer, compact, tuple(shifts), self.analyzer).visit_stmt(stmt)
         return Allocate(compact, body)
 

@@ -17,7 +17,9 @@ After ``ConvertBlocksToLoops()``::
 A block's `alloc_buffers` become `Allocate(buffer, body)` around the block's body (for
 the root block: around the whole function body), a remaining `init` is lowered as in
 `LowerInitBlock`, and `match_buffers` views are replaced by their source buffer with
-the region's offsets added to the indices.
+the region's offsets added to the indices.  The blocks' `storage_align` requests
+(annotation ``buffer_dim_align``) move to a function attribute of that name, for the
+compaction passes.
 """
 
 from __future__ import annotations
@@ -67,7 +69,17 @@ class ConvertBlocksToLoops(PrimFuncPass):
                     B[i] = T.float32(0.0)
                 B[i] = B[i] + A[i, k]
         """
-        return with_body(func, _BlockLowerer().visit_stmt(func.body))
+        lowerer = _BlockLowerer()
+        out = with_body(func, lowerer.visit_stmt(func.body))
+        if lowerer.aligns:
+            out = out.with_attr(DIM_ALIGN, tuple(lowerer.aligns.items()))
+        return out
+
+
+DIM_ALIGN = "buffer_dim_align"
+"""The function attribute holding the `storage_align` requests of the blocks (the block
+annotation of the same name, by buffer): ``((data_var, ((axis, factor, offset), ..)), ..)``;
+the passes that compact allocations give those buffers padded strides."""
 
 
 def _is_true(expr: PrimExpr) -> bool:
@@ -78,6 +90,7 @@ class _BlockLowerer(StmtExprMutator):
     def __init__(self) -> None:
         super().__init__()
         self.views: dict[Buffer, BufferRegion] = {}
+        self.aligns: dict[Var, tuple[tuple[int, int, int], ...]] = {}
 
     def visit_block_realize_(self, realize: BlockRealize) -> Stmt:
         block = realize.block
@@ -102,6 +115,9 @@ class _BlockLowerer(StmtExprMutator):
         return self._lower_block(block, {})
 
     def _lower_block(self, block: Block, vmap: dict[Var, PrimExpr]) -> Stmt:
+        for index, axis, factor, offset in block.annotations.get(DIM_ALIGN, ()):
+            data = block.writes[index].buffer.data
+            self.aligns[data] = (*self.aligns.get(data, ()), (axis, factor, offset))
         for match in block.match_buffers:
             source = match.source
             region = tuple(r.replace(min=substitute(r.min, vmap)) for r in source.region)

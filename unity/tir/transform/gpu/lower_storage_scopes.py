@@ -21,7 +21,8 @@ After ``LowerStorageScopes()``::
 A `shared` buffer is one per thread block: its size covers what every thread of the
 block touches (thread indices relaxed, block indices fixed).  A `local` buffer is one
 per thread (thread indices fixed).  A tensor-core fragment buffer (`wmma.*`) is one per
-warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed.  Each moves as deep into the kernel as
+warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed.  A buffer
+with `storage_align` requests gets padded strides for its compacted shape.  Each moves as deep into the kernel as
 `CompactBufferAllocation` would move it (serial loops whose iterations touch disjoint
 parts), then shrinks to the box its accesses cover.  Codegen declares `__shared__`
 arrays at kernel scope wherever the `Allocate` sits.  Global-scope buffers stay at host
@@ -40,7 +41,10 @@ from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
 from unity.tir.stmt import Allocate, BufferStore, For, Stmt
 from unity.tir.transform._base import PrimFuncPass, with_body
-from unity.tir.transform.compact_buffer_allocation import _Placer  # the same placement rules
+from unity.tir.transform.compact_buffer_allocation import (  # the same placement rules
+    Align, _Placer, dim_aligns,
+)  # fmt: skip
+from unity.tir.transform.convert_blocks_to_loops import DIM_ALIGN
 from unity.tir.transform.gpu.lower_thread_binding_gpu import is_launch_loop, launch_nest
 from unity.tir.transform.gpu.wmma import FRAGMENT_SCOPES
 
@@ -80,20 +84,21 @@ class LowerStorageScopes(PrimFuncPass):
             >>> LowerStorageScopes().transform_function(f) is f  # nothing to do
             True
         """
-        host = _Host()
+        host = _Host(dim_aligns(func))
         body = host.visit_stmt(func.body)
         if host.pending:
             names = ", ".join(b.name for b in host.pending)
             raise DiagnosticError(f"on-chip buffer(s) {names} are used outside of any kernel", func)
-        return with_body(func, body)
+        return with_body(func, body).without_attr(DIM_ALIGN)
 
 
 class _Host(StmtExprMutator):
     """Lift on-chip allocations off the host level and hand each to the kernel using it."""
 
-    def __init__(self) -> None:
+    def __init__(self, aligns: dict[Var, Align]) -> None:
         super().__init__()
         self.pending: list[Buffer] = []
+        self.aligns = aligns
 
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
         if alloc.buffer.scope not in ON_CHIP:
@@ -111,7 +116,7 @@ class _Host(StmtExprMutator):
         mine = [b for b in self.pending if b.data in used]
         for buf in mine:
             self.pending.remove(buf)
-        return _place_in_kernel(loop, mine)
+        return _place_in_kernel(loop, mine, self.aligns)
 
 
 def _data_vars(stmt: Stmt) -> set[Var]:
@@ -147,7 +152,7 @@ class _StripAllocs(StmtExprMutator):
         return self.visit_stmt(alloc.body)
 
 
-def _place_in_kernel(kernel: For, outer: list[Buffer]) -> Stmt:
+def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align]) -> Stmt:
     loops, body = launch_nest(kernel)
     strip = _StripAllocs()
     body = strip.visit_stmt(body)
@@ -164,8 +169,15 @@ def _place_in_kernel(kernel: For, outer: list[Buffer]) -> Stmt:
     for buf in [*outer, *strip.buffers]:
         if buf.data not in used:
             continue
-        relaxed = threads if buf.scope.startswith("shared") else lanes if buf.scope in FRAGMENT_SCOPES else None
-        body = _Placer(buf, analyzer, relaxed).place(body)
+        body = _Placer(buf, analyzer, _relaxed(buf, threads, lanes), aligns.get(buf.data, ())).place(body)
     for loop in reversed(loops):
         body = loop.replace(body=body)
     return body
+
+
+def _relaxed(buf: Buffer, threads: dict[Var, Range], lanes: dict[Var, Range]) -> dict[Var, Range] | None:
+    """The thread indices `buf`'s size covers: all for a shared buffer (one per block), the
+    lanes for a fragment (one per warp), none for a local one (one per thread)."""
+    if buf.scope.startswith("shared"):
+        return threads
+    return lanes if buf.scope in FRAGMENT_SCOPES else None
