@@ -17,10 +17,11 @@ from unity.ir.node import Node, hint, ignored, node
 from unity.tir.expr import BufferLoad, ExprLike, PrimExpr, Range, Var, as_exprs, const
 
 SCOPES = (
-    "global", "shared", "shared.dyn", "local", "warp",
+    "global", "shared", "shared.dyn", "shared.warp", "local", "warp",
     "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator",
 )  # fmt: skip
-"""Storage scopes a buffer may live in (`wmma.*`: tensor-core fragments of one warp)."""
+"""Storage scopes a buffer may live in (`wmma.*`: tensor-core fragments of one warp;
+`shared.warp`: shared memory, one region per warp)."""
 
 
 @node

@@ -1,4 +1,5 @@
-"""Models shared by the relax-on-CUDA tests: an MLP (symbolic batch), a small CNN, ResNet-50."""
+"""Models shared by the relax-on-CUDA tests: an MLP (symbolic batch), a float16 MLP, a small
+CNN, ResNet-50."""
 
 from __future__ import annotations
 
@@ -30,6 +31,23 @@ def mlp():
             out = bb.emit_output(op.matmul(h, op.permute_dims(relax.const(w2))))
         bb.emit_func_output(out)
     return bb.get()
+
+
+def mlp_fp16():
+    """x (64, 128) float16 -> dense 128 + bias + relu -> dense 64, all in float16 (the
+    GEMMs go to the tensor cores)."""
+    w1 = (RNG.standard_normal((128, 128)) / 8).astype("float16")
+    b1 = RNG.standard_normal(128).astype("float16")
+    w2 = (RNG.standard_normal((64, 128)) / 8).astype("float16")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((64, 128), "float16"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(op.matmul(x, op.permute_dims(relax.const(w1))))
+            h = bb.emit(op.nn.relu(op.add(h, relax.const(b1))))
+            out = bb.emit_output(op.matmul(h, op.permute_dims(relax.const(w2))))
+        bb.emit_func_output(out)
+    return bb.get(), (w1, b1, w2)
 
 
 def cnn():

@@ -17,7 +17,7 @@ from unity.runtime.cuda.emulated import EmulatedDriver
 from unity.runtime.cuda.host_plan import evaluate
 from unity.runtime.cuda.tensor import CUDATensor
 
-from .cuda_models import cnn, mlp
+from .cuda_models import cnn, mlp, mlp_fp16
 
 rng = np.random.default_rng(1)
 
@@ -186,3 +186,16 @@ def test_resnet50_kernels_at_full_size_have_no_races_or_out_of_bounds_accesses()
     with use_driver(EmulatedDriver(sample_blocks=2)) as drv:
         out = relax.VirtualMachine(ex, unity.cuda())["main"](resnet50_input())
         assert drv.launches >= 60 and out.shape == (1, 1000)
+
+
+def test_float16_mlp_runs_its_gemms_on_the_tensor_cores(emulated):
+    mod, (w1, b1, w2) = mlp_fp16()
+    ex = unity.compile(mod, target="cuda")
+    src = ex.kernels.get_source("cuda")  # two kernels: the matmul, matmul + bias + relu
+    assert src.count("nvcuda::wmma::mma_sync") == 2 and src.count("__global__") == 2
+    x = rng.standard_normal((64, 128)).astype("float16")
+    out = relax.VirtualMachine(ex, unity.cuda())["main"](x).numpy()
+    h = np.maximum(x.astype("float32") @ w1.T.astype("float32") + b1, 0).astype("float16")
+    ref = h.astype("float32") @ w2.T.astype("float32")
+    assert out.dtype == np.float16
+    np.testing.assert_allclose(out.astype("float32"), ref, rtol=2e-2, atol=5e-2)

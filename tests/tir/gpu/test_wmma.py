@@ -120,3 +120,62 @@ def test_fragments_of_several_tiles_are_indexed_row_major():
     a, b, c = _inputs()
     emulate(lower_cuda(_one_tile(acc_rows=48, fills=(16, 32))), a, b, c)  # Fc: three tiles
     np.testing.assert_allclose(c, a[:, :16].astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+def _staged_two_warps(lanes=32):
+    """Warp `ty` of 2: C[ty] = 2 * (A[:, 16 ty:16 ty + 16] @ B), its product stored into
+    its own `shared.warp` tile, then doubled by its lanes (8 elements each)."""
+    A = tir.decl_buffer((16, 32), "float16", "A")
+    B = tir.decl_buffer((16, 16), "float16", "B")
+    C = tir.decl_buffer((2, 16, 16), "float32", "C")
+    fa = tir.decl_buffer((16, 16), "float16", "Fa", scope="wmma.matrix_a")
+    fb = tir.decl_buffer((16, 16), "float16", "Fb", scope="wmma.matrix_b")
+    fc = tir.decl_buffer((16, 16), "float32", "Fc", scope="wmma.accumulator")
+    stage = tir.decl_buffer((2, 16, 16), "float32", "S", scope="shared.warp")
+    tx, ty, e = tir.Var("tx"), tir.Var("ty"), tir.Var("e")
+    flat = tx * 8 + e
+    lane_copy = tir.For(e, tir.const(0), tir.const(8), tir.ForKind.SERIAL, tir.BufferStore(
+        C, stage[ty, flat // 16, flat % 16] * tir.const(2.0), (ty, flat // 16, flat % 16)))
+    body = tir.SeqStmt((
+        wmma.fill(fc[0, 0], 0.0),
+        wmma.load(fa[0, 0], A[0, ty * 16]),
+        wmma.load(fb[0, 0], B[0, 0]),
+        wmma.mma(fc[0, 0], fa[0, 0], fb[0, 0], fc[0, 0]),
+        wmma.store(stage[ty, 0, 0], fc[0, 0]),
+        tir.IfThenElse(tx < 2, lane_copy) if lanes != 32 else lane_copy,
+    ))
+    body = tir.Allocate(fa, tir.Allocate(fb, tir.Allocate(fc, body)))
+    inner = tir.For(tx, tir.const(0), tir.const(lanes), tir.ForKind.THREAD_BINDING, body,
+                    thread_binding="threadIdx.x")
+    outer = tir.For(ty, tir.const(0), tir.const(2), tir.ForKind.THREAD_BINDING, inner,
+                    thread_binding="threadIdx.y")
+    return IRModule({"main": tir.PrimFunc((A, B, C), tir.Allocate(stage, outer))})
+
+
+def test_shared_warp_tiles_are_one_per_warp_and_a_store_is_fenced_before_the_lanes_read():
+    lowered = lower_cuda(_staged_two_warps())
+    text = lowered["main_kernel0"].script()
+    assert 'T.allocate_buffer((512,), "float32", scope="shared.warp")' in text  # 2 warps x 16 x 16
+    assert text.index("wmma_store") < text.index("syncthreads", text.index("wmma_store"))
+    a, b, _ = _inputs()
+    c = np.zeros((2, 16, 16), "float32")
+    emulate(lowered, a, b, c)
+    for w in range(2):
+        want = 2 * a[:, 16 * w:16 * w + 16].astype("float32") @ b.astype("float32")
+        np.testing.assert_allclose(c[w], want, rtol=1e-5, atol=1e-5)
+
+
+def test_shared_warp_needs_warps_of_32_lanes():
+    with pytest.raises(DiagnosticError, match="buffer S in scope 'shared.warp' needs threadIdx.x of extent 32"):
+        lower_cuda(_staged_two_warps(lanes=16))
+
+
+def test_lanes_reading_a_stored_tile_without_a_barrier_race():
+    from unity.ir.transform import Sequential
+    from unity.tir.transform.gpu import InsertSyncthreads, gpu_lowering_passes
+
+    passes = [p for p in gpu_lowering_passes() if not isinstance(p, InsertSyncthreads)]
+    unfenced = Sequential(passes, name="no_sync")(_staged_two_warps())
+    a, b, _ = _inputs()
+    with pytest.raises(EmulatorError, match=r"data race on shared S\[\d+\]: read after thread 0 wrote it"):
+        emulate(unfenced, a, b, np.zeros((2, 16, 16), "float32"))

@@ -8,7 +8,7 @@ intermediate buffers are inlined into their consumers where `compute_inline` all
 row and then use it (softmax, layer norm: `rules.row_chain`) becomes one kernel with a
 thread block per row; otherwise each remaining block becomes one kernel, by
 `tensor_core.schedule_matmul_wmma` for a float16 GEMM whose sizes divide into its
-tiles (tensor cores; its output copy, with the epilogue, a kernel of its own), else
+tiles (tensor cores; the epilogue computed from each warp's staged fragments), else
 `matmul.schedule_matmul_tiled` for a GEMM (its reindex copies inlined into the shared
 tiles and the write-back), `rules.schedule_reduction` for other reductions, else
 `rules.schedule_spatial`.  A function already holding a thread binding, or carrying
@@ -94,7 +94,7 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
             return trial.mod["main"].with_attr("tir.is_scheduled", True)
     for info in infos:
         trial = sch.copy()
-        if info.name in gemms and _tensor_core_gemm(trial, info.name, gemms[info.name], threads):
+        if info.name in gemms and _tensor_core_gemm(trial, info.name, gemms[info.name]):
             sch.state, sch.trace = trial.state, trial.trace
             continue
         trial = sch.copy()
@@ -137,19 +137,18 @@ def _tile_gemm(sch: Schedule, name: str, staged: dict[str, str], side: int) -> b
     return True
 
 
-def _tensor_core_gemm(sch: Schedule, name: str, staged: dict[str, str], threads: int) -> bool:
+def _tensor_core_gemm(sch: Schedule, name: str, staged: dict[str, str]) -> bool:
     """The tensor-core rule on a float16 GEMM block `name`: its operand copies inlined
-    into the shared tiles, its output copy (with the epilogue absorbed into it) a kernel
-    of its own; False when the block is no such GEMM or a primitive refused."""
+    into the shared tiles, its output copy (with the epilogue absorbed into it) computed
+    by each warp from its shared staging tile; False when the block is no such GEMM or a
+    primitive refused."""
     if wmma_operands(sch, name) is None:
         return False
     try:
-        schedule_matmul_wmma(sch, name)
+        schedule_matmul_wmma(sch, name, epilogue=staged.get("c"))
         for role in ("a", "b"):
             if role in staged:
                 sch.compute_inline(sch.get_block(staged[role]))
-        if "c" in staged:
-            _schedule_block(sch, _info_of(sch, staged["c"]), threads)
     except ScheduleError:
         return False
     return True

@@ -17,7 +17,9 @@ and multiplies every pair; at the end each warp stores its fragments straight in
                 A_frag[f] <- A_shared strip f    # wmma_load, per warp
                 B_frag[g] <- B_shared strip g
                 C_frag[f, g] += A_frag[f] @ B_frag[g]
-        C tiles <- C_frag                        # wmma_store
+        C tiles <- C_frag                        # wmma_store; with an epilogue, per
+                                                 # fragment: into the warp's shared
+                                                 # tile, then C <- epilogue(tile)
 
 The rows of the shared tiles are padded by 16 bytes (`storage_align`), so that the 8
 rows a fragment load reads at once fall in different banks.  The fragment blocks are
@@ -149,11 +151,14 @@ def _cast_of(value, load) -> bool:
 
 
 def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None = None,
-                         tensorize: bool = True) -> None:
+                         tensorize: bool = True, epilogue: str | None = None) -> None:
     """Schedule GEMM block `block_name` on the tensor cores (see the module docstring);
     `tile` defaults to `pick_wmma_tile`'s.  With `tensorize=False` the fragment blocks
     stay loop nests over 16 x 16 tiles (the same computation, which the interpreter and
-    an `llvm` build can run with the thread bindings as loops).
+    an `llvm` build can run with the thread bindings as loops).  `epilogue` names the
+    block that reads the GEMM's output (an output copy with bias, residual, activation
+    inlined): each warp then stores a fragment at a time into its own 16 x 16 tile of
+    shared memory (`shared.warp`) and its 32 lanes compute the epilogue from there.
 
     Raises:
         ScheduleError: the block is not a float16 GEMM, a size is symbolic or does not
@@ -198,6 +203,13 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     sch.reorder(sz, sy, sf, sg, si, sj)
     sch.bind(sz, "threadIdx.z")
     sch.bind(sy, "threadIdx.y")
+    if epilogue is not None:  # the output staged per warp, a fragment at a time
+        sch.set_scope(store, 0, "shared.warp")
+        copy = sch.get_block(epilogue)
+        sch.reverse_compute_at(copy, sg)
+        erows, ecols = sch.get_loops(copy)[-2:]
+        _, lanes = sch.split(sch.fuse(erows, ecols), [None, 32])
+        sch.bind(lanes, "threadIdx.x")
     init = sch.decompose_reduction(c, ko)
     iz, iy = sch.get_loops(init)[-6:-4]
     sch.bind(iz, "threadIdx.z")

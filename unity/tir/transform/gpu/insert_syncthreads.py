@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir.node import Node
-from unity.tir.expr import BufferLoad, PrimExpr, Var
+from unity.tir.expr import BufferLoad, Call, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
 from unity.tir.stmt import Allocate, BufferStore, For, IfThenElse, LetStmt, SeqStmt, Stmt, seq
@@ -185,6 +185,17 @@ def _shared_accesses(stmt: Stmt) -> tuple[frozenset[Var], frozenset[Var]]:
             if store.buffer.scope.startswith("shared"):
                 writes.add(store.buffer.data)
             self.visit_stmt_(store)
+
+        def visit_call_(self, call: Call) -> None:
+            written = call.op.get_attr("writes", ())  # a tensor-core store's tile
+            for k, arg in enumerate(call.args):
+                if k in written and isinstance(arg, BufferLoad):
+                    if arg.buffer.scope.startswith("shared"):
+                        writes.add(arg.buffer.data)
+                    for index in arg.indices:
+                        self.visit_expr(index)
+                else:
+                    self.visit_expr(arg)
 
     _Access().visit_stmt(stmt)
     return frozenset(reads), frozenset(writes)

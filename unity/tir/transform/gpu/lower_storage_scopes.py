@@ -21,7 +21,9 @@ After ``LowerStorageScopes()``::
 A `shared` buffer is one per thread block: its size covers what every thread of the
 block touches (thread indices relaxed, block indices fixed).  A `local` buffer is one
 per thread (thread indices fixed).  A tensor-core fragment buffer (`wmma.*`) is one per
-warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed.  A buffer
+warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed; so is a
+`shared.warp` buffer, which then gets a leading dimension of one region per warp,
+indexed by the warp (`threadIdx.z * y + threadIdx.y`).  A buffer
 with `storage_align` requests gets padded strides for its compacted shape.  Each moves as deep into the kernel as
 `CompactBufferAllocation` would move it (serial loops whose iterations touch disjoint
 parts), then shrinks to the box its accesses cover.  Codegen declares `__shared__`
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from unity.ir.diagnostics import DiagnosticError
 from unity.tir.arith import Analyzer
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, Range, Var
+from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
 from unity.tir.stmt import Allocate, BufferStore, For, Stmt
@@ -48,7 +50,10 @@ from unity.tir.transform.convert_blocks_to_loops import DIM_ALIGN
 from unity.tir.transform.gpu.lower_thread_binding_gpu import is_launch_loop, launch_nest
 from unity.tir.transform.gpu.wmma import FRAGMENT_SCOPES
 
-ON_CHIP = ("shared", "shared.dyn", "local", "warp", *FRAGMENT_SCOPES)
+PER_WARP = "shared.warp"
+"""Shared memory, one region per warp (a warp's staging tile)."""
+
+ON_CHIP = ("shared", "shared.dyn", PER_WARP, "local", "warp", *FRAGMENT_SCOPES)
 """Scopes that live inside a kernel."""
 
 
@@ -170,6 +175,8 @@ def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align])
         if buf.data not in used:
             continue
         body = _Placer(buf, analyzer, _relaxed(buf, threads, lanes), aligns.get(buf.data, ())).place(body)
+        if buf.scope == PER_WARP:
+            body = _PerWarp(buf.data, *_warp_index(loops, buf)).visit_stmt(body)
     for loop in reversed(loops):
         body = loop.replace(body=body)
     return body
@@ -177,7 +184,67 @@ def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align])
 
 def _relaxed(buf: Buffer, threads: dict[Var, Range], lanes: dict[Var, Range]) -> dict[Var, Range] | None:
     """The thread indices `buf`'s size covers: all for a shared buffer (one per block), the
-    lanes for a fragment (one per warp), none for a local one (one per thread)."""
-    if buf.scope.startswith("shared"):
-        return threads
-    return lanes if buf.scope in FRAGMENT_SCOPES else None
+    lanes for a fragment or a `shared.warp` buffer (one per warp), none for a local one
+    (one per thread)."""
+    if buf.scope in FRAGMENT_SCOPES or buf.scope == PER_WARP:
+        return lanes
+    return threads if buf.scope.startswith("shared") else None
+
+
+def _warp_index(loops: list[For], buf: Buffer) -> tuple[PrimExpr, int]:
+    """The warp's index in its block (`threadIdx.z * y + threadIdx.y`) and the warp count;
+    a `shared.warp` buffer needs warps of whole `threadIdx.x` rows of 32 lanes."""
+    extents = {lp.thread_binding: lp for lp in loops}
+    x = extents.get("threadIdx.x")
+    if x is None or not isinstance(x.extent, IntImm) or x.extent.value != 32:
+        raise DiagnosticError(f"buffer {buf.name} in scope {PER_WARP!r} needs threadIdx.x of extent 32 "
+                              "(the lanes of a warp)", buf)
+    index: PrimExpr = const(0, x.loop_var.dtype)
+    count = 1
+    for tag in ("threadIdx.z", "threadIdx.y"):
+        loop = extents.get(tag)
+        if loop is None:
+            continue
+        if not isinstance(loop.extent, IntImm):
+            raise DiagnosticError(f"buffer {buf.name} in scope {PER_WARP!r} needs a constant {tag}", buf)
+        index = index * loop.extent.value + loop.loop_var
+        count *= loop.extent.value
+    return index, count
+
+
+class _PerWarp(StmtExprMutator):
+    """Give the (per-warp compacted) buffer over `data` a leading warp dimension."""
+
+    def __init__(self, data: Var, warp: PrimExpr, count: int) -> None:
+        super().__init__()
+        self.data, self.warp, self.count = data, warp, count
+        self.new: dict[Buffer, Buffer] = {}
+
+    def _buffer(self, buf: Buffer) -> Buffer:
+        got = self.new.get(buf)
+        if got is None:
+            strides = (buf.strides[0] * buf.shape[0], *buf.strides) if buf.strides else ()
+            shape = (const(self.count, buf.shape[0].dtype), *buf.shape)
+            got = self.new[buf] = buf.replace(shape=shape, strides=strides)
+        return got
+
+    def visit_allocate_(self, alloc: Allocate) -> Stmt:
+        if alloc.buffer.data is not self.data:
+            return self._mutate_fields(alloc)
+        return Allocate(self._buffer(alloc.buffer), self.visit_stmt(alloc.body))
+
+    def _indices(self, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+        dtype = indices[0].dtype
+        return (self.warp if self.warp.dtype == dtype else self.warp.astype(dtype), *indices)
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        load = self._mutate_fields(load)
+        if load.buffer.data is not self.data:
+            return load
+        return BufferLoad(self._buffer(load.buffer), self._indices(load.indices))
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        store = self._mutate_fields(store)
+        if store.buffer.data is not self.data:
+            return store
+        return BufferStore(self._buffer(store.buffer), store.value, self._indices(store.indices))
