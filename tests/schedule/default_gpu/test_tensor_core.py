@@ -15,6 +15,7 @@ from unity.tir.gpu_emulator import EmulatorError, emulate
 from unity.tir.stmt import Evaluate, Stmt
 from unity.tir.transform.gpu import lower_cuda
 from unity.tir.transform.gpu.intrinsics import is_syncthreads
+from unity.topi.testing import conv2d_nchw_python
 
 RNG = np.random.default_rng(0)
 
@@ -96,30 +97,56 @@ def test_dense_with_bias_and_relu_is_one_kernel_the_epilogue_from_each_warps_sha
     _check(mod, [xv, wv, bv], ref, "float16", 5e-2)
 
 
-def test_sizes_off_the_tiles_and_float32_gemms_stay_on_the_simt_rule():
-    for func, inputs, ref, dtype in (
-        (*_matmul(100, 64, 64), "float16"),
-        (*_matmul(64, 64, 40), "float16"),
-    ):
-        mod = apply_default_gpu_schedules(IRModule({"main": func}))
-        assert "wmma" not in mod.script()
-        _check(mod, inputs, ref, dtype, 5e-2)
+@pytest.mark.parametrize("m, n, k, acc, batch", [
+    (100, 64, 64, "float16", None),  # m padded to 128: an unpadding copy writes C
+    (64, 64, 40, "float16", None),  # only k padded (to 48)
+    (33, 47, 19, "float32", 2),
+])
+def test_sizes_off_the_tiles_are_zero_padded(m, n, k, acc, batch):
+    func, inputs, ref = _matmul(m, n, k, acc, batch)
+    mod = apply_default_gpu_schedules(IRModule({"main": func}))
+    lowered = lower_cuda(mod)
+    assert "tir.cuda.wmma_mma" in lowered.script()
+    assert sum(1 for gv in lowered.get_global_vars() if "kernel" in gv.name_hint) == 1
+    _check(mod, inputs, ref, acc, 5e-2 if acc == "float16" else 1e-4)
+
+
+def test_float16_conv_with_bias_and_relu_is_one_tensor_core_kernel():
+    x = te.placeholder((1, 16, 14, 14), "float16", name="X")
+    w = te.placeholder((32, 16, 3, 3), "float16", name="W")
+    b = te.placeholder((32, 1, 1), "float16", name="b")
+    c = topi.nn.conv2d(x, w, strides=1, padding=1)  # M 32 x N 196 pixels x K 144
+    y = te.compute(c.shape, lambda n, k, i, j: te.max(c[n, k, i, j] + b[k, 0, 0], te.const(0, "float16")),
+                   name="Y")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, w, b, y])}))
+    lowered = lower_cuda(mod)
+    assert "tir.cuda.wmma_mma" in lowered.script()
+    assert sum(1 for gv in lowered.get_global_vars() if "kernel" in gv.name_hint) == 1
+    xv = RNG.standard_normal((1, 16, 14, 14)).astype("float16")
+    wv = (RNG.standard_normal((32, 16, 3, 3)) / 4).astype("float16")
+    bv = RNG.standard_normal((32, 1, 1)).astype("float16")
+    ref = np.maximum(conv2d_nchw_python(xv.astype("float32"), wv.astype("float32"), 1, 1) + bv, 0)
+    _check(mod, [xv, wv, bv], ref, "float16", 5e-2)
+
+
+def test_float32_and_symbolic_gemms_stay_on_the_simt_rule():
     a, b = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
     assert "wmma" not in mod.script()
+    n = tir.SizeVar("n", "int64")
+    a, b = te.placeholder((n, 64), "float16", name="A"), te.placeholder((64, 64), "float16", name="B")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
+    assert "wmma" not in mod.script() and "threadIdx" in mod.script()
 
 
 def test_pick_wmma_tile_fills_the_gpu_and_divides_the_sizes():
     assert pick_wmma_tile(1, 4096, 4096, 4096) == WmmaTile((2, 4), (4, 2), 32)
     assert pick_wmma_tile(1, 256, 256, 48) == WmmaTile((2, 2), (1, 1), 16)  # 64 blocks of 32 x 32
     assert pick_wmma_tile(8, 1024, 1024, 64).block == (128, 128)  # 512 blocks with the batch
-    assert pick_wmma_tile(1, 64, 48, 64) is None
+    assert pick_wmma_tile(1, 100, 64, 40) == WmmaTile((2, 2), (1, 1), 16)  # to be padded
 
 
 def test_the_rule_refuses_what_it_cannot_tile():
-    func, _, _ = _matmul(100, 64, 64)
-    with pytest.raises(ScheduleError, match="100 x 64 x 64 does not divide into tensor-core tiles"):
-        schedule_matmul_wmma(Schedule(func), "C")
     a, b = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
     with pytest.raises(ScheduleError, match="is not a float16 GEMM"):
         schedule_matmul_wmma(Schedule(te.create_prim_func([a, b, topi.matmul(a, b)])), "T_matmul")

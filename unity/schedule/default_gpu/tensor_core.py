@@ -23,10 +23,11 @@ and multiplies every pair; at the end each warp stores its fragments straight in
 
 The rows of the shared tiles are padded by 16 bytes (`storage_align`), so that the 8
 rows a fragment load reads at once fall in different banks.  The fragment blocks are
-tensorized with the intrinsics of `wmma_intrin`.  The sizes
-must be constant and divide into the tiles (else `ScheduleError`, and the caller keeps
-the SIMT rule); an operand read transposed (``B[n, k]``) is transposed by its copy into
-shared memory.
+tensorized with the intrinsics of `wmma_intrin`.  The sizes must be constant (else
+`ScheduleError`, and the caller keeps the SIMT rule); sizes that do not divide into the
+tiles are zero-padded (`pad_einsum`: the padding computed in the copies to shared
+memory, the unpadding copy staged like an epilogue).  An operand read transposed
+(``B[n, k]``) is transposed by its copy into shared memory.
 
 Example:
     >>> schedule_matmul_wmma(sch, "C")  # doctest: +SKIP
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import loads_of
 from unity.schedule.default_gpu import wmma_intrin as intrin
-from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS, _swap_last_two, tile_count
+from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS, _pad, _swap_last_two
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Cast
@@ -78,36 +79,34 @@ TILES = (WmmaTile((2, 4), (4, 2)), WmmaTile((2, 2), (2, 2)), WmmaTile((2, 2), (1
 """Block shapes, largest first: 128 x 128 (8 warps of 64 x 32), 64 x 64, 32 x 32."""
 
 
-def pick_wmma_tile(batch: int, m: int, n: int, k: int) -> WmmaTile | None:
-    """The largest of `TILES` that divides the GEMM and makes `ENOUGH_BLOCKS` thread blocks
-    (else the smallest that divides it); None when none divides it.
+def pick_wmma_tile(batch: int, m: int, n: int, k: int) -> WmmaTile:
+    """The largest of `TILES` that divides the GEMM and makes `ENOUGH_BLOCKS` thread blocks,
+    else the smallest that divides it; when none divides it (the GEMM will be padded),
+    the largest that makes enough blocks, else the smallest.  k goes by 32, or by 16
+    when 32 does not divide it.
 
     Example:
         >>> pick_wmma_tile(1, 4096, 4096, 4096).block, pick_wmma_tile(1, 512, 512, 64).block
         ((128, 128), (32, 32))
-        >>> pick_wmma_tile(1, 100, 64, 64) is None
-        True
+        >>> pick_wmma_tile(1, 100, 64, 40)
+        WmmaTile(warps=(2, 2), frags=(1, 1), bk=16)
     """
-    if k % TILE:
-        return None
     fits = [t for t in TILES if m % t.block[0] == 0 and n % t.block[1] == 0]
-    for t in fits:
-        if tile_count(batch, m, n, t.block[0]) >= ENOUGH_BLOCKS:
-            return t if k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
-    if not fits:
-        return None
-    t = fits[-1]
+    enough = [t for t in fits or TILES
+              if batch * -(-m // t.block[0]) * -(-n // t.block[1]) >= ENOUGH_BLOCKS]
+    t = enough[0] if enough else (fits or TILES)[-1]
     return t if k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
 
 
-def wmma_operands(sch: Schedule, block_name: str) -> tuple[str, list[tuple[int, bool]]] | None:
-    """The accumulator dtype and, for the two factors of ``C + A * B`` in order, the
-    read index of each and whether it is read transposed; None when the block is not a
-    float16 GEMM of that form.
+def wmma_operands(sch: Schedule, block_name: str) -> tuple[str, list[tuple[int, bool]], bool] | None:
+    """The accumulator dtype; for A (indexed by m and k) and B (k and n), the read index
+    of each and whether it is read transposed; and whether the block multiplies them in
+    the order ``B * A`` (a conv: the pixels' factor first).  None when the block is not
+    a float16 GEMM ``C += A * B``.
 
     Example:
         >>> wmma_operands(sch, "C")  # doctest: +SKIP
-        ('float32', [(0, False), (1, True)])
+        ('float32', [(0, False), (1, True)], False)
     """
     blk = sch.get(sch.get_block(block_name))
     store = blk.body
@@ -118,19 +117,19 @@ def wmma_operands(sch: Schedule, block_name: str) -> tuple[str, list[tuple[int, 
     factors = [ld for ld in loads_of(store.value) if ld.buffer is not store.buffer]
     if len(factors) != 2 or any(f.buffer.dtype != "float16" or len(f.indices) < 2 for f in factors):
         return None
-    reads = [r.buffer for r in blk.reads]
-    out = []
-    for load, (row, col) in zip(factors, ((m, k), (k, n))):
-        last = tuple(load.indices[-2:])
-        if last == (row, col):
-            out.append((reads.index(load.buffer), False))
-        elif last == (col, row):
-            out.append((reads.index(load.buffer), True))
-        else:
-            return None
     if acc == "float32" and not all(_cast_of(store.value, f) for f in factors):
         return None
-    return acc, out
+    reads = [r.buffer for r in blk.reads]
+    for order in (factors, factors[::-1]):  # ``A * B``, else ``B * A``
+        out = []
+        for load, (row, col) in zip(order, ((m, k), (k, n))):
+            last = tuple(load.indices[-2:])
+            if last not in ((row, col), (col, row)):
+                break
+            out.append((reads.index(load.buffer), last == (col, row)))
+        else:
+            return acc, out, order is not factors
+    return None
 
 
 def _copy_vector(sch: Schedule, copy, threads: int) -> int:
@@ -171,7 +170,7 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     found = wmma_operands(sch, block_name)
     if found is None:
         raise ScheduleError(P, f"block {block_name} is not a float16 GEMM C += A * B")
-    acc, operands = found
+    acc, operands, swapped = found
     loops = sch.get_loops(c)
     if len(loops) < 3:
         raise ScheduleError(P, f"block {block_name} must sit under 3 or more loops")
@@ -183,8 +182,18 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     for b in batch_sizes:
         count *= b
     tile = tile or pick_wmma_tile(count, m, n, k)
-    if tile is None or m % tile.block[0] or n % tile.block[1] or k % tile.bk:
-        raise ScheduleError(P, f"block {block_name}: {m} x {n} x {k} does not divide into tensor-core tiles")
+    padding = [1] * len(batch_sizes) + [*tile.block, tile.bk]
+    pads: dict[int, str] = {}
+    if any(e % p for e, p in zip(extents, padding)):  # zero-padded to whole tiles
+        output = sch.get(c).writes[0].buffer
+        pads = _pad(sch, c, padding)
+        if sch.get(c).writes[0].buffer is not output:  # m or n padded: an unpadding copy
+            unpad = sch.get(sch.get_consumers(c)[0]).name_hint
+            if epilogue is not None:  # which computes the epilogue too
+                sch.reverse_compute_inline(sch.get_block(epilogue))
+            epilogue = unpad
+        loops = sch.get_loops(c)
+        acc, operands, swapped = wmma_operands(sch, block_name) or (acc, operands, swapped)
     (wm, wn), (fm, fn) = tile.warps, tile.frags
     *batch, i, j, kl = loops
     by, wi, fi, ii = sch.split(i, [None, wm, fm, TILE])
@@ -222,6 +231,8 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
             sch.transform_layout(frag, ("write", 0), _swap_last_two(rank))
         sch.compute_at(frag, kf)
         shared = sch.cache_read(frag, 0, "shared")
+        if index in pads:  # the zero padding computed in the copy to shared memory
+            sch.compute_inline(sch.get_block(pads[index]))
         if transposed:  # the copy into shared memory transposes
             sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
         sch.compute_at(shared, ko)
@@ -246,5 +257,5 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     if not tensorize:
         return
     sch.tensorize(sch.get_loops(init)[-2], intrin.fill_intrin(acc))
-    sch.tensorize(sch.get_loops(c)[-3], intrin.mma_intrin(acc))
+    sch.tensorize(sch.get_loops(c)[-3], intrin.mma_intrin(acc, swapped))
     sch.tensorize(sch.get_loops(store)[-2], intrin.store_intrin(acc))

@@ -7,7 +7,7 @@ Registered on import (`TensorIntrin.get(name)`), for `float16` operands and a
   fragment (scope `wmma.matrix_a` or `wmma.matrix_b` decides which);
 - ``wmma_fill_16x16_{acc}``: ``C[i, j] = 0``, an accumulator cleared;
 - ``wmma_mma_16x16x16_{acc}``: ``C[i, j] += A[i, k] * B[k, j]`` (with `float32` casts
-  of the operands for ``f32``);
+  of the operands for ``f32``); ``..._ba`` the same written ``B[k, j] * A[i, k]``;
 - ``wmma_store_16x16_{acc}``: ``C[i, j] = F[i, j]``, an accumulator into memory.
 
 Each `impl` is one warp-collective call of `unity.tir.transform.gpu.wmma`.
@@ -56,14 +56,15 @@ def fill_intrin(acc: str) -> str:
     return f"wmma_fill_16x16_{_SHORT[acc]}"
 
 
-def mma_intrin(acc: str) -> str:
-    """The name of the multiply-accumulate intrinsic for accumulator dtype `acc`.
+def mma_intrin(acc: str, swapped: bool = False) -> str:
+    """The name of the multiply-accumulate intrinsic for accumulator dtype `acc` (its
+    desc multiplying ``B * A`` when `swapped`).
 
     Example:
-        >>> mma_intrin("float16")
-        'wmma_mma_16x16x16_f16'
+        >>> mma_intrin("float16"), mma_intrin("float32", swapped=True)
+        ('wmma_mma_16x16x16_f16', 'wmma_mma_16x16x16_f32_ba')
     """
-    return f"wmma_mma_16x16x16_{_SHORT[acc]}"
+    return f"wmma_mma_16x16x16_{_SHORT[acc]}" + ("_ba" if swapped else "")
 
 
 def store_intrin(acc: str) -> str:
@@ -95,6 +96,24 @@ def _twin(buf: Buffer, scope: str) -> Buffer:
     return decl_buffer(buf.shape, buf.dtype, buf.name.lower(), scope=scope)
 
 
+def _mma_desc(acc: str, swapped: bool) -> PrimFunc:
+    """``C[i, j] += A[i, k] * B[k, j]`` (``B[k, j] * A[i, k]`` when `swapped`), the
+    operands cast to a float32 `acc`; parameters (A, B, C)."""
+    n = wmma.TILE
+    a = te.placeholder((n, n), "float16", name="A")
+    b = te.placeholder((n, n), "float16", name="B")
+    k = te.reduce_axis((0, n), name="k")
+
+    def term(i, j):
+        x, y = a[i, k], b[k, j]
+        if acc != "float16":
+            x, y = x.astype(acc), y.astype(acc)
+        return y * x if swapped else x * y
+
+    c = te.compute((n, n), lambda i, j: te.sum(term(i, j), axis=k), name="C")
+    return _without_init(te.create_prim_func([a, b, c]))
+
+
 def _register() -> None:
     n = wmma.TILE
     a = te.placeholder((n, n), "float16", name="A")
@@ -112,19 +131,13 @@ def _register() -> None:
         TensorIntrin.register(fill_intrin(acc), desc, _impl([i_out], wmma.fill(i_out[0, 0], 0.0)),
                               override=True)
 
-        a = te.placeholder((n, n), "float16", name="A")
-        b = te.placeholder((n, n), "float16", name="B")
-        k = te.reduce_axis((0, n), name="k")
-        if acc == "float16":
-            c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
-        else:
-            c = te.compute((n, n), lambda i, j: te.sum(a[i, k].astype(acc) * b[k, j].astype(acc), axis=k),
-                           name="C")
-        desc = _without_init(te.create_prim_func([a, b, c]))
-        da, db, dc = desc.buffer_params()
-        ia, ib, ic = _twin(da, "wmma.matrix_a"), _twin(db, "wmma.matrix_b"), _twin(dc, "wmma.accumulator")
-        call = wmma.mma(ic[0, 0], ia[0, 0], ib[0, 0], ic[0, 0])
-        TensorIntrin.register(mma_intrin(acc), desc, _impl([ia, ib, ic], call), override=True)
+        for swapped in (False, True):
+            desc = _mma_desc(acc, swapped)
+            da, db, dc = desc.buffer_params()
+            ia, ib = _twin(da, "wmma.matrix_a"), _twin(db, "wmma.matrix_b")
+            ic = _twin(dc, "wmma.accumulator")
+            call = wmma.mma(ic[0, 0], ia[0, 0], ib[0, 0], ic[0, 0])
+            TensorIntrin.register(mma_intrin(acc, swapped), desc, _impl([ia, ib, ic], call), override=True)
 
         f = te.placeholder((n, n), acc, name="F")
         out = te.compute((n, n), lambda i, j: f[i, j], name="C")
