@@ -17,13 +17,10 @@ LIGHT_RESNET50 = os.path.join(
 )
 
 
-def mlp():
-    """x (n, 16) -> dense 32 + bias + relu -> dense 10: the batch `n` is symbolic."""
-    w1 = RNG.standard_normal((32, 16)).astype("float32")
-    b1 = RNG.standard_normal(32).astype("float32")
-    w2 = RNG.standard_normal((10, 32)).astype("float32")
+def _two_dense(x_shape, w1, b1, w2):
+    """x -> dense(w1) + b1 -> relu -> dense(w2), in the weights' dtype."""
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo(("n", 16), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo(x_shape, str(w1.dtype)))
     with bb.function("main", [x]):
         with bb.dataflow():
             h = bb.emit(op.matmul(x, op.permute_dims(relax.const(w1))))
@@ -33,21 +30,21 @@ def mlp():
     return bb.get()
 
 
+def mlp():
+    """x (n, 16) -> dense 32 + bias + relu -> dense 10: the batch `n` is symbolic."""
+    w1 = RNG.standard_normal((32, 16)).astype("float32")
+    b1 = RNG.standard_normal(32).astype("float32")
+    w2 = RNG.standard_normal((10, 32)).astype("float32")
+    return _two_dense(("n", 16), w1, b1, w2)
+
+
 def mlp_fp16():
     """x (64, 128) float16 -> dense 128 + bias + relu -> dense 64, all in float16 (the
-    GEMMs go to the tensor cores)."""
+    GEMMs go to the tensor cores); returns the module and its weights."""
     w1 = (RNG.standard_normal((128, 128)) / 8).astype("float16")
     b1 = RNG.standard_normal(128).astype("float16")
     w2 = (RNG.standard_normal((64, 128)) / 8).astype("float16")
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((64, 128), "float16"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            h = bb.emit(op.matmul(x, op.permute_dims(relax.const(w1))))
-            h = bb.emit(op.nn.relu(op.add(h, relax.const(b1))))
-            out = bb.emit_output(op.matmul(h, op.permute_dims(relax.const(w2))))
-        bb.emit_func_output(out)
-    return bb.get(), (w1, b1, w2)
+    return _two_dense((64, 128), w1, b1, w2), (w1, b1, w2)
 
 
 def cnn():
