@@ -70,3 +70,27 @@ def test_pad_einsum_errors():
         ScheduleError, match=r"block B has 2 iteration variables; got paddings \[4\]"
     ):
         sch.pad_einsum(sch.get_block("B"), [4])
+
+
+def test_pad_einsum_pads_a_symbolic_extent_to_a_multiple():
+    import numpy as np
+
+    from unity import te, tir
+    from unity.tir.interpreter import interpret
+
+    n = tir.SizeVar("n", "int64")
+    a = te.placeholder((n, 8), name="A")
+    b = te.placeholder((8, 6), name="B")
+    k = te.reduce_axis((0, 8), name="k")
+    c = te.compute((n, 6), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
+    sch = Schedule(te.create_prim_func([a, b, c]))
+    sch.pad_einsum(sch.get_block("C"), [16, 4, 1])
+    text = sch.mod.script()
+    assert 'C_pad = T.alloc_buffer(((n + T.int64(15)) // T.int64(16) * T.int64(16), 8), "float32")' in text
+    assert "T.if_then_else(n > v0 and v1 < 8, A[v0, v1], T.float32(0.0))" in text
+    rng = np.random.default_rng(0)
+    for rows in (1, 16, 21):
+        av, bv = rng.standard_normal((rows, 8), dtype=np.float32), rng.standard_normal((8, 6), dtype=np.float32)
+        out = np.zeros((rows, 6), np.float32)
+        interpret(sch.mod["main"], av, bv, out)
+        np.testing.assert_allclose(out, av @ bv, rtol=1e-5, atol=1e-5)

@@ -60,3 +60,24 @@ def test_transform_layout_errors():
     with pytest.raises(ScheduleError, match="cannot bound the new index"):
         sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i - 1, j))
     assert sch.mod is before
+
+
+def test_a_symbolic_dimension_may_move_as_it_is():
+    import numpy as np
+
+    from unity import te, tir
+    from unity.tir.interpreter import interpret
+
+    n = tir.SizeVar("n", "int64")
+    a = te.placeholder((n, 4), name="A")
+    b = te.compute((n, 4), lambda i, j: a[i, j] * 2.0, name="B")
+    c = te.compute((n, 4), lambda i, j: b[i, j] + 1.0, name="C")
+    sch = Schedule(te.create_prim_func([a, c]))
+    sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (j, i))  # (n, 4) -> (4, n)
+    assert 'B = T.alloc_buffer((4, n), "float32")' in sch.mod.script()
+    av = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = np.zeros((3, 4), np.float32)
+    interpret(sch.mod["main"], av, out)
+    np.testing.assert_array_equal(out, av * 2 + 1)
+    with pytest.raises(ScheduleError, match="only its symbolic dimensions moved as they are"):
+        sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (i, j // 2, j % 2))

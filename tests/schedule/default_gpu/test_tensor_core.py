@@ -129,14 +129,43 @@ def test_float16_conv_with_bias_and_relu_is_one_tensor_core_kernel():
     _check(mod, [xv, wv, bv], ref, "float16", 5e-2)
 
 
-def test_float32_and_symbolic_gemms_stay_on_the_simt_rule():
+def test_float32_gemms_stay_on_the_simt_rule():
     a, b = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
-    assert "wmma" not in mod.script()
-    n = tir.SizeVar("n", "int64")
-    a, b = te.placeholder((n, 64), "float16", name="A"), te.placeholder((64, 64), "float16", name="B")
-    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, b, topi.matmul(a, b)])}))
     assert "wmma" not in mod.script() and "threadIdx" in mod.script()
+
+
+def test_a_symbolic_sequence_length_is_padded_at_run_time():
+    n = tir.SizeVar("n", "int64")
+    a = te.placeholder((n, 64), "float16", name="A")
+    w = te.placeholder((96, 64), "float16", name="W")
+    bias = te.placeholder((96,), "float16", name="bias")
+    d = topi.nn.dense(a, w)
+    y = te.compute((n, 96), lambda i, j: d[i, j] + bias[j], name="Y")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, w, bias, y])}))
+    lowered = lower_cuda(mod)
+    assert "tir.cuda.wmma_mma" in lowered.script()
+    assert sum(1 for gv in lowered.get_global_vars() if "kernel" in gv.name_hint) == 1
+    wv, bv = RNG.standard_normal((96, 64)).astype("float16"), RNG.standard_normal(96).astype("float16")
+    for rows in (1, 37, 130):  # 1, 1 and 3 row tiles of 64
+        av = RNG.standard_normal((rows, 64)).astype("float16")
+        _check(mod, [av, wv, bv], av.astype("float32") @ wv.T.astype("float32") + bv, "float16", 5e-2)
+
+
+def test_attention_scores_with_a_symbolic_sequence_on_both_sides():
+    """Q @ K^T per head: m and n both the sequence length, K read transposed."""
+    s = tir.SizeVar("s", "int64")
+    q = te.placeholder((2, s, 32), "float16", name="Q")
+    k = te.placeholder((2, s, 32), "float16", name="K")
+    r = te.reduce_axis((0, 32), name="r")
+    scores = te.compute((2, s, s), lambda h, i, j: te.sum(q[h, i, r] * k[h, j, r], axis=r), name="S")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([q, k, scores])}))
+    assert "tir.cuda.wmma_mma" in lower_cuda(mod).script()
+    for length in (5, 70):
+        qv = RNG.standard_normal((2, length, 32)).astype("float16")
+        kv = RNG.standard_normal((2, length, 32)).astype("float16")
+        ref = np.einsum("hid,hjd->hij", qv.astype("float32"), kv.astype("float32"))
+        _check(mod, [qv, kv], ref, "float16", 5e-2)
 
 
 def test_pick_wmma_tile_fills_the_gpu_and_divides_the_sizes():
@@ -144,15 +173,12 @@ def test_pick_wmma_tile_fills_the_gpu_and_divides_the_sizes():
     assert pick_wmma_tile(1, 256, 256, 48) == WmmaTile((2, 2), (1, 1), 16)  # 64 blocks of 32 x 32
     assert pick_wmma_tile(8, 1024, 1024, 64).block == (128, 128)  # 512 blocks with the batch
     assert pick_wmma_tile(1, 100, 64, 40) == WmmaTile((2, 2), (1, 1), 16)  # to be padded
+    assert pick_wmma_tile(1, None, 64, 64) == WmmaTile((2, 2), (2, 2), 32)  # a symbolic m
 
 
 def test_the_rule_refuses_what_it_cannot_tile():
     a, b = te.placeholder((64, 64), name="A"), te.placeholder((64, 64), name="B")
     with pytest.raises(ScheduleError, match="is not a float16 GEMM"):
-        schedule_matmul_wmma(Schedule(te.create_prim_func([a, b, topi.matmul(a, b)])), "T_matmul")
-    n = tir.SizeVar("n", "int64")
-    a, b = te.placeholder((n, 64), "float16", name="A"), te.placeholder((64, 64), "float16", name="B")
-    with pytest.raises(ScheduleError, match="has a symbolic size"):
         schedule_matmul_wmma(Schedule(te.create_prim_func([a, b, topi.matmul(a, b)])), "T_matmul")
 
 

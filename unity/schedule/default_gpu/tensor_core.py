@@ -23,10 +23,10 @@ and multiplies every pair; at the end each warp stores its fragments straight in
 
 The rows of the shared tiles are padded by 16 bytes (`storage_align`), so that the 8
 rows a fragment load reads at once fall in different banks.  The fragment blocks are
-tensorized with the intrinsics of `wmma_intrin`.  The sizes must be constant (else
-`ScheduleError`, and the caller keeps the SIMT rule); sizes that do not divide into the
-tiles are zero-padded (`pad_einsum`: the padding computed in the copies to shared
-memory, the unpadding copy staged like an epilogue).  An operand read transposed
+tensorized with the intrinsics of `wmma_intrin`.  Sizes that do not divide into the
+tiles, and symbolic ones (a sequence length), are zero-padded (`pad_einsum`: the
+padding computed in the copies to shared memory, the unpadding copy staged like an
+epilogue).  An operand read transposed
 (``B[n, k]``) is transposed by its copy into shared memory.
 
 Example:
@@ -79,11 +79,12 @@ TILES = (WmmaTile((2, 4), (4, 2)), WmmaTile((2, 2), (2, 2)), WmmaTile((2, 2), (1
 """Block shapes, largest first: 128 x 128 (8 warps of 64 x 32), 64 x 64, 32 x 32."""
 
 
-def pick_wmma_tile(batch: int, m: int, n: int, k: int) -> WmmaTile:
+def pick_wmma_tile(batch: int | None, m: int | None, n: int | None, k: int | None) -> WmmaTile:
     """The largest of `TILES` that divides the GEMM and makes `ENOUGH_BLOCKS` thread blocks,
     else the smallest that divides it; when none divides it (the GEMM will be padded),
     the largest that makes enough blocks, else the smallest.  k goes by 32, or by 16
-    when 32 does not divide it.
+    when 32 does not divide it.  A symbolic size (None: a sequence length, padded at run
+    time) takes the middle, 64 x 64 tile.
 
     Example:
         >>> pick_wmma_tile(1, 4096, 4096, 4096).block, pick_wmma_tile(1, 512, 512, 64).block
@@ -91,11 +92,14 @@ def pick_wmma_tile(batch: int, m: int, n: int, k: int) -> WmmaTile:
         >>> pick_wmma_tile(1, 100, 64, 40)
         WmmaTile(warps=(2, 2), frags=(1, 1), bk=16)
     """
+    if batch is None or m is None or n is None:
+        t = TILES[1]
+        return t if k is None or k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
     fits = [t for t in TILES if m % t.block[0] == 0 and n % t.block[1] == 0]
     enough = [t for t in fits or TILES
               if batch * -(-m // t.block[0]) * -(-n // t.block[1]) >= ENOUGH_BLOCKS]
     t = enough[0] if enough else (fits or TILES)[-1]
-    return t if k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
+    return t if k is None or k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
 
 
 def wmma_operands(sch: Schedule, block_name: str) -> tuple[str, list[tuple[int, bool]], bool] | None:
@@ -160,8 +164,7 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     shared memory (`shared.warp`) and its 32 lanes compute the epilogue from there.
 
     Raises:
-        ScheduleError: the block is not a float16 GEMM, a size is symbolic or does not
-            divide into the tiles, or a primitive refused.
+        ScheduleError: the block is not a float16 GEMM, or a primitive refused.
 
     Example:
         >>> schedule_matmul_wmma(sch, "C", WmmaTile((2, 2), (2, 2)))  # doctest: +SKIP
@@ -175,16 +178,14 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     if len(loops) < 3:
         raise ScheduleError(P, f"block {block_name} must sit under 3 or more loops")
     extents = [as_int(sch.get(loop).extent) for loop in loops]
-    if None in extents:
-        raise ScheduleError(P, f"block {block_name} has a symbolic size")
     *batch_sizes, m, n, k = extents
-    count = 1
+    count: int | None = 1
     for b in batch_sizes:
-        count *= b
+        count = None if b is None or count is None else count * b
     tile = tile or pick_wmma_tile(count, m, n, k)
     padding = [1] * len(batch_sizes) + [*tile.block, tile.bk]
     pads: dict[int, str] = {}
-    if any(e % p for e, p in zip(extents, padding)):  # zero-padded to whole tiles
+    if any(p > 1 and (e is None or e % p) for e, p in zip(extents, padding)):  # to whole tiles
         output = sch.get(c).writes[0].buffer
         pads = _pad(sch, c, padding)
         if sch.get(c).writes[0].buffer is not output:  # m or n padded: an unpadding copy

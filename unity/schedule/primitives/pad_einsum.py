@@ -1,5 +1,8 @@
 """`pad_einsum`: pad an einsum block's iteration domain to multiples of `padding`.
 
+A symbolic extent `n` pads to ``(n + p - 1) // p * p`` (a sequence length: the padded
+buffers are as long as that, the copies guard on `n`).
+
 Inputs are copied into zero-padded buffers (one `if_then_else` store per element, so
 that `compute_inline` can fold the copy into a consumer, e.g. a shared-memory tile), the
 block runs over the padded domain into a padded output, and a final block copies the
@@ -26,7 +29,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
-from unity.schedule.analysis import as_int, with_regions
+from unity.schedule.analysis import as_int, same_expr, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.primitives.cache import _check_no_reader_inside
 from unity.schedule.scope import alloc_in_root, top_level, with_root_block
@@ -55,9 +58,10 @@ def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> 
     """Pad each iteration variable's extent of an einsum block up to a multiple of `padding`.
 
     Raises:
-        ScheduleError: wrong number of paddings, bindings other than one loop per
-            iteration variable, accesses other than plain iteration variables, or a
-            reduction that is not a sum (padding with zeros would change it).
+        ScheduleError: wrong number of paddings, a domain not from 0, bindings other
+            than one loop per iteration variable, accesses other than plain iteration
+            variables, or a reduction that is not a sum (padding with zeros would
+            change it).
 
     Example:
         >>> sch.pad_einsum(sch.get_block("C"), [32, 32, 32])  # doctest: +SKIP
@@ -79,26 +83,23 @@ def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> 
         isinstance(blk.body, BufferStore) and isinstance(blk.body.value, Add)
     ):
         raise ScheduleError(P, f"block {blk.name_hint} is a reduction other than a sum", func, blk)
-    new_ext = {}
+    new_ext: dict[Var, PrimExpr] = {}
     for iv, p in zip(blk.iter_vars, padding):
-        ext = as_int(iv.dom.extent)
-        if ext is None or as_int(iv.dom.min) != 0:
-            raise ScheduleError(
-                P, f"iteration variable {iv.var.name} needs a constant domain from 0", func, blk
-            )
-        new_ext[iv.var] = -(-ext // p) * p
+        if as_int(iv.dom.min) != 0:
+            raise ScheduleError(P, f"iteration variable {iv.var.name} needs a domain from 0", func, blk)
+        new_ext[iv.var] = _padded(iv.dom.extent, p)
     accesses = _accesses(blk, func)
     shapes = {
-        buf: [const(new_ext[v], buf.shape[d].dtype) for d, v in enumerate(idx)]
+        buf: [_cast(new_ext[v], buf.shape[d].dtype) for d, v in enumerate(idx)]
         for buf, idx in accesses.items()
     }
     padded = {buf: decl_buffer(shape, buf.dtype, f"{buf.name}_pad") for buf, shape in shapes.items()
-              if any(as_int(a) != as_int(b) for a, b in zip(shape, buf.shape))}  # fmt: skip
+              if any(a is not b and not same_expr(a, b) for a, b in zip(shape, buf.shape))}  # fmt: skip
     if not padded:
         return
     written = {r.buffer for r in blk.writes}
     new_iters = tuple(
-        iv.replace(dom=Range(iv.dom.min, const(new_ext[iv.var], iv.dom.extent.dtype)))
+        iv.replace(dom=Range(iv.dom.min, _cast(new_ext[iv.var], iv.dom.extent.dtype)))
         for iv in blk.iter_vars
     )
     new_blk = with_regions(substitute(blk.replace(iter_vars=new_iters), {}, padded))
@@ -141,9 +142,26 @@ def _loops_of(path: list, realize: BlockRealize, func: object) -> list[tuple[For
     return sorted(out, key=lambda t: chain.index(t[0]))
 
 
-def _rebuild(loops: list[tuple[For, IterVar]], inner: Stmt, new_ext: dict[Var, int]) -> Stmt:
+def _padded(extent: PrimExpr, p: int) -> PrimExpr:
+    """`extent` rounded up to a multiple of `p` (``(n + p - 1) // p * p`` when symbolic)."""
+    ext = as_int(extent)
+    if ext is not None:
+        return const(-(-ext // p) * p, extent.dtype)
+    if p == 1:
+        return extent
+    return (extent + (p - 1)) // p * p
+
+
+def _cast(expr: PrimExpr, dtype: str) -> PrimExpr:
+    if expr.dtype == dtype:
+        return expr
+    value = as_int(expr)
+    return const(value, dtype) if value is not None else expr.astype(dtype)
+
+
+def _rebuild(loops: list[tuple[For, IterVar]], inner: Stmt, new_ext: dict[Var, PrimExpr]) -> Stmt:
     for lp, iv in reversed(loops):
-        inner = lp.replace(extent=const(new_ext[iv.var], lp.extent.dtype), body=inner)
+        inner = lp.replace(extent=_cast(new_ext[iv.var], lp.extent.dtype), body=inner)
     return inner
 
 

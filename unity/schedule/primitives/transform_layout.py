@@ -23,7 +23,7 @@ from unity.schedule.state import BlockRV, ScheduleState
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.expr import BufferLoad, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, substitute
+from unity.tir.functor import StmtExprMutator, substitute, uses_var
 from unity.tir.stmt import Block, BufferStore, Stmt
 
 IndexMap = Callable[..., Sequence[PrimExpr] | PrimExpr]
@@ -100,15 +100,20 @@ def _new_shape(
     outputs: list[PrimExpr], params: list[Var], buf: Buffer, func: PrimFunc, p: str
 ) -> list[PrimExpr]:
     doms: dict[Var, tuple[int, int]] = {}
-    for v, dim in zip(params, buf.shape):
+    dims = dict(zip(params, buf.shape))
+    for v, dim in dims.items():
         extent = as_int(dim)
-        if extent is None:
-            raise ScheduleError(
-                p, f"{buf.name} has a symbolic shape; only constant shapes can be transformed", func
-            )
-        doms[v] = (0, extent - 1)
+        if extent is not None:
+            doms[v] = (0, extent - 1)
     shape = []
     for e in outputs:
+        if isinstance(e, Var) and e in dims:  # a dimension moved as it is (symbolic or not)
+            shape.append(dims[e])
+            continue
+        if any(v not in doms and uses_var(e, v) for v in params):
+            msg = (f"{buf.name} has a symbolic shape; only its symbolic dimensions moved as they "
+                   "are (a permutation) can be transformed")
+            raise ScheduleError(p, msg, func)
         b = const_bound(e, doms)
         if b is None or b[0] != 0:
             msg = f"cannot bound the new index {e.script()} to [0, n) (bounds {b})"
