@@ -1,7 +1,7 @@
 """4096^3 matmul on the GPU: the default GPU schedule and a hand-tuned one, vs the vendor library.
 
 Each schedule is built with `unity.build(..., "cuda")` (CUDA C compiled by nvcc through
-pycuda) and timed with CUDA events (`CUDAModule.time_evaluator`); the vendor figure is
+pycuda or cuda-python) and timed with CUDA events (`CUDAModule.time_evaluator`); the vendor figure is
 `torch.matmul` or `cupy.matmul` in the same process when either is installed.  Prints
 TFLOP/s (2 n^3 flops per call) and the largest error against numpy (float16 accumulates
 in float16, so its error grows with n).
@@ -14,7 +14,7 @@ in float16, so its error grows with n).
   tiles, k by 16; float16 `schedule_matmul_wmma` with 128x128 block tiles of 4 warps,
   each 64x64 of C (16 accumulator fragments: more reuse of each loaded fragment).
 
-Without pycuda or a GPU it says so and exits.
+Without a GPU (or without pycuda and cuda-python) it says so and exits.
 
 Run: ``python bench/gpu_matmul.py [--n 4096] [--dtype float32 float16] [--number 10]``
 """

@@ -1,12 +1,22 @@
-"""The thin CUDA launch layer imports without pycuda and explains what is missing."""
+"""The thin CUDA launch layer: it imports without a backend and says what is missing, and
+its cuda-python backend copies, launches and times through the driver calls (on fake
+bindings over host memory, the kernels run by the GPU emulator)."""
 
 import importlib.util
 
+import numpy as np
 import pytest
+from fake_cuda_bindings import FakeBindings
 
+import unity
+from unity import relax, te, tir
+from unity.codegen.cuda_build import nvcc_path
 from unity.runtime.cuda import CudaUnavailableError, driver, is_available
+from unity.runtime.cuda.driver_cuda_python import CudaPythonDriver
+from unity.schedule import Schedule
 
 HAS_PYCUDA = importlib.util.find_spec("pycuda") is not None
+needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed (PTX for the driver)")
 
 
 def test_is_available_answers_without_raising():
@@ -14,6 +24,80 @@ def test_is_available_answers_without_raising():
 
 
 @pytest.mark.skipif(HAS_PYCUDA, reason="pycuda is installed")
-def test_driver_without_pycuda_names_the_missing_package():
-    with pytest.raises(CudaUnavailableError, match="pycuda is not installed"):
+def test_driver_without_a_gpu_names_each_backend_and_what_it_lacks():
+    with pytest.raises(CudaUnavailableError, match="pycuda is not installed") as err:
         driver(0)
+    assert "cuda-python" in str(err.value)  # not installed, or installed with no GPU
+
+
+def _two_kernels():
+    n = tir.SizeVar("n", "int32")
+    a = te.placeholder((n,), name="a")
+    b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
+    c = te.compute((n,), lambda i: b[i] * 3.0, name="c")
+    sch = Schedule(te.create_prim_func([a, c]))
+    for name in ("b", "c"):
+        (i,) = sch.get_loops(sch.get_block(name))
+        bx, tx = sch.split(i, [None, 32])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+    return unity.build(sch.mod, "cuda")
+
+
+@needs_nvcc
+def test_cuda_python_backend_runs_a_module_copies_launches_and_times(monkeypatch):
+    import unity.runtime.cuda as rc
+
+    lib = _two_kernels()
+    fake = FakeBindings(lib.mod)
+    drv = CudaPythonDriver(0, bindings=fake)
+    monkeypatch.setattr(rc, "driver", lambda device_id=0: drv)
+    av = np.arange(100, dtype="float32")
+    cv = np.zeros(100, "float32")
+    lib["main"](av, cv)
+    np.testing.assert_array_equal(cv, (av + 1) * 3)
+    assert fake.launches == [("main_kernel0", (4, 1, 1), (32, 1, 1)),
+                             ("main_kernel1", (4, 1, 1), (32, 1, 1))]
+    assert len(fake.modules) == 1  # the PTX, loaded once
+    timing = lib.time_evaluator("main", number=2, repeat=2)(av, cv)
+    assert len(timing.results) == 2 and all(t > 0 for t in timing.results)
+
+
+@needs_nvcc
+def test_cuda_python_backend_runs_the_vm():
+    from unity.relax import op
+    from unity.runtime.cuda.device_api import use_driver
+
+    w = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.relu(op.matmul(x, op.permute_dims(relax.const(w)))))
+        bb.emit_func_output(out)
+    ex = unity.compile(bb.get(), target="cuda")
+    xv = np.random.default_rng(1).standard_normal((5, 16)).astype("float32")
+    fake = FakeBindings(ex.kernels.lowered)
+    with use_driver(CudaPythonDriver(0, bindings=fake)):
+        got = relax.VirtualMachine(ex, unity.cuda())["main"](xv).numpy()
+    np.testing.assert_allclose(got, np.maximum(xv @ w.T, 0), rtol=1e-5, atol=1e-5)
+    assert fake.launches
+
+
+def test_cuda_python_driver_errors_name_the_call():
+    with pytest.raises(CudaUnavailableError, match=r"cuda-python found no usable GPU: CUDA driver "
+                       r"call cuInit failed: fake failure"):
+        CudaPythonDriver(0, bindings=FakeBindings(fail="cuInit"))
+    drv = CudaPythonDriver(0, bindings=FakeBindings(fail="cuMemAlloc"))
+    with pytest.raises(RuntimeError, match="CUDA driver call cuMemAlloc failed: fake failure"):
+        drv.alloc(16)
+
+
+def test_cuda_python_driver_copies_at_offsets():
+    drv = CudaPythonDriver(0, bindings=FakeBindings())
+    mem = drv.to_device(np.arange(8, dtype="int32"))
+    drv.write(mem, 8, np.array([70, 71], "int32"))
+    out = np.empty(4, "int32")
+    drv.read(mem, 4, out)
+    np.testing.assert_array_equal(out, [1, 70, 71, 4])
+    assert drv.pointer(mem, 12, 4, "int32") == np.uintp(int(mem) + 12)

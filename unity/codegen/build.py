@@ -46,7 +46,7 @@ def build(
         >>> lib = unity.build(func, target="llvm -num-cores=2")  # doctest: +SKIP
     """
     target = Target(target)
-    if target.kind == "cuda":  # CUDA C + lazy pycuda kernels (unity.codegen.cuda_build)
+    if target.kind == "cuda":  # CUDA C + lazily loaded kernels (unity.codegen.cuda_build)
         from unity.codegen.cuda_build import build as build_cuda
 
         return build_cuda(_as_module(mod_or_func, name), target)  # type: ignore[return-value]

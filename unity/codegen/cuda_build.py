@@ -2,8 +2,9 @@
 
 The returned `CUDAModule` holds the CUDA C (`get_source("cuda")`), PTX on demand
 (`get_source("ptx")`, with `nvcc -ptx`), and runs a host function on numpy arrays
-(`lib["main"](a, b, c)`: copied to the GPU, kernels compiled with pycuda and launched,
-results copied back) where pycuda and a GPU exist.  `lib.emulate("main", ...)` runs
+(`lib["main"](a, b, c)`: copied to the GPU, kernels compiled to PTX and launched through
+`unity.runtime.cuda.driver()`, results copied back) where a GPU and pycuda or
+cuda-python exist.  `lib.emulate("main", ...)` runs
 the same kernels in the CPU emulator (`unity.tir.gpu_emulator`).
 
 Example:

@@ -39,7 +39,7 @@ class Device:
 
     @property
     def exist(self) -> bool:
-        """True when the device can be used (always for the CPU; CUDA needs pycuda and a GPU).
+        """True when the device can be used (always for the CPU; CUDA needs pycuda or cuda-python, and a GPU).
 
         Example:
             >>> cpu().exist
@@ -70,7 +70,7 @@ def cpu(device_id: int = 0) -> Device:
 def cuda(device_id: int = 0) -> Device:
     """CUDA GPU `device_id` (nothing is checked until it is used; see `Device.exist`).
 
-    Memory and launches go through pycuda, or through a stand-in driver installed with
+    Memory and launches go through pycuda or cuda-python, or through a stand-in driver installed with
     `unity.runtime.cuda.device_api.use_driver` (the CPU emulator, in tests).
 
     Example:

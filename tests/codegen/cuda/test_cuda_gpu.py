@@ -1,4 +1,4 @@
-"""On a real GPU (skipped without pycuda and a device): every workload matches numpy."""
+"""On a real GPU (skipped without a device and pycuda or cuda-python): every workload matches numpy."""
 
 import pytest
 from gpu_workloads import ALL
@@ -8,7 +8,7 @@ from unity.runtime.cuda import is_available
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not is_available(), reason="needs pycuda and a CUDA GPU"),
+    pytest.mark.skipif(not is_available(), reason="needs a CUDA GPU and pycuda or cuda-python"),
 ]
 
 

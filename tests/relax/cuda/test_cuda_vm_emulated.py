@@ -199,3 +199,16 @@ def test_float16_mlp_runs_its_gemms_on_the_tensor_cores(emulated):
     ref = h.astype("float32") @ w2.T.astype("float32")
     assert out.dtype == np.float16
     np.testing.assert_allclose(out.astype("float32"), ref, rtol=2e-2, atol=5e-2)
+
+
+def test_profile_times_every_kernel_launch(mlp_pair, emulated):
+    gpu, _ = mlp_pair
+    vm = relax.VirtualMachine(gpu, unity.cuda())
+    x = rng.standard_normal((3, 16)).astype("float32")
+    before = emulated.launches
+    report = vm.profile("main", x, repeat=2)
+    launches = (emulated.launches - before) // 3  # a warm-up run and two timed ones
+    assert sum(row.calls for row in report.rows) == launches >= 2
+    assert all(row.name.endswith(tuple("0123456789")) for row in report.rows)  # kernel names
+    assert report.kernel_seconds <= report.total_seconds * 1.01
+    assert "total (per run)" in report.table(top=1)

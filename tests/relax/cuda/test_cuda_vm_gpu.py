@@ -1,4 +1,4 @@
-"""On a real GPU (skipped without pycuda and a device): models through the VM match the CPU."""
+"""On a real GPU (skipped without a device and pycuda or cuda-python): models through the VM match the CPU."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import unity
 from unity import relax
 from unity.runtime.cuda import is_available
 
-from .cuda_models import mlp, resnet50, resnet50_input
+from .cuda_models import mlp, mlp_fp16, resnet50, resnet50_input
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not is_available(), reason="needs pycuda and a CUDA GPU"),
+    pytest.mark.skipif(not is_available(), reason="needs a CUDA GPU and pycuda or cuda-python"),
 ]
 
 rng = np.random.default_rng(2)
@@ -47,3 +47,18 @@ def test_light_resnet50_on_the_gpu_matches_the_cpu():
     want = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())["main"](x).numpy()
     got = relax.VirtualMachine(unity.compile(mod, target="cuda"), unity.cuda())["main"](x).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_float16_mlp_on_the_tensor_cores_matches_numpy():
+    mod, (w1, b1, w2) = mlp_fp16()
+    vm = relax.VirtualMachine(unity.compile(mod, target="cuda"), unity.cuda())
+    x = rng.standard_normal((64, 128)).astype("float16")
+    h = np.maximum(x.astype("float32") @ w1.T.astype("float32") + b1, 0).astype("float16")
+    want = h.astype("float32") @ w2.T.astype("float32")
+    np.testing.assert_allclose(vm["main"](x).numpy().astype("float32"), want, rtol=2e-2, atol=5e-2)
+
+
+def test_profile_on_the_gpu_names_the_kernels():
+    vm = relax.VirtualMachine(unity.compile(mlp(), target="cuda"), unity.cuda())
+    report = vm.profile("main", rng.standard_normal((8, 16)).astype("float32"))
+    assert report.rows and 0 < report.kernel_seconds <= report.total_seconds

@@ -22,6 +22,7 @@ MODULES = [
     "unity.codegen.cuda_vector",
     "unity.codegen.cuda_build",
     "unity.runtime.cuda.driver",
+    "unity.runtime.cuda.driver_cuda_python",
     "unity.schedule.default_gpu.apply",
     "unity.schedule.default_gpu.rules",
     "unity.schedule.default_gpu.matmul",

@@ -1,8 +1,8 @@
 """The thin CUDA launch layer: load a module, get a function, launch it, copy memory.
 
-pycuda is imported lazily (on first use), so nothing here needs a GPU to be imported.
-Everything goes through `driver()`, the one place that talks to pycuda; a
-`cuda-python` driver-API version would replace only that class.
+The backend (pycuda, else NVIDIA's cuda-python) is imported lazily (on first use), so
+nothing here needs a GPU to be imported.  Everything goes through `driver()`, the one
+place that talks to either.
 
 Example:
     >>> from unity.runtime import cuda as rc
@@ -10,6 +10,8 @@ Example:
     True
 """
 
-from unity.runtime.cuda.driver import CudaDriver, CudaUnavailableError, driver, is_available
+from unity.runtime.cuda.driver import (
+    CudaDriver, CudaUnavailableError, PycudaDriver, driver, is_available,
+)  # fmt: skip
 
-__all__ = ["CudaDriver", "CudaUnavailableError", "driver", "is_available"]
+__all__ = ["CudaDriver", "CudaUnavailableError", "PycudaDriver", "driver", "is_available"]

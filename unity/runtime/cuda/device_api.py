@@ -1,11 +1,11 @@
 """Device memory for tensors and the VM: `DevicePtr`, and which driver a device uses.
 
-`active_driver(device_id)` is the pycuda `CudaDriver` (`unity.runtime.cuda.driver`)
+`active_driver(device_id)` is `unity.runtime.cuda.driver()` (pycuda or cuda-python)
 unless a stand-in is installed with `use_driver` (tests install the CPU emulator's
 `EmulatedDriver`).  Everything else reaches the GPU through the driver's thin API
-(`alloc`, `to_device`, `to_host`, `load_module`, `launch`, `synchronize`); a driver
-may add `read(mem, offset, out)` / `write(mem, offset, array)` / `pointer(mem, offset,
-dtype)`, else pycuda's integer device pointers are used.
+(`alloc`, `to_device`, `to_host`, `read(mem, offset, out)`, `write(mem, offset,
+array)`, `pointer(mem, offset, nbytes, dtype)`, `load_module`, `launch`,
+`synchronize`).
 
 Example:
     >>> from unity.runtime.cuda.emulated import EmulatedDriver
@@ -28,10 +28,10 @@ _OVERRIDE: list[Any] = []
 
 
 def active_driver(device_id: int = 0) -> Any:
-    """The driver of CUDA device `device_id`: a stand-in from `use_driver`, else pycuda's.
+    """The driver of CUDA device `device_id`: a stand-in from `use_driver`, else `driver()`.
 
     Raises:
-        CudaUnavailableError: no stand-in and pycuda or a GPU is missing.
+        CudaUnavailableError: no stand-in, and no CUDA backend or no GPU.
 
     Example:
         >>> active_driver(0)  # doctest: +SKIP
@@ -107,10 +107,7 @@ class DevicePtr:
         array = np.ascontiguousarray(array)
         if array.nbytes != self.nbytes:
             raise ValueError(f"DevicePtr.write: {array.nbytes} bytes into {self.nbytes}")
-        if hasattr(self.driver, "write"):
-            self.driver.write(self.mem, self.offset, array)
-        else:
-            self.driver.cuda.memcpy_htod(int(self.mem) + self.offset, array)
+        self.driver.write(self.mem, self.offset, array)
 
     def read(self, out: np.ndarray) -> np.ndarray:
         """Copy this memory into the contiguous host array `out` and return it.
@@ -124,12 +121,7 @@ class DevicePtr:
         """
         if out.nbytes != self.nbytes:
             raise ValueError(f"DevicePtr.read: {self.nbytes} bytes into {out.nbytes}")
-        if hasattr(self.driver, "read"):
-            self.driver.read(self.mem, self.offset, out)
-        elif self.offset == 0:
-            self.driver.to_host(self.mem, out)
-        else:
-            self.driver.cuda.memcpy_dtoh(out, int(self.mem) + self.offset)
+        self.driver.read(self.mem, self.offset, out)
         return out
 
     def kernel_arg(self, dtype: str) -> Any:
@@ -142,9 +134,7 @@ class DevicePtr:
             >>> ptr.kernel_arg("float32")  # the emulator's view; a GPU driver gets the address
             array([1.5, 2.5], dtype=float32)
         """
-        if hasattr(self.driver, "pointer"):
-            return self.driver.pointer(self.mem, self.offset, self.nbytes, dtype)
-        return np.uintp(int(self.mem) + self.offset)
+        return self.driver.pointer(self.mem, self.offset, self.nbytes, dtype)
 
 
 def alloc(device_id: int, nbytes: int) -> DevicePtr:

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -189,3 +190,15 @@ class EmulatedDriver:
         Example:
             >>> EmulatedDriver().synchronize()
         """
+
+    def time_launches(self, launch: Any, number: int) -> float:
+        """Wall seconds of `number` calls of `launch()` (emulated: not a GPU's time).
+
+        Example:
+            >>> EmulatedDriver().time_launches(lambda: None, 3) >= 0
+            True
+        """
+        start = time.perf_counter()
+        for _ in range(number):
+            launch()
+        return time.perf_counter() - start

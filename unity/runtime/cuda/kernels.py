@@ -98,7 +98,7 @@ class CudaKernels:
             if getattr(drv, "emulated", False):
                 module = drv.load_module(self.source, self.arch)
             else:  # PTX is JIT-compiled for the device at hand (a cubin fits one arch only)
-                module = drv.cuda.module_from_buffer(self.get_source("ptx").encode())
+                module = drv.load_ptx(self.get_source("ptx"))
             loaded = self._modules[key] = (drv, module)
         return loaded[1]
 
