@@ -7,13 +7,13 @@ import importlib.util
 import numpy as np
 import pytest
 from fake_cuda_bindings import FakeBindings
+from gpu_workloads import two_kernels
 
 import unity
-from unity import relax, te, tir
+from unity import relax, tir
 from unity.codegen.cuda_build import nvcc_path
 from unity.runtime.cuda import CudaUnavailableError, driver, is_available
 from unity.runtime.cuda.driver_cuda_python import CudaPythonDriver
-from unity.schedule import Schedule
 
 HAS_PYCUDA = importlib.util.find_spec("pycuda") is not None
 needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed (PTX for the driver)")
@@ -30,25 +30,11 @@ def test_driver_without_a_gpu_names_each_backend_and_what_it_lacks():
     assert "cuda-python" in str(err.value)  # not installed, or installed with no GPU
 
 
-def _two_kernels():
-    n = tir.SizeVar("n", "int32")
-    a = te.placeholder((n,), name="a")
-    b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
-    c = te.compute((n,), lambda i: b[i] * 3.0, name="c")
-    sch = Schedule(te.create_prim_func([a, c]))
-    for name in ("b", "c"):
-        (i,) = sch.get_loops(sch.get_block(name))
-        bx, tx = sch.split(i, [None, 32])
-        sch.bind(bx, "blockIdx.x")
-        sch.bind(tx, "threadIdx.x")
-    return unity.build(sch.mod, "cuda")
-
-
 @needs_nvcc
 def test_cuda_python_backend_runs_a_module_copies_launches_and_times(monkeypatch):
     import unity.runtime.cuda as rc
 
-    lib = _two_kernels()
+    lib = unity.build(two_kernels(tir.SizeVar("n", "int32")).mod, "cuda")
     fake = FakeBindings(lib.mod)
     drv = CudaPythonDriver(0, bindings=fake)
     monkeypatch.setattr(rc, "driver", lambda device_id=0: drv)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from gpu_workloads import ALL, matmul, softmax
+from gpu_workloads import ALL, matmul, softmax, two_kernels
 
 import unity
 from unity import te, tir
@@ -170,17 +170,7 @@ def test_gpu_call_path_copies_launches_and_copies_back(monkeypatch):
     """`lib["main"]` on a fake driver: two kernels, a host-allocated buffer, a symbolic size."""
     import unity.runtime.cuda as rc
 
-    n = tir.SizeVar("n", "int32")
-    a = te.placeholder((n,), name="a")
-    b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
-    c = te.compute((n,), lambda i: b[i] * 3.0, name="c")
-    sch = Schedule(te.create_prim_func([a, c]))
-    for name in ("b", "c"):
-        (i,) = sch.get_loops(sch.get_block(name))
-        bx, tx = sch.split(i, [None, 32])
-        sch.bind(bx, "blockIdx.x")
-        sch.bind(tx, "threadIdx.x")
-    lib = unity.build(sch.mod, "cuda")
+    lib = unity.build(two_kernels(tir.SizeVar("n", "int32")).mod, "cuda")
     fake = _FakeDriver(lib)
     monkeypatch.setattr(rc, "driver", lambda device_id=0: fake)
     av = np.arange(100, dtype="float32")

@@ -218,6 +218,21 @@ def fused_elementwise(n: int = 1000, threads: int = 128) -> Workload:
                     {3: np.maximum(av * bv + cv, 0)})
 
 
+def two_kernels(n=128) -> Schedule:
+    """``c = (a + 1) * 3`` as two blocks, each its own kernel of 32-thread blocks (`n` may
+    be a `tir.SizeVar`)."""
+    a = te.placeholder((n,), name="a")
+    b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
+    c = te.compute((n,), lambda i: b[i] * 3.0, name="c")
+    sch = Schedule(te.create_prim_func([a, c]))
+    for name in ("b", "c"):
+        (i,) = sch.get_loops(sch.get_block(name))
+        bx, tx = sch.split(i, [None, 32])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+    return sch
+
+
 def matmul_wmma(m: int = 128, n: int = 128, k: int = 64, acc: str = "float16",
                 transposed: bool = False, tile: WmmaTile | None = None) -> Workload:
     """C = A @ B (B stored ``(n, k)`` when `transposed`) in float16 on the tensor cores

@@ -1,6 +1,7 @@
 """`SplitHostDevice`: kernels outlined with symbolic launch sizes; the host launches them."""
 
 import numpy as np
+from gpu_workloads import two_kernels
 
 from unity import te, tir
 from unity.schedule import Schedule
@@ -38,15 +39,7 @@ def test_symbolic_grid_and_kernel_parameters():
 
 
 def test_one_kernel_per_thread_bound_region():
-    a = te.placeholder((128,), name="a")
-    b = te.compute((128,), lambda i: a[i] + 1.0, name="b")
-    c = te.compute((128,), lambda i: b[i] * 3.0, name="c")
-    sch = Schedule(te.create_prim_func([a, c]))
-    for name in ("b", "c"):
-        (i,) = sch.get_loops(sch.get_block(name))
-        bx, tx = sch.split(i, [None, 32])
-        sch.bind(bx, "blockIdx.x")
-        sch.bind(tx, "threadIdx.x")
+    sch = two_kernels(128)
     lowered = lower_cuda(sch.mod)
     assert sorted(gv.name_hint for gv in lowered) == ["main", "main_kernel0", "main_kernel1"]
     av, cv = np.arange(128, dtype="float32"), np.zeros(128, "float32")

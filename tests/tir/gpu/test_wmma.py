@@ -179,3 +179,23 @@ def test_lanes_reading_a_stored_tile_without_a_barrier_race():
     a, b, _ = _inputs()
     with pytest.raises(EmulatorError, match=r"data race on shared S\[\d+\]: read after thread 0 wrote it"):
         emulate(unfenced, a, b, np.zeros((2, 16, 16), "float32"))
+
+
+def test_a_warp_buffer_is_one_copy_per_warp_its_lanes_read_each_other():
+    """Lane i writes W[i], then reads W[31 - i]: per-thread copies would read garbage."""
+    A = tir.decl_buffer((64,), "float32", "A")
+    B = tir.decl_buffer((64,), "float32", "B")
+    W = tir.decl_buffer((32,), "float32", "W", scope="warp")
+    tx, ty = tir.Var("tx"), tir.Var("ty")
+    body = tir.SeqStmt((tir.BufferStore(W, A[ty * 32 + tx], (tx,)),
+                        tir.BufferStore(B, W[31 - tx], (ty * 32 + tx,))))
+    inner = tir.For(tx, tir.const(0), tir.const(32), tir.ForKind.THREAD_BINDING, body,
+                    thread_binding="threadIdx.x")
+    outer = tir.For(ty, tir.const(0), tir.const(2), tir.ForKind.THREAD_BINDING, inner,
+                    thread_binding="threadIdx.y")
+    lowered = lower_cuda(tir.PrimFunc((A, B), tir.Allocate(W, outer)))
+    text = lowered["main_kernel0"].script()
+    assert 'T.allocate_buffer((64,), "float32", scope="shared.warp")' in text and "syncthreads" in text
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    emulate(lowered, a, b)
+    np.testing.assert_array_equal(b, np.r_[a[31::-1], a[:31:-1]])

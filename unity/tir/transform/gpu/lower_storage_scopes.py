@@ -23,7 +23,9 @@ block touches (thread indices relaxed, block indices fixed).  A `local` buffer i
 per thread (thread indices fixed).  A tensor-core fragment buffer (`wmma.*`) is one per
 warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed; so is a
 `shared.warp` buffer, which then gets a leading dimension of one region per warp,
-indexed by the warp (`threadIdx.z * y + threadIdx.y`).  A buffer
+indexed by the warp (`threadIdx.z * y + threadIdx.y`).  A `warp` buffer (one copy per
+warp, its lanes reading each other's elements) becomes such a `shared.warp` buffer:
+shared memory rather than TVM's register shuffles, with barriers where lanes exchange.  A buffer
 with `storage_align` requests gets padded strides for its compacted shape.  Each moves as deep into the kernel as
 `CompactBufferAllocation` would move it (serial loops whose iterations touch disjoint
 parts), then shrinks to the box its accesses cover.  Codegen declares `__shared__`
@@ -175,7 +177,7 @@ def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align])
         if buf.data not in used:
             continue
         body = _Placer(buf, analyzer, _relaxed(buf, threads, lanes), aligns.get(buf.data, ())).place(body)
-        if buf.scope == PER_WARP:
+        if buf.scope in (PER_WARP, "warp"):
             body = _PerWarp(buf.data, *_warp_index(loops, buf)).visit_stmt(body)
     for loop in reversed(loops):
         body = loop.replace(body=body)
@@ -186,7 +188,7 @@ def _relaxed(buf: Buffer, threads: dict[Var, Range], lanes: dict[Var, Range]) ->
     """The thread indices `buf`'s size covers: all for a shared buffer (one per block), the
     lanes for a fragment or a `shared.warp` buffer (one per warp), none for a local one
     (one per thread)."""
-    if buf.scope in FRAGMENT_SCOPES or buf.scope == PER_WARP:
+    if buf.scope in FRAGMENT_SCOPES or buf.scope in (PER_WARP, "warp"):
         return lanes
     return threads if buf.scope.startswith("shared") else None
 
@@ -225,7 +227,7 @@ class _PerWarp(StmtExprMutator):
         if got is None:
             strides = (buf.strides[0] * buf.shape[0], *buf.strides) if buf.strides else ()
             shape = (const(self.count, buf.shape[0].dtype), *buf.shape)
-            got = self.new[buf] = buf.replace(shape=shape, strides=strides)
+            got = self.new[buf] = buf.replace(shape=shape, strides=strides, scope=PER_WARP)
         return got
 
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
