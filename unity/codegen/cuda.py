@@ -445,6 +445,12 @@ class _KernelPrinter:
             raise DiagnosticError(f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling", node)
         arg_dtype = node.args[0].dtype if node.args else "*"
         template = table.get(arg_dtype) or table.get("*")
+        if template is None and arg_dtype == "float16" and "float32" in table:
+            # no half-precision spelling (erf, pow, tanh, ...): computed in float, rounded back
+            args = (f"__half2float({self.expr(a)})" if a.dtype == "float16" else self.expr(a)
+                    for a in node.args)
+            value = table["float32"].format(*args)
+            return f"__float2half({value})" if node.dtype == "float16" else value
         if template is None:
             raise DiagnosticError(
                 f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling for {arg_dtype}", node)

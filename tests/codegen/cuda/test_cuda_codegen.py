@@ -183,3 +183,29 @@ def test_gpu_call_path_copies_launches_and_copies_back(monkeypatch):
     timing = lib.time_evaluator("main", number=3, repeat=2)(av, cv)
     assert timing.results == (1e-3, 1e-3) and len(fake.launches) == 2 + 2 * (1 + 2 * 3)
     np.testing.assert_array_equal(cv, (av + 1) * 3)
+
+
+def test_float16_math_without_a_half_spelling_goes_through_float():
+    """erf, tanh and pow have no `cuda_fp16.h` function: computed in float, rounded back."""
+    a = te.placeholder((64,), "float16", name="a")
+    b = te.compute((64,), lambda i: te.erf(a[i]) + te.tanh(a[i]) + te.power(a[i] * a[i], te.const(0.75, "float16")),
+                   name="b")
+    sch = Schedule(te.create_prim_func([a, b]))
+    (i,) = sch.get_loops(sch.get_block("b"))
+    bx, tx = sch.split(i, [None, 32])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    lib = unity.build(sch.mod, "cuda -arch=sm_90")
+    src = lib.get_source("cuda")
+    assert "__float2half(erff(__half2float(a[" in src and "__float2half(tanhf(__half2float(" in src
+    assert "powf(__half2float(" in src
+    if nvcc_path() is not None:
+        compile_ptx(src, "sm_90")
+    av = np.linspace(-2, 2, 64).astype("float16")
+    out = np.zeros(64, "float16")
+    lib.emulate("main", av, out)
+    x = av.astype("float64")
+    from math import erf
+
+    want = np.array([erf(v) for v in x]) + np.tanh(x) + (x * x) ** 0.75
+    np.testing.assert_allclose(out.astype("float64"), want, rtol=1e-2, atol=1e-2)
