@@ -1,5 +1,5 @@
 """Models shared by the relax-on-CUDA tests: an MLP (symbolic batch), a float16 MLP, a small
-CNN, ResNet-50."""
+CNN, ResNet-50 (and in float16)."""
 
 from __future__ import annotations
 
@@ -67,6 +67,30 @@ def resnet50():
     from unity.relax.frontend.onnx import from_onnx
 
     return from_onnx(onnx.load(LIGHT_RESNET50))
+
+
+def resnet50_fp16():
+    """The light ResNet-50 in float16: its weights, input and output cast (for the
+    tensor-core GEMMs)."""
+    from onnx import TensorProto, numpy_helper
+
+    from unity.relax.frontend.onnx import from_onnx
+
+    model = onnx.load(LIGHT_RESNET50)
+    graph = model.graph
+    for k, init in enumerate(list(graph.initializer)):
+        if init.data_type == TensorProto.FLOAT:
+            half = numpy_helper.to_array(init).astype("float16")
+            graph.initializer[k].CopyFrom(numpy_helper.from_array(half, init.name))
+    for value in [*graph.input, *graph.output]:
+        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    for node in graph.node:  # its weights come from ConstantOfShape nodes
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == TensorProto.FLOAT:
+                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype("float16")))
+    del graph.value_info[:]
+    return from_onnx(model)
 
 
 def resnet50_input() -> np.ndarray:
