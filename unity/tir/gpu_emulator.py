@@ -241,7 +241,7 @@ class _Block:
         for tid in range(len(self.threads)):
             self._step(tid, None, pending)
         while pending:
-            if self._shuffle(pending):
+            if self._warp_calls(pending):
                 continue
             waiting = [t for t, ev in pending.items() if ev[0] == "sync"]
             if len(waiting) != len(pending):
@@ -268,7 +268,7 @@ class _Block:
                 raise
             raise EmulatorError(f"kernel {self.name}, {self.where}, thread {tid}: {err}") from None
 
-    def _shuffle(self, pending: dict[int, Any]) -> bool:
+    def _warp_calls(self, pending: dict[int, Any]) -> bool:
         """Run the warp-collective events (shuffles, tensor-core calls) whose warp has
         all its lanes there; True when one ran."""
         warps: dict[int, list[int]] = {}

@@ -146,6 +146,62 @@ def _copy_vector(sch: Schedule, copy, threads: int) -> int:
     return 1
 
 
+def _warp_stores(sch: Schedule, c, bx, tile: WmmaTile, epilogue: str | None):
+    """The accumulator (`wmma.accumulator`), stored by each warp a fragment at a time;
+    with an `epilogue` block, into the warp's `shared.warp` tile, which its lanes then
+    compute the epilogue from.  Returns the store block."""
+    (wm, wn) = tile.warps
+    store = sch.cache_write(c, 0, "wmma.accumulator")
+    sch.reverse_compute_at(store, bx)
+    rows, cols = sch.get_loops(store)[-2:]
+    sz, sf, si = sch.split(rows, [wm, None, TILE])
+    sy, sg, sj = sch.split(cols, [wn, None, TILE])
+    sch.reorder(sz, sy, sf, sg, si, sj)
+    sch.bind(sz, "threadIdx.z")
+    sch.bind(sy, "threadIdx.y")
+    if epilogue is not None:
+        sch.set_scope(store, 0, "shared.warp")
+        copy = sch.get_block(epilogue)
+        sch.reverse_compute_at(copy, sg)
+        erows, ecols = sch.get_loops(copy)[-2:]
+        _, lanes = sch.split(sch.fuse(erows, ecols), [None, 32])
+        sch.bind(lanes, "threadIdx.x")
+    return store
+
+
+def _operand_tiles(sch: Schedule, frag, transposed: bool, pad: str | None, at: tuple, tile: WmmaTile) -> None:
+    """An operand's path: a tile copied by the whole block into shared memory at `ko`
+    (16 bytes per thread, padded rows; transposed there if read so; the zero padding
+    `pad` inlined into it), then each warp's 16 x 16 fragments loaded from it at `kf`."""
+    ko, kf = at
+    (wm, wn) = tile.warps
+    rank = len(sch.get(frag).writes[0].buffer.shape)
+    if transposed:
+        sch.transform_layout(frag, ("write", 0), _swap_last_two(rank))
+    sch.compute_at(frag, kf)
+    shared = sch.cache_read(frag, 0, "shared")
+    if pad is not None:
+        sch.compute_inline(sch.get_block(pad))
+    if transposed:
+        sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
+    sch.compute_at(shared, ko)
+    sch.storage_align(shared, 0, rank - 2, 16, 8)  # rows 16 bytes past a 32-byte multiple
+    srows, scols = sch.get_loops(shared)[-2:]
+    vec = 1 if transposed else _copy_vector(sch, shared, wm * wn * 32)
+    _, tz, ty, tx, lanes = sch.split(sch.fuse(srows, scols), [None, wm, wn, 32, vec])
+    sch.bind(tz, "threadIdx.z")
+    sch.bind(ty, "threadIdx.y")
+    sch.bind(tx, "threadIdx.x")
+    if vec > 1:
+        sch.vectorize(lanes)
+    frows, fcols = sch.get_loops(frag)[-2:]
+    if transposed:  # its loops still walk the source's order
+        frows, fcols = fcols, frows
+    r0, r1 = sch.split(frows, [None, TILE])
+    c0, c1 = sch.split(fcols, [None, TILE])
+    sch.reorder(r0, c0, r1, c1)
+
+
 def _cast_of(value, load) -> bool:
     """`load` appears cast (to the float32 accumulator) in `value`."""
     found: list[Cast] = []
@@ -205,21 +261,7 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
         sch.bind(sch.fuse(*batch) if len(batch) > 1 else batch[0], "blockIdx.z")
     for loop, axis in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (wi, "threadIdx.z"), (wj, "threadIdx.y")):
         sch.bind(loop, axis)
-    store = sch.cache_write(c, 0, "wmma.accumulator")
-    sch.reverse_compute_at(store, bx)
-    rows, cols = sch.get_loops(store)[-2:]
-    sz, sf, si = sch.split(rows, [wm, None, TILE])
-    sy, sg, sj = sch.split(cols, [wn, None, TILE])
-    sch.reorder(sz, sy, sf, sg, si, sj)
-    sch.bind(sz, "threadIdx.z")
-    sch.bind(sy, "threadIdx.y")
-    if epilogue is not None:  # the output staged per warp, a fragment at a time
-        sch.set_scope(store, 0, "shared.warp")
-        copy = sch.get_block(epilogue)
-        sch.reverse_compute_at(copy, sg)
-        erows, ecols = sch.get_loops(copy)[-2:]
-        _, lanes = sch.split(sch.fuse(erows, ecols), [None, 32])
-        sch.bind(lanes, "threadIdx.x")
+    store = _warp_stores(sch, c, bx, tile, epilogue)
     init = sch.decompose_reduction(c, ko)
     iz, iy = sch.get_loops(init)[-6:-4]
     sch.bind(iz, "threadIdx.z")
@@ -227,34 +269,9 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     reads = [r.buffer for r in sch.get(c).reads]
     for (index, transposed), scope in zip(operands, ("wmma.matrix_a", "wmma.matrix_b")):
         frag = sch.cache_read(c, [r.buffer for r in sch.get(c).reads].index(reads[index]), scope)
-        if transposed:
-            rank = len(sch.get(frag).writes[0].buffer.shape)
-            sch.transform_layout(frag, ("write", 0), _swap_last_two(rank))
-        sch.compute_at(frag, kf)
-        shared = sch.cache_read(frag, 0, "shared")
-        if index in pads:  # the zero padding computed in the copy to shared memory
-            sch.compute_inline(sch.get_block(pads[index]))
-        if transposed:  # the copy into shared memory transposes
-            sch.transform_layout(shared, ("write", 0), _swap_last_two(rank))
-        sch.compute_at(shared, ko)
-        rank = len(sch.get(shared).writes[0].buffer.shape)
-        sch.storage_align(shared, 0, rank - 2, 16, 8)  # rows 16 bytes past a 32-byte multiple
-        srows, scols = sch.get_loops(shared)[-2:]
-        vec = 1 if transposed else _copy_vector(sch, shared, wm * wn * 32)
-        _, tz, ty, tx, lanes = sch.split(sch.fuse(srows, scols), [None, wm, wn, 32, vec])
-        sch.bind(tz, "threadIdx.z")
-        sch.bind(ty, "threadIdx.y")
-        sch.bind(tx, "threadIdx.x")
-        if vec > 1:
-            sch.vectorize(lanes)
-        frows, fcols = sch.get_loops(frag)[-2:]
-        if transposed:  # its loops still walk the source's order
-            frows, fcols = fcols, frows
-        r0, r1 = sch.split(frows, [None, TILE])
-        c0, c1 = sch.split(fcols, [None, TILE])
-        sch.reorder(r0, c0, r1, c1)
+        _operand_tiles(sch, frag, transposed, pads.get(index), (ko, kf), tile)
         if tensorize:
-            sch.tensorize(r1, intrin.load_intrin())
+            sch.tensorize(sch.get_loops(frag)[-2], intrin.load_intrin())
     if not tensorize:
         return
     sch.tensorize(sch.get_loops(init)[-2], intrin.fill_intrin(acc))
