@@ -122,69 +122,6 @@ def test_vectorized_loops_use_float4_where_aligned_and_lanes_elsewhere(offset):
         compile_ptx(src, "sm_90")
 
 
-class _FakeDriver:
-    """The `CudaDriver` interface on numpy memory, launching kernels in the emulator."""
-
-    def __init__(self, lib):
-        self.lib, self.launches = lib, []
-
-    def load_module(self, source, arch):
-        assert source is self.lib.source and arch == self.lib.arch
-        return self
-
-    def get_function(self, name):
-        return name
-
-    def launch(self, name, grid, block, args):
-        from unity.ir import dtype as dt
-        from unity.tir.buffer import Buffer
-        from unity.tir.gpu_emulator import _compiled, run_grid
-
-        kernel = self.lib.mod[name]
-        values = [a.view(dt.numpy_name(p.dtype)) if isinstance(p, Buffer) else a
-                  for p, a in zip(kernel.params, args)]
-        assert all(isinstance(v, np.generic) for p, v in zip(kernel.params, values)
-                   if not isinstance(p, Buffer))  # scalars are typed for the driver
-        self.launches.append((name, grid, block))
-        run_grid(_compiled(kernel), name, values, list(grid), list(block))
-
-    def alloc(self, nbytes):
-        return np.zeros(nbytes, np.uint8)
-
-    def to_device(self, array):
-        return np.ascontiguousarray(array).reshape(-1).view(np.uint8).copy()
-
-    def to_host(self, mem, out):
-        out.reshape(-1).view(np.uint8)[...] = mem
-
-    def synchronize(self):
-        pass
-
-    def time_launches(self, launch, number):
-        for _ in range(number):
-            launch()
-        return 1e-3 * number
-
-
-def test_gpu_call_path_copies_launches_and_copies_back(monkeypatch):
-    """`lib["main"]` on a fake driver: two kernels, a host-allocated buffer, a symbolic size."""
-    import unity.runtime.cuda as rc
-
-    lib = unity.build(two_kernels(tir.SizeVar("n", "int32")).mod, "cuda")
-    fake = _FakeDriver(lib)
-    monkeypatch.setattr(rc, "driver", lambda device_id=0: fake)
-    av = np.arange(100, dtype="float32")
-    cv = np.zeros(100, "float32")
-    lib["main"](av, cv)
-    np.testing.assert_array_equal(cv, (av + 1) * 3)
-    assert fake.launches == [("main_kernel0", (4, 1, 1), (32, 1, 1)),
-                             ("main_kernel1", (4, 1, 1), (32, 1, 1))]
-    cv[...] = 0
-    timing = lib.time_evaluator("main", number=3, repeat=2)(av, cv)
-    assert timing.results == (1e-3, 1e-3) and len(fake.launches) == 2 + 2 * (1 + 2 * 3)
-    np.testing.assert_array_equal(cv, (av + 1) * 3)
-
-
 def test_float16_math_without_a_half_spelling_goes_through_float():
     """erf, tanh and pow have no `cuda_fp16.h` function: computed in float, rounded back."""
     a = te.placeholder((64,), "float16", name="a")
