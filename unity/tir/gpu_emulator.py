@@ -383,11 +383,17 @@ class _Tracker:
         self.r_tid = [-1] * size
         self.r_ep = [-1] * size
 
-    def read(self, i: Any, tid: int, buf: str, where: str) -> Any:
-        if isinstance(i, np.ndarray):  # a vector access: each lane
-            for k in i.tolist():
-                self.read(k, tid, buf, where)
-            return i
+    def read_lanes(self, i: np.ndarray, tid: int, buf: str, where: str) -> np.ndarray:
+        for k in i.tolist():  # a vector access: each lane
+            self.read(k, tid, buf, where)
+        return i
+
+    def write_lanes(self, i: np.ndarray, tid: int, buf: str, where: str) -> np.ndarray:
+        for k in i.tolist():
+            self.write(k, tid, buf, where)
+        return i
+
+    def read(self, i: int, tid: int, buf: str, where: str) -> int:
         if not 0 <= i < self.size:
             self._fail(f"out-of-bounds read {buf}[{i}] (size {self.size})", tid, where)
         ep = self.block.epoch
@@ -400,11 +406,7 @@ class _Tracker:
             self.r_tid[i] = -2  # read by several threads
         return i
 
-    def write(self, i: Any, tid: int, buf: str, where: str) -> Any:
-        if isinstance(i, np.ndarray):  # a vector access: each lane
-            for k in i.tolist():
-                self.write(k, tid, buf, where)
-            return i
+    def write(self, i: int, tid: int, buf: str, where: str) -> int:
         if not 0 <= i < self.size:
             self._fail(f"out-of-bounds write {buf}[{i}] (size {self.size})", tid, where)
         ep = self.block.epoch
@@ -500,7 +502,8 @@ class _KernelCompiler(_Compiler):
         where = self.hoist("w", self.where, self.where)
         flat = self.flat_index(node.buffer, node.indices)
         storage = self.layout(node.buffer)[0]
-        self.emit(f"{storage}[{tracker}.write({flat}, _tid, {node.buffer.name!r}, {where})] = {value}")
+        method = "write_lanes" if dt.lanes(node.value.dtype) > 1 else "write"
+        self.emit(f"{storage}[{tracker}.{method}({flat}, _tid, {node.buffer.name!r}, {where})] = {value}")
 
     def load(self, node: E.BufferLoad) -> str:
         tracker = self.shared_trackers.get(id(node.buffer.data))
@@ -509,7 +512,8 @@ class _KernelCompiler(_Compiler):
         where = self.hoist("w", self.where, self.where)
         flat = self.flat_index(node.buffer, node.indices)
         storage = self.layout(node.buffer)[0]
-        return f"{storage}[{tracker}.read({flat}, _tid, {node.buffer.name!r}, {where})]"
+        method = "read_lanes" if dt.lanes(node.dtype) > 1 else "read"
+        return f"{storage}[{tracker}.{method}({flat}, _tid, {node.buffer.name!r}, {where})]"
 
     def provably_in_range(self, buf: Buffer, indices: tuple[E.PrimExpr, ...]) -> bool:
         return False  # check both ends, so the error can name the statement
