@@ -92,6 +92,38 @@ def test_bench_prints_both_latencies_and_the_ratio(tmp_path, capsys):
     assert diff < 1e-4
 
 
+def test_a_cuda_build_without_a_gpu_is_a_one_line_error(tmp_path, capsys):
+    from unity.runtime.cuda import is_available
+
+    if is_available():
+        pytest.skip("a GPU is here")
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model)
+    assert main(["bench", str(model), "--shape", "x=2,8", "--target", "cuda", "--repeat", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "\nunity: error: this model is compiled for cuda, and CUDA is not available: " in err
+    assert "compile it with --target llvm" in err and "Traceback" not in err
+    lib = tmp_path / "mlp.so"
+    assert main(["compile", str(model), "--target", "cuda", "-o", str(lib)]) == 0
+    assert main(["run", str(lib), "--shape", "batch=2"]) == 2
+    assert "this model is compiled for cuda" in capsys.readouterr().err
+
+
+def test_bench_of_a_cuda_build_runs_on_the_device(tmp_path, capsys):
+    """On a (here: emulated) CUDA device, bench times the GPU build against onnxruntime."""
+    from unity.runtime.cuda.device_api import use_driver
+    from unity.runtime.cuda.emulated import EmulatedDriver
+
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model)
+    with use_driver(EmulatedDriver()) as drv:
+        assert main(["bench", str(model), "--shape", "x=2,8", "--target", "cuda", "--repeat", "2"]) == 0
+        assert drv.launches >= 1 + 2
+    out = capsys.readouterr().out
+    assert "[unity] onnxruntime on CPU" in out and "ratio unity/onnxruntime" in out
+    assert float(out.split("max |unity - onnxruntime| over outputs:")[1].split()[0]) < 1e-4
+
+
 def test_console_script_is_installed():
     result = subprocess.run(
         [sys.executable, "-m", "unity.cli.main", "--version"], capture_output=True, text=True

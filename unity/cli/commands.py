@@ -199,10 +199,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _virtual_machine(ex: Any) -> Any:
-    from unity.runtime import cpu
+    """A VM for `ex` on its device: the CPU, or CUDA GPU 0 for a `--target cuda` build."""
+    from unity.runtime.cuda import CudaUnavailableError
+    from unity.runtime.device import cpu, cuda
     from unity.runtime.vm import VirtualMachine
 
-    return VirtualMachine(ex, cpu())
+    if not _for_cuda(ex):
+        return VirtualMachine(ex, cpu())
+    try:
+        return VirtualMachine(ex, cuda())
+    except CudaUnavailableError as err:
+        raise CliError(f"this model is compiled for cuda, and {err}; compile it with --target llvm "
+                       "to run on the CPU") from None
+
+
+def _for_cuda(ex: Any) -> bool:
+    from unity.runtime.cuda.kernels import CudaKernels
+
+    return isinstance(getattr(ex, "kernels", None), CudaKernels)
 
 
 def _as_arrays(value: Any) -> list[np.ndarray]:
@@ -229,15 +243,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     ex = compile_model(model, args, shapes)
     compile_s = time.perf_counter() - start
     vm = _virtual_machine(ex)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    provider = "CPUExecutionProvider"
+    if _for_cuda(ex) and "CUDAExecutionProvider" in ort.get_available_providers():
+        provider = "CUDAExecutionProvider"  # the GPU against the GPU
+    print(f"[unity] onnxruntime on {provider.replace('ExecutionProvider', '')}")
+    session = ort.InferenceSession(model.SerializeToString(), providers=[provider])
     feed = dict(zip((name for name, _, _ in _onnx_input_specs(model)), inputs))
     ours = _as_arrays(vm["main"](*inputs))
     theirs = session.run(None, feed)
     diff = max(float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
                for a, b in zip(ours, theirs))
     with Stage(f"time {args.repeat} runs each"):
-        t_unity, t_ort = alternate_latencies(
-            [lambda: vm["main"](*inputs), lambda: session.run(None, feed)], args.repeat
+        t_unity, t_ort = alternate_latencies(  # outputs back on the host, as onnxruntime's are
+            [lambda: _as_arrays(vm["main"](*inputs)), lambda: session.run(None, feed)], args.repeat
         )
     _report(compile_s, t_unity, t_ort, diff)
     return 0
