@@ -9,7 +9,8 @@ holds no TIR), so each host function becomes a JSON tree that
      "body": STMT, "kernels": {"main_kernel0": [["ptr", "float32"], "int32"]}}
 
     STMT: ["seq", [STMT...]] | ["for", v, min, extent, STMT] | ["let", v, EXPR, STMT]
-        | ["assert", EXPR, message, STMT] | ["alloc", v, dtype, [EXPR...], STMT]
+        | ["assert", EXPR, message, STMT] | ["if", EXPR, STMT, STMT]
+        | ["alloc", v, dtype, [EXPR...], STMT]
         | ["launch", kernel, [gx, gy, gz], [bx, by, bz], [EXPR...]] | ["nop"]
     EXPR: int | ["f", float] | ["v", id] | [op, EXPR, EXPR] | ["not", EXPR]
         | ["sel", EXPR, EXPR, EXPR] | ["cast", dtype, EXPR]
@@ -85,6 +86,9 @@ class _Planner:
                     self.stmt(s.body)]
         if isinstance(s, S.LetStmt):
             return ["let", self.var(s.var), self.expr(s.value), self.stmt(s.body)]
+        if isinstance(s, S.IfThenElse):
+            other = self.stmt(s.else_case) if s.else_case is not None else ["nop"]
+            return ["if", self.expr(s.condition), self.stmt(s.then_case), other]
         if isinstance(s, S.AssertStmt):
             message = s.message.value if isinstance(s.message, E.StringImm) else str(s.message)
             return ["assert", self.expr(s.condition), message, self.stmt(s.body)]

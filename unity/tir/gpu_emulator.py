@@ -81,7 +81,7 @@ Launcher = Callable[[str, PrimFunc, list[int], list[int], list[Any]], None]
 
 
 class HostRunner:
-    """Walk a host body: loops, lets, asserts, global allocations and kernel launches.
+    """Walk a host body: loops, lets, asserts, ifs, global allocations and kernel launches.
 
     `env` maps the host's variables (buffer data vars to device or numpy memory, shape
     vars to ints); `launcher` runs each kernel; `alloc(size, dtype)` makes a host-level
@@ -124,6 +124,11 @@ class HostRunner:
             if not self.value(stmt.condition):
                 raise EmulatorError(stmt.message)
             self.run(stmt.body)
+        elif isinstance(stmt, S.IfThenElse):  # a kernel's int32 twin or itself
+            if self.value(stmt.condition):
+                self.run(stmt.then_case)
+            elif stmt.else_case is not None:
+                self.run(stmt.else_case)
         elif isinstance(stmt, S.Allocate):
             size = int(np.prod([self.value(d) for d in stmt.buffer.shape]))
             self.env[stmt.buffer.data] = self.alloc(size, stmt.buffer.dtype)

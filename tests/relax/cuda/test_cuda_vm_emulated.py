@@ -155,6 +155,9 @@ def _walk(stmt):
             yield from _walk(s)
     elif stmt[0] in ("for", "let", "assert", "alloc"):
         yield from _walk(stmt[-1])
+    elif stmt[0] == "if":  # a kernel's int32 twin, or the kernel
+        yield from _walk(stmt[2])
+        yield from _walk(stmt[3])
 
 
 def test_tuple_results_and_cross_thread_reductions(emulated):

@@ -1,4 +1,5 @@
-"""`NarrowIndexDtype`: int64 kernels of static shapes run in int32; others are left alone."""
+"""`NarrowIndexDtype`: int64 kernels of static shapes run in int32, kernels of symbolic sizes
+get an int32 twin launched while the sizes are in bounds, int64 data keeps int64."""
 
 import numpy as np
 
@@ -7,7 +8,7 @@ from unity import te, tir
 from unity.ir.module import IRModule
 from unity.schedule.default_gpu import apply_default_gpu_schedules
 from unity.tir.functor import post_order_visit
-from unity.tir.gpu_emulator import emulate
+from unity.tir.gpu_emulator import HostRunner, emulate
 from unity.tir.transform.gpu import NarrowIndexDtype, lower_cuda
 from unity.tir.transform.gpu.split_host_device import is_kernel
 
@@ -38,13 +39,29 @@ def test_a_static_kernel_runs_in_int32_with_the_same_result():
     np.testing.assert_allclose(y, x.sum(1), rtol=1e-5)
 
 
-def test_symbolic_sizes_and_int64_data_keep_int64():
+def test_int64_data_keeps_int64():
+    lowered = _pool((6, 300), "int64")  # the data is int64: its values are unknown
+    (kernel,) = [f for f in lowered.functions.values() if is_kernel(f)]
+    assert _int64_nodes(kernel)
+
+
+def test_a_symbolic_size_gets_an_int32_twin_that_launches_while_in_bounds():
     n = tir.SizeVar("n", "int64")
-    symbolic = _pool((n, 300))
-    ints = _pool((6, 300), "int64")  # the data is int64: its values are unknown
-    for lowered in (symbolic, ints):
-        (kernel,) = [f for f in lowered.functions.values() if is_kernel(f)]
-        assert _int64_nodes(kernel)
+    lowered = _pool((n, 300))
+    kernels = {gv.name_hint: f for gv, f in lowered.functions.items() if is_kernel(f)}
+    assert set(kernels) == {"main_kernel0", "main_kernel0_i32"}
+    assert _int64_nodes(kernels["main_kernel0"]) and not _int64_nodes(kernels["main_kernel0_i32"])
+    host = lowered["main"].script()  # n * 300 elements fit in int32 for n up to 2^20
+    assert "if n <= T.int64(1048576):" in host and host.index('"main_kernel0_i32"') < host.index('"main_kernel0",')
+    launched = []
+    for rows, want in ((5, "main_kernel0_i32"), (1 << 21, "main_kernel0")):  # the host's choice
+        env = {p.data: None for p in lowered["main"].buffer_params()} | {n: rows}
+        HostRunner(lowered, env, lambda name, *_: launched.append(name)).run(lowered["main"].body)
+        assert launched[-1] == want
+    x = np.random.default_rng(0).standard_normal((5, 300)).astype("float32")
+    y = np.zeros(5, np.float32)
+    emulate(lowered, x, y)
+    np.testing.assert_allclose(y, x.sum(1), rtol=1e-5)
 
 
 def test_values_beyond_int32_keep_int64():

@@ -108,6 +108,9 @@ class PlanRunner:
             >>> runner.stmt(["let", 0, ["*", 4, 8], ["nop"]], env)
             >>> env
             {0: 32}
+            >>> runner.stmt(["if", ["<=", ["v", 0], 16], ["let", 1, 1, ["nop"]], ["let", 1, 2, ["nop"]]], env)
+            >>> env[1]
+            2
         """
         head = s[0]
         if head == "seq":
@@ -121,6 +124,8 @@ class PlanRunner:
         elif head == "let":
             env[s[1]] = evaluate(s[2], env)
             self.stmt(s[3], env)
+        elif head == "if":
+            self.stmt(s[2] if evaluate(s[1], env) else s[3], env)
         elif head == "assert":
             if not evaluate(s[1], env):
                 raise RuntimeError(f"{self.where}: {s[2]}")

@@ -5,7 +5,15 @@ int64; on an NVIDIA GPU a 64-bit integer add takes two instructions, a multiply 
 more, and a division by a constant (an im2col index: ``m // 56``, ``k % 9``) a long
 sequence.  When every int64 value of a kernel provably lies in the int32 range (the
 bounds of its loops and thread indices, constant shapes), the whole kernel is rewritten
-in int32; otherwise (a symbolic dimension, an int64 tensor's data) it is left alone.
+in int32; otherwise (an int64 tensor's data) it is left alone.  A kernel with symbolic
+sizes (int64 scalar parameters: a sequence length) gets an int32 twin, valid while each
+size is at most a bound (the largest of `SIZE_BOUNDS` under which everything still
+provably fits), and each host launch of it picks the twin when its sizes are in bounds::
+
+    if n <= 16777216:
+        T.cuda.launch("main_kernel0_i32", ...)
+    else:
+        T.cuda.launch("main_kernel0", ...)
 
 Before (a kernel of a static-shape model)::
 
@@ -25,12 +33,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from unity.ir import dtype as dt
+from unity.ir.module import IRModule
+from unity.ir.transform import PassContext
 from unity.tir import expr as E
 from unity.tir.arith import Analyzer
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
-from unity.tir.stmt import For, LetStmt
+from unity.tir.stmt import Evaluate, For, IfThenElse, LetStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, with_body
+from unity.tir.transform.gpu.intrinsics import launch_op
 
 INT32 = (-(2**31), 2**31 - 1)
 
@@ -59,16 +70,81 @@ class NarrowIndexDtype(PrimFuncPass):
             >>> NarrowIndexDtype().transform_function(f) is f
             True
         """
-        if func.attrs.get("calling_conv") != "cuda_kernel":
-            return func
-        check = _FitsInt32()
-        for p in func.params:
-            if isinstance(p, E.Var) and _is_int64(p.dtype):
-                return func  # a symbolic size: its value is unknown here
-        check.visit_stmt(func.body)
-        if not check.fits or not check.seen:
-            return func
-        return with_body(func, _Narrow().visit_stmt(func.body))
+        if func.attrs.get("calling_conv") != "cuda_kernel" or _symbolic(func):
+            return func  # a symbolic size: see transform_module
+        return _narrowed(func, {}) or func
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Narrow the static kernels; give each kernel with symbolic sizes an int32 twin
+        (valid while each size is at most a bound) and make each launch choose.
+
+        Example:
+            >>> len(NarrowIndexDtype()(IRModule()).get_global_vars())
+            0
+        """
+        out = mod.map_functions(PrimFunc, self.transform_function)
+        twins: dict[str, tuple[str, int, list[int]]] = {}
+        for gv, func in list(out.items()):
+            if not isinstance(func, PrimFunc) or func.attrs.get("calling_conv") != "cuda_kernel":
+                continue
+            sizes = _symbolic(func)
+            for bound in SIZE_BOUNDS if sizes else ():
+                twin = _narrowed(func, dict.fromkeys(sizes, bound))
+                if twin is not None:
+                    name = f"{gv.name_hint}_i32"
+                    out[name] = twin.with_attr("global_symbol", name)
+                    twins[gv.name_hint] = (name, bound, [func.params.index(v) for v in sizes])
+                    break
+        if not twins:
+            return out
+        return out.map_functions(PrimFunc, lambda f: with_body(f, _ChooseLaunch(twins).visit_stmt(f.body)))
+
+
+SIZE_BOUNDS = (2**30, 2**24, 2**20, 2**16, 2**14, 2**12, 2**11, 2**10, 2**9, 2**8)
+"""Bounds tried for a kernel's symbolic sizes (each of them), largest first: its int32 twin
+is the one for the largest bound under which every index still provably fits (a kernel
+over `batch x seq x 3072` elements: both up to 512)."""
+
+
+def _symbolic(func: PrimFunc) -> list[E.Var]:
+    """The kernel's int64 scalar parameters (symbolic sizes)."""
+    return [p for p in func.params if isinstance(p, E.Var) and _is_int64(p.dtype)]
+
+
+def _narrowed(func: PrimFunc, bounds: dict[E.Var, int]) -> PrimFunc | None:
+    """`func` in int32 when all its int64 values fit, with each variable of `bounds` in
+    `[0, bound]` (its parameters narrowed too); None when something might not fit."""
+    check = _FitsInt32()
+    for var, bound in bounds.items():
+        check.analyzer.bind(var, E.Range(E.const(0, var.dtype), E.const(bound + 1, var.dtype)))
+    check.visit_stmt(func.body)
+    if not check.fits or not check.seen:
+        return None
+    narrow = _Narrow()
+    body = narrow.visit_stmt(func.body)
+    params = [narrow.visit_var_(p) if isinstance(p, E.Var) else p for p in func.params]
+    return func.replace(params=tuple(params), body=body)
+
+
+class _ChooseLaunch(StmtExprMutator):
+    """A launch of a kernel with an int32 twin: the twin while the sizes are in bounds."""
+
+    def __init__(self, twins: dict[str, tuple[str, int, list[int]]]) -> None:
+        super().__init__()
+        self.twins = twins
+
+    def visit_evaluate_(self, stmt: Evaluate) -> Stmt:
+        call = stmt.value
+        if not (isinstance(call, E.Call) and call.op is launch_op and call.args[0].value in self.twins):
+            return stmt
+        name, bound, positions = self.twins[call.args[0].value]
+        args = call.args[7:]
+        cond: E.PrimExpr | None = None
+        for k in positions:
+            fits = args[k] <= E.const(bound, args[k].dtype)
+            cond = fits if cond is None else E.logical_and(cond, fits)
+        twin = Evaluate(call.replace(args=(E.StringImm(name), *call.args[1:])))
+        return IfThenElse(cond, twin, stmt)
 
 
 def _is_int64(dtype: str) -> bool:
