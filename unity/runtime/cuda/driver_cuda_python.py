@@ -62,8 +62,8 @@ class _Module:
     def get_function(self, name: str) -> Any:
         fn = self.functions.get(name)
         if fn is None:
-            fn = self.functions[name] = self.drv.check("cuModuleGetFunction", self.drv.cu.cuModuleGetFunction(
-                self.module, name.encode()))
+            fn = self.drv.call("cuModuleGetFunction", self.module, name.encode())
+            self.functions[name] = fn
         return fn
 
 
@@ -81,17 +81,26 @@ class CudaPythonDriver(CudaDriver):
         self.cu = bindings if bindings is not None else _bindings()
         self.device_id = device_id
         try:
-            self.check("cuInit", self.cu.cuInit(0))
-            count = self.check("cuDeviceGetCount", self.cu.cuDeviceGetCount())
+            self.call("cuInit", 0)
+            count = self.call("cuDeviceGetCount")
             if count <= device_id:
                 raise CudaUnavailableError(f"CUDA device {device_id} does not exist ({count} found)")
-            self.device = self.check("cuDeviceGet", self.cu.cuDeviceGet(device_id))
-            self.context = self.check("cuDevicePrimaryCtxRetain", self.cu.cuDevicePrimaryCtxRetain(self.device))
-            self.check("cuCtxSetCurrent", self.cu.cuCtxSetCurrent(self.context))
+            self.device = self.call("cuDeviceGet", device_id)
+            self.context = self.call("cuDevicePrimaryCtxRetain", self.device)
+            self.call("cuCtxSetCurrent", self.context)
         except CudaUnavailableError:
             raise
         except Exception as err:  # noqa: BLE001  # no libcuda: the bindings raise their own errors
             raise CudaUnavailableError(f"cuda-python found no usable GPU: {err}") from None
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Driver call `name` on `args`: its value(s), or `RuntimeError` on an error result.
+
+        Example:
+            >>> drv.call("cuDeviceGetCount")  # doctest: +SKIP
+            1
+        """
+        return self.check(name, getattr(self.cu, name)(*args))
 
     def check(self, call: str, result: Any) -> Any:
         """The value(s) after a call's `CUresult`; raise on an error result.
@@ -103,7 +112,9 @@ class CudaPythonDriver(CudaDriver):
         err, *values = result if isinstance(result, tuple) else (result,)
         if int(err) != 0:
             got = self.cu.cuGetErrorString(err)
-            text = got[1].decode() if isinstance(got, tuple) and isinstance(got[1], bytes) else str(err)
+            text = str(err)
+            if isinstance(got, tuple) and isinstance(got[1], bytes):
+                text = got[1].decode()
             raise RuntimeError(f"CUDA driver call {call} failed: {text} ({err})")
         return values[0] if len(values) == 1 else tuple(values) if values else None
 
@@ -113,7 +124,7 @@ class CudaPythonDriver(CudaDriver):
         Example:
             >>> fn = drv.load_ptx(ptx).get_function("main_kernel0")  # doctest: +SKIP
         """
-        return _Module(self, self.check("cuModuleLoadData", self.cu.cuModuleLoadData(ptx.encode() + b"\0")))
+        return _Module(self, self.call("cuModuleLoadData", ptx.encode() + b"\0"))
 
     def launch(self, fn: Any, grid: tuple[int, ...], block: tuple[int, ...], args: list[Any]) -> None:
         """Launch `fn`: each argument copied into its own slot, the slots' addresses in an
@@ -124,9 +135,8 @@ class CudaPythonDriver(CudaDriver):
         """
         slots = [_slot(a) for a in args]  # alive until the launch has copied them
         params = np.array([s.ctypes.data for s in slots], dtype=np.uint64)
-        self.check("cuLaunchKernel", self.cu.cuLaunchKernel(
-            fn, *(int(g) for g in grid), *(int(b) for b in block), 0, 0,
-            params.ctypes.data if slots else 0, 0))
+        self.call("cuLaunchKernel", fn, *(int(g) for g in grid), *(int(b) for b in block), 0, 0,
+                  params.ctypes.data if slots else 0, 0)
 
     def alloc(self, nbytes: int) -> _Memory:
         """Device memory of `nbytes` bytes (freed with the returned object).
@@ -136,7 +146,7 @@ class CudaPythonDriver(CudaDriver):
             True
         """
         size = max(int(nbytes), 1)
-        return _Memory(self, self.check("cuMemAlloc", self.cu.cuMemAlloc(size)), size)
+        return _Memory(self, self.call("cuMemAlloc", size), size)
 
     def address(self, mem: Any) -> int:
         """The device address of `mem`.
@@ -155,7 +165,7 @@ class CudaPythonDriver(CudaDriver):
         """
         array = np.ascontiguousarray(array)
         if array.nbytes:
-            self.check("cuMemcpyHtoD", self.cu.cuMemcpyHtoD(int(mem) + offset, array.ctypes.data, array.nbytes))
+            self.call("cuMemcpyHtoD", int(mem) + offset, array.ctypes.data, array.nbytes)
 
     def read(self, mem: Any, offset: int, out: np.ndarray) -> None:
         """Copy `out.nbytes` bytes from byte `offset` of `mem` into the contiguous `out`.
@@ -166,7 +176,7 @@ class CudaPythonDriver(CudaDriver):
         if not out.flags.c_contiguous:
             raise ValueError("CudaPythonDriver.read: the host array must be contiguous")
         if out.nbytes:
-            self.check("cuMemcpyDtoH", self.cu.cuMemcpyDtoH(out.ctypes.data, int(mem) + offset, out.nbytes))
+            self.call("cuMemcpyDtoH", out.ctypes.data, int(mem) + offset, out.nbytes)
 
     def synchronize(self) -> None:
         """Wait for the device.
@@ -174,7 +184,7 @@ class CudaPythonDriver(CudaDriver):
         Example:
             >>> drv.synchronize()  # doctest: +SKIP
         """
-        self.check("cuCtxSynchronize", self.cu.cuCtxSynchronize())
+        self.call("cuCtxSynchronize")
 
     def time_launches(self, launch: Callable[[], None], number: int) -> float:
         """Seconds `number` calls of `launch()` take on the device, between two CUDA events.
@@ -182,15 +192,15 @@ class CudaPythonDriver(CudaDriver):
         Example:
             >>> drv.time_launches(lambda: None, 10)  # doctest: +SKIP
         """
-        start = self.check("cuEventCreate", self.cu.cuEventCreate(0))
-        end = self.check("cuEventCreate", self.cu.cuEventCreate(0))
+        start = self.call("cuEventCreate", 0)
+        end = self.call("cuEventCreate", 0)
         try:
-            self.check("cuEventRecord", self.cu.cuEventRecord(start, 0))
+            self.call("cuEventRecord", start, 0)
             for _ in range(number):
                 launch()
-            self.check("cuEventRecord", self.cu.cuEventRecord(end, 0))
-            self.check("cuEventSynchronize", self.cu.cuEventSynchronize(end))
-            return self.check("cuEventElapsedTime", self.cu.cuEventElapsedTime(start, end)) / 1e3
+            self.call("cuEventRecord", end, 0)
+            self.call("cuEventSynchronize", end)
+            return self.call("cuEventElapsedTime", start, end) / 1e3
         finally:
             self.cu.cuEventDestroy(start)
             self.cu.cuEventDestroy(end)

@@ -25,12 +25,13 @@ warp: `threadIdx.x` (the lanes, 32 of them) relaxed, `threadIdx.y/z` fixed; so i
 `shared.warp` buffer, which then gets a leading dimension of one region per warp,
 indexed by the warp (`threadIdx.z * y + threadIdx.y`).  A `warp` buffer (one copy per
 warp, its lanes reading each other's elements) becomes such a `shared.warp` buffer:
-shared memory rather than TVM's register shuffles, with barriers where lanes exchange.  A buffer
-with `storage_align` requests gets padded strides for its compacted shape.  Each moves as deep into the kernel as
-`CompactBufferAllocation` would move it (serial loops whose iterations touch disjoint
-parts), then shrinks to the box its accesses cover.  Codegen declares `__shared__`
-arrays at kernel scope wherever the `Allocate` sits.  Global-scope buffers stay at host
-level (the host allocates them); one allocated inside a kernel is an error.
+shared memory rather than TVM's register shuffles, with barriers where lanes exchange.
+Each moves as deep into the kernel as `CompactBufferAllocation` would move it (serial
+loops whose iterations touch disjoint parts), then shrinks to the box its accesses
+cover; a buffer with `storage_align` requests gets padded strides for that shape.
+Codegen declares `__shared__` arrays at kernel scope wherever the `Allocate` sits.
+Global-scope buffers stay at host level (the host allocates them); one allocated inside
+a kernel is an error.
 """
 
 from __future__ import annotations
@@ -176,7 +177,8 @@ def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align])
     for buf in [*outer, *strip.buffers]:
         if buf.data not in used:
             continue
-        body = _Placer(buf, analyzer, _relaxed(buf, threads, lanes), aligns.get(buf.data, ())).place(body)
+        placer = _Placer(buf, analyzer, _relaxed(buf, threads, lanes), aligns.get(buf.data, ()))
+        body = placer.place(body)
         if buf.scope in (PER_WARP, "warp"):
             body = _PerWarp(buf.data, *_warp_index(loops, buf)).visit_stmt(body)
     for loop in reversed(loops):
@@ -184,7 +186,8 @@ def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align])
     return body
 
 
-def _relaxed(buf: Buffer, threads: dict[Var, Range], lanes: dict[Var, Range]) -> dict[Var, Range] | None:
+def _relaxed(buf: Buffer, threads: dict[Var, Range],
+             lanes: dict[Var, Range]) -> dict[Var, Range] | None:
     """The thread indices `buf`'s size covers: all for a shared buffer (one per block), the
     lanes for a fragment or a `shared.warp` buffer (one per warp), none for a local one
     (one per thread)."""
