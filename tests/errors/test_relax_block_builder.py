@@ -52,6 +52,17 @@ def test_mismatched_dtypes():
         _build(relax.op.add, x, y)
 
 
+def test_a_large_constant_in_a_message_prints_without_its_bytes():
+    import numpy as np
+
+    x = _tensor("x", (1, 3, 8, 8), "float16")
+    weight = relax.const(np.ones((64, 3, 7, 7), "float32"))  # 9408 elements: 50 KB of base64
+    with pytest.raises(DiagnosticError) as info:
+        _build(lambda v: relax.op.nn.conv2d(v, weight), x)
+    text = str(info.value)
+    assert 'R.const_b64((64, 3, 7, 7), "float32", ...)' in text and len(text) < 2000
+
+
 def test_dataflow_var_escaping_its_block():
     bb = relax.BlockBuilder()
     x = _tensor("x", X)

@@ -84,6 +84,7 @@ class DiagnosticError(Exception):
         if target is None or not isinstance(target, Node | object):
             return ""
         try:
-            return script(target, underline=(self.node,) if self.node is not None else ())
+            return script(target, underline=(self.node,) if self.node is not None else (),
+                          elide_constants=True)  # a weight's bytes would bury the message
         except Exception:  # noqa: BLE001 - the message must survive a printer failure
             return ""

@@ -64,10 +64,12 @@ def format_struct_info(sinfo: SI.StructInfo | None) -> str:
 
 
 class _Printer:
-    def __init__(self, underline: Collection[object]) -> None:
+    def __init__(self, underline: Collection[object], elide_constants: bool = False) -> None:
         self.names = NameTable()
         self.underline = tuple(underline)
         self.lines: list[Line] = []
+        self.elide_constants = elide_constants
+        """Print large constants' data as ``...`` (an error message, not script to parse)."""
 
     def mark(self, node: object, text: Text) -> Text:
         return text.marked(any(node is u for u in self.underline))
@@ -82,7 +84,7 @@ class _Printer:
         if isinstance(e, GlobalVar):
             return Text(f"cls.{e.name_hint}")
         if isinstance(e, X.Constant):
-            return Text(_const(e.data))
+            return Text(_const(e.data, self.elide_constants))
         if isinstance(e, X.ShapeExpr):
             return Text(f"R.shape([{', '.join(map(str, e.values))}])")
         if isinstance(e, X.PrimValue):
@@ -150,7 +152,7 @@ class _Printer:
     def if_(self, b: X.Binding, value: X.If, indent: int) -> None:
         self.emit(indent, "if " + self.expr(value.cond) + ":")
         for branch in (value.true_branch, value.false_branch):
-            sub = _Printer(self.underline)
+            sub = _Printer(self.underline, self.elide_constants)
             sub.names = self.names
             sub.seq(branch, indent + 1)
             last = sub.lines.pop()  # "return v" -> "var = v"
@@ -230,11 +232,15 @@ INLINE_CONST_LIMIT = 64
 """Constants with at most this many finite elements print inline; larger ones as base64."""
 
 
-def _const(data: np.ndarray) -> str:
+def _const(data: np.ndarray, elide: bool = False) -> str:
     """`R.const([...], "dtype")` when small and finite, else `R.const_b64(shape, "dtype", "...")`.
 
-    The base64 form holds the raw little-endian bytes, so large constants round-trip exactly.
+    The base64 form holds the raw little-endian bytes, so large constants round-trip exactly;
+    with `elide` (in error messages) the bytes print as ``...``.
     """
+    if elide and data.size > INLINE_CONST_LIMIT:
+        return f'R.const_b64({tuple(int(d) for d in data.shape)!r}, "{data.dtype}", ...)'
+
     finite = data.dtype.kind not in "fc" or bool(np.isfinite(data).all())
     if data.size <= INLINE_CONST_LIMIT and finite and data.dtype.kind in "biuf":
         return f'R.const({data.tolist()!r}, "{data.dtype}")'
@@ -244,25 +250,26 @@ def _const(data: np.ndarray) -> str:
 
 
 def print_function(func: X.Function, *, underline: Collection[object] = (), name: str | None = None,
-                   **_: Any) -> str:  # fmt: skip
+                   elide_constants: bool = False, **_: Any) -> str:  # fmt: skip
     """Print a relax function as `@R.function` script.
 
     Example:
         >>> print(print_function(func))  # doctest: +SKIP
     """
-    printer = _Printer(underline)
+    printer = _Printer(underline, elide_constants)
     printer.function(func, name or str(func.attrs.get("global_symbol", "main")))
     return render(printer.lines)
 
 
-def print_expr(expr: object, *, underline: Collection[object] = (), **_: Any) -> str:
+def print_expr(expr: object, *, underline: Collection[object] = (), elide_constants: bool = False,
+               **_: Any) -> str:
     """Print a relax expression (a function body prints as its bindings).
 
     Example:
         >>> print_expr(op.exp(x))  # doctest: +SKIP
         'R.exp(x)'
     """
-    printer = _Printer(underline)
+    printer = _Printer(underline, elide_constants)
     if isinstance(expr, X.SeqExpr):
         printer.seq(expr, 0)
         return render(printer.lines)
