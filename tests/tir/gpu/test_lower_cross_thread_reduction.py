@@ -72,3 +72,25 @@ def _placeholders():
 def test_thread_count_that_is_no_power_of_two_is_an_error():
     with pytest.raises(DiagnosticError, match="48 threads on threadIdx.x; use a power of two"):
         lower_cuda(_row_reduce(2, 96, 48))
+
+
+def test_a_warp_per_row_with_a_ragged_last_block_writes_only_its_rows():
+    """A GEMV with a warp per output, 8 outputs per block, 100 outputs: the last block's
+    extra warps reduce nothing and must not write (their rows do not exist)."""
+    from unity import topi
+
+    x = te.placeholder((1, 512), name="x")
+    w = te.placeholder((100, 512), name="W")
+    sch = Schedule(te.create_prim_func([x, w, topi.nn.dense(x, w)]))
+    i, j, k = sch.get_loops(sch.get_block("T_dense"))
+    jo, ji = sch.split(j, [None, 8])
+    ko, ki = sch.split(k, [None, 32])
+    sch.reorder(i, jo, ji, ki, ko)
+    sch.bind(jo, "blockIdx.x")
+    sch.bind(ji, "threadIdx.y")
+    sch.bind(ki, "threadIdx.x")
+    rng = np.random.default_rng(0)
+    xv, wv = rng.standard_normal((1, 512), dtype=np.float32), rng.standard_normal((100, 512), dtype=np.float32)
+    out = np.zeros((1, 100), np.float32)
+    emulate(lower_cuda(sch.mod), xv, wv, out)  # raised an out-of-bounds write of row 100
+    np.testing.assert_allclose(out, xv @ wv.T, rtol=1e-4, atol=1e-4)
