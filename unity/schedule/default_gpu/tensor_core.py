@@ -267,11 +267,12 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
     sch.bind(iz, "threadIdx.z")
     sch.bind(iy, "threadIdx.y")
     reads = [r.buffer for r in sch.get(c).reads]
-    for (index, transposed), scope in zip(operands, ("wmma.matrix_a", "wmma.matrix_b")):
-        frag = sch.cache_read(c, [r.buffer for r in sch.get(c).reads].index(reads[index]), scope)
+    for (index, transposed), operand in zip(operands, ("a", "b")):
+        frag = sch.cache_read(c, [r.buffer for r in sch.get(c).reads].index(reads[index]),
+                              f"wmma.matrix_{operand}")
         _operand_tiles(sch, frag, transposed, pads.get(index), (ko, kf), tile)
         if tensorize:
-            sch.tensorize(sch.get_loops(frag)[-2], intrin.load_intrin())
+            sch.tensorize(sch.get_loops(frag)[-2], intrin.load_intrin(operand))
     if not tensorize:
         return
     sch.tensorize(sch.get_loops(init)[-2], intrin.fill_intrin(acc))

@@ -3,8 +3,8 @@
 Registered on import (`TensorIntrin.get(name)`), for `float16` operands and a
 `float16` or `float32` accumulator (`acc`):
 
-- ``wmma_load_16x16_f16``: ``F[i, j] = A[i, j]``, a tile of memory into an operand
-  fragment (scope `wmma.matrix_a` or `wmma.matrix_b` decides which);
+- ``wmma_load_{a,b}_16x16_f16``: ``F[i, j] = A[i, j]``, a tile of memory into an
+  operand fragment (scope `wmma.matrix_a` or `wmma.matrix_b`);
 - ``wmma_fill_16x16_{acc}``: ``C[i, j] = 0``, an accumulator cleared;
 - ``wmma_mma_16x16x16_{acc}``: ``C[i, j] += A[i, k] * B[k, j]`` (with `float32` casts
   of the operands for ``f32``); ``..._ba`` the same written ``B[k, j] * A[i, k]``;
@@ -36,14 +36,14 @@ ACCUMULATORS = ("float16", "float32")
 _SHORT = {"float16": "f16", "float32": "f32"}
 
 
-def load_intrin() -> str:
-    """The name of the operand-load intrinsic.
+def load_intrin(operand: str = "a") -> str:
+    """The name of the intrinsic loading operand `operand` ("a" or "b") into its fragment.
 
     Example:
-        >>> load_intrin()
-        'wmma_load_16x16_f16'
+        >>> load_intrin(), load_intrin("b")
+        ('wmma_load_a_16x16_f16', 'wmma_load_b_16x16_f16')
     """
-    return "wmma_load_16x16_f16"
+    return f"wmma_load_{operand}_16x16_f16"
 
 
 def fill_intrin(acc: str) -> str:
@@ -120,9 +120,10 @@ def _register() -> None:
     f = te.compute((n, n), lambda i, j: a[i, j], name="F")
     desc = te.create_prim_func([a, f])
     src, frag = desc.buffer_params()
-    i_src, i_frag = _twin(src, "shared"), _twin(frag, "wmma.matrix_a")
-    TensorIntrin.register(load_intrin(), desc,
-                          _impl([i_src, i_frag], wmma.load(i_frag[0, 0], i_src[0, 0])), override=True)
+    for operand in ("a", "b"):
+        i_src, i_frag = _twin(src, "shared"), _twin(frag, f"wmma.matrix_{operand}")
+        call = wmma.load(i_frag[0, 0], i_src[0, 0])
+        TensorIntrin.register(load_intrin(operand), desc, _impl([i_src, i_frag], call), override=True)
     for acc in ACCUMULATORS:
         c = te.compute((n, n), lambda i, j: const(0, acc), name="C")
         desc = te.create_prim_func([c])
