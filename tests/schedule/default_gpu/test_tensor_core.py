@@ -168,6 +168,20 @@ def test_attention_scores_with_a_symbolic_sequence_on_both_sides():
         _check(mod, [qv, kv], ref, "float16", 5e-2)
 
 
+def test_attention_values_with_a_symbolic_batch_and_sequence():
+    """P @ V over (batch, heads, seq, seq) x (batch, heads, seq, 64): batch x heads fused
+    onto blockIdx.z (`i // 3`, `i % 3` index the tiles), k the symbolic sequence."""
+    batch, seq = tir.SizeVar("batch", "int64"), tir.SizeVar("seq", "int64")
+    p = te.placeholder((batch, 3, seq, seq), "float16", name="P")
+    v = te.placeholder((batch, 3, seq, 64), "float16", name="V")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([p, v, topi.matmul(p, v)])}))
+    assert "tir.cuda.wmma_mma" in lower_cuda(mod).script()
+    for b, length in ((1, 5), (2, 20)):
+        pv = RNG.standard_normal((b, 3, length, length)).astype("float16")
+        vv = RNG.standard_normal((b, 3, length, 64)).astype("float16")
+        _check(mod, [pv, vv], pv.astype("float32") @ vv.astype("float32"), "float16", 5e-2)
+
+
 def test_pick_wmma_tile_fills_the_gpu_and_divides_the_sizes():
     assert pick_wmma_tile(1, 4096, 4096, 4096) == WmmaTile((2, 4), (4, 2), 32)
     assert pick_wmma_tile(1, 256, 256, 48) == WmmaTile((2, 2), (1, 1), 16)  # 64 blocks of 32 x 32

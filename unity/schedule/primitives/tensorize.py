@@ -31,7 +31,7 @@ from unity.schedule.tree import replace_stmts
 from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Range, Var, const
 from unity.tir.function import PrimFunc
-from unity.tir.functor import child_fields, substitute
+from unity.tir.functor import child_fields, substitute, uses_var
 from unity.tir.stmt import BlockRealize, BufferStore, For, MatchBufferRegion, Stmt
 
 P = "tensorize"
@@ -167,7 +167,9 @@ def _match_buffers(
         mins = [_tidy(substitute(i, zero)) for i in idx]
         dmins = [const(0)] * lead + [_tidy(substitute(i, zero)) for i in didx]
         dfull = [const(0)] * lead + list(didx)
-        for i, m, di, dm in zip(idx, mins, dfull, dmins):
+        for d, (i, m, di, dm) in enumerate(zip(idx, mins, dfull, dmins)):
+            if d < lead and not any(uses_var(i, lp.loop_var) for lp in nest):
+                continue  # a leading (batch) index, fixed over the tile: any expression
             la, ld = linear(_add(i, m * -1)), linear(_add(di, dm * -1))
             if la is None or ld is None or la != ld:
                 msg = f"the accesses of {buf.name} do not follow intrinsic {name}'s accesses of {dbuf.name}"
