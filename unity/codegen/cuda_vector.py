@@ -37,12 +37,13 @@ def wide_type(dtype: str, index: E.PrimExpr) -> str | None:
     """
     lanes = dt.lanes(dtype)
     name = WIDE_TYPES.get((dt.element(dtype), lanes))
-    if name is None or not isinstance(index, E.Ramp):
-        return None
-    if not (isinstance(index.stride, E.IntImm) and index.stride.value == 1):
-        return None
-    aligned = E.eq(E.floormod(index.base, lanes), 0)
-    return name if Analyzer().can_prove(aligned) else None
+    return name if name is not None and _aligned_run(index, lanes) else None
+
+
+def _aligned_run(index: E.PrimExpr, lanes: int) -> bool:
+    """`index` is `lanes` consecutive elements from a provable multiple of `lanes`."""
+    return (isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value == 1
+            and Analyzer().can_prove(E.eq(E.floormod(index.base, lanes), 0)))
 
 
 RAW_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int"}
@@ -65,10 +66,8 @@ def copy_type(index: E.PrimExpr, value: E.PrimExpr) -> str | None:
         return None
     n = dt.lanes(value.dtype)
     name = RAW_TYPES.get(n * dt.bits(dt.element(value.dtype)) // 8)
-    for ramp in (index, value.indices[0]):
-        if (name is None or not isinstance(ramp, E.Ramp) or not isinstance(ramp.stride, E.IntImm)
-                or ramp.stride.value != 1 or not Analyzer().can_prove(E.eq(E.floormod(ramp.base, n), 0))):
-            return None
+    if name is None or not (_aligned_run(index, n) and _aligned_run(value.indices[0], n)):
+        return None
     return name
 
 

@@ -166,39 +166,3 @@ def fresh_like(var: Var, name: str | None = None) -> Var:
         ('j', 'int64', False)
     """
     return Var(name or var.name, var.dtype)
-
-
-def conjuncts(pred: PrimExpr) -> list[PrimExpr]:
-    """Split `a && b && ...` into its parts (dropping a literal true).
-
-    Example:
-        >>> from unity.tir.expr import logical_and
-        >>> i = Var("i")
-        >>> len(conjuncts(logical_and(i < 4, logical_and(i > 0, const(True)))))
-        2
-    """
-    from unity.tir.expr import And, IntImm
-
-    if isinstance(pred, And):
-        return conjuncts(pred.a) + conjuncts(pred.b)
-    if isinstance(pred, IntImm) and pred.value == 1:
-        return []
-    return [pred]
-
-
-def conjoin(parts: list[PrimExpr]) -> PrimExpr:
-    """`parts[0] && parts[1] && ...` (true when empty).
-
-    Example:
-        >>> i = Var("i")
-        >>> conjoin([]).value, type(conjoin([i < 4, i > 0])).__name__
-        (1, 'And')
-    """
-    from unity.tir.expr import logical_and
-
-    if not parts:
-        return const(True)
-    out = parts[0]
-    for p in parts[1:]:
-        out = logical_and(out, p)
-    return out

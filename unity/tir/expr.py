@@ -687,6 +687,37 @@ eq, ne, lt, le, gt, ge = (_binary_fn(c) for c in (EQ, NE, LT, LE, GT, GE))
 logical_and, logical_or = _binary_fn(And), _binary_fn(Or)
 
 
+def conjuncts(pred: PrimExpr) -> list[PrimExpr]:
+    """Split `a && b && ...` into its parts (dropping a literal true).
+
+    Example:
+        >>> i = Var("i")
+        >>> len(conjuncts(logical_and(i < 4, logical_and(i > 0, const(True)))))
+        2
+    """
+    if isinstance(pred, And):
+        return conjuncts(pred.a) + conjuncts(pred.b)
+    if isinstance(pred, IntImm) and pred.value == 1:
+        return []
+    return [pred]
+
+
+def conjoin(parts: Sequence[PrimExpr]) -> PrimExpr:
+    """`parts[0] && parts[1] && ...` (true when empty).
+
+    Example:
+        >>> i = Var("i")
+        >>> conjoin([]).value, type(conjoin([i < 4, i > 0])).__name__
+        (1, 'And')
+    """
+    if not parts:
+        return const(True)
+    out = parts[0]
+    for p in parts[1:]:
+        out = logical_and(out, p)
+    return out
+
+
 def min_value_of(a: ExprLike, b: ExprLike) -> PrimExpr:
     """`Min(a, b)` with dtype promotion (exported as `tir.min`).
 

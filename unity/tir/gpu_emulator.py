@@ -311,53 +311,45 @@ def _run_wmma(events: list[tuple[Any, ...]], tid: int, block: _Block) -> None:
     """One tensor-core call by a whole warp (`events`: each lane's), checked: the same
     call with the same arguments on every lane, tiles in bounds and 32-byte aligned."""
     _, op, args, where = events[0]
+    t = TILE
+
+    def fail(what: str) -> EmulatorError:
+        return EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: {what}\n  in: {where}")
+
     key = _wmma_key(events[0])
     if any(e[0] != "wmma" or _wmma_key(e) != key for e in events[1:]):
-        raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: the lanes of "
-                            f"the warp make different tensor-core calls (a wmma_{op} under a "
-                            f"lane-dependent condition or index?)\n  in: {where}")
-    t = TILE
+        raise fail(f"the lanes of the warp make different tensor-core calls (a wmma_{op} under a "
+                   "lane-dependent condition or index?)")
 
     def frag(arg: tuple[Any, int]) -> np.ndarray:
         storage, index = arg
         if not 0 <= index < storage.size // (t * t):
-            raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: fragment "
-                                f"{index} of {storage.size // (t * t)}\n  in: {where}")
+            raise fail(f"fragment {index} of {storage.size // (t * t)}")
         return storage[index * t * t:(index + 1) * t * t].reshape(t, t)
 
-    def tile(arg: tuple[Any, ...]) -> np.ndarray:
-        storage, offset, _, name, stride = arg
+    def tile(arg: tuple[Any, ...], write: bool) -> np.ndarray:
+        """The flat indices of a memory tile, checked and (in shared memory) tracked."""
+        storage, offset, tracker, name, stride = arg
         itemsize = storage.dtype.itemsize
         if (offset * itemsize) % 32 or (stride * itemsize) % 16:
-            raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: the tile of "
-                                f"{name} at element {offset} (row stride {stride}) is not 32-byte "
-                                f"aligned with a 16-byte multiple stride\n  in: {where}")
+            raise fail(f"the tile of {name} at element {offset} (row stride {stride}) is not "
+                       "32-byte aligned with a 16-byte multiple stride")
         flat = offset + np.arange(t)[:, None] * stride + np.arange(t)[None, :]
         if offset < 0 or flat.max() >= storage.size:
-            raise EmulatorError(f"kernel {block.name}, {block.where}, warp {tid // 32}: "
-                                f"out-of-bounds tile {name}[{offset}..{flat.max()}] (size "
-                                f"{storage.size})\n  in: {where}")
-        return flat
-
-    def touch(arg: tuple[Any, ...], flat: np.ndarray, write: bool) -> None:
-        tracker, name = arg[2], arg[3]
+            raise fail(f"out-of-bounds tile {name}[{offset}..{flat.max()}] (size {storage.size})")
         if tracker is not None:
-            for i in flat.ravel().tolist():
-                (tracker.write if write else tracker.read)(i, tid, name, where)
+            (tracker.write_lanes if write else tracker.read_lanes)(flat.ravel(), tid, name, where)
+        return flat
 
     if op == "fill":
         frag(args[0])[...] = args[1]
     elif op == "load":
-        flat = tile(args[1])
-        touch(args[1], flat, False)
-        frag(args[0])[...] = args[1][0][flat]
+        frag(args[0])[...] = args[1][0][tile(args[1], False)]
     elif op == "mma":
         d, a, b, c = (frag(x) for x in args)
         d[...] = (a.astype(np.float32) @ b.astype(np.float32) + c.astype(np.float32)).astype(d.dtype)
     else:  # store
-        flat = tile(args[0])
-        touch(args[0], flat, True)
-        args[0][0][flat] = frag(args[1])
+        args[0][0][tile(args[0], True)] = frag(args[1])
 
 
 def _wmma_key(event: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -88,6 +88,19 @@ def pick_register_tile(batch: int | None, m: int | None, n: int | None, threads:
     return 2
 
 
+def batch_count(sizes: list[int | None]) -> int | None:
+    """The product of the batch loops' extents (None when one is symbolic).
+
+    Example:
+        >>> batch_count([2, 3]), batch_count([]), batch_count([2, None])
+        (6, 1, None)
+    """
+    count: int | None = 1
+    for size in sizes:
+        count = None if size is None or count is None else count * size
+    return count
+
+
 def tile_count(batch: int, m: int, n: int, side: int) -> int:
     """Thread blocks of `side x side` output tiles over a `batch` of `m x n` outputs.
 
@@ -123,10 +136,7 @@ def schedule_matmul_tiled(sch: Schedule, block_name: str, threads: int = 16, tm:
     extents = [as_int(sch.get(loop).extent) for loop in loops]
     if tm is None:
         *batch_sizes, m, n, _ = extents
-        count: int | None = 1
-        for b in batch_sizes:
-            count = None if b is None or count is None else count * b
-        tm = pick_register_tile(count, m, n, threads)
+        tm = pick_register_tile(batch_count(batch_sizes), m, n, threads)
     padding = [1] * (len(loops) - 3) + [threads * tm, threads * tm, bk]
     pads: dict[int, str] = {}
     if None not in extents and any(e % p for e, p in zip(extents, padding)):  # type: ignore[operator]

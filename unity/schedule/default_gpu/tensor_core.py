@@ -40,7 +40,9 @@ from dataclasses import dataclass
 from unity.schedule.analysis import as_int
 from unity.schedule.default.analysis import loads_of
 from unity.schedule.default_gpu import wmma_intrin as intrin
-from unity.schedule.default_gpu.matmul import ENOUGH_BLOCKS, _pad, _swap_last_two
+from unity.schedule.default_gpu.matmul import (
+    ENOUGH_BLOCKS, _pad, _swap_last_two, batch_count, tile_count,
+)  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Cast
@@ -76,7 +78,8 @@ class WmmaTile:
 
 
 TILES = (WmmaTile((2, 4), (4, 2)), WmmaTile((2, 2), (2, 2)), WmmaTile((2, 2), (1, 1)))
-"""Block shapes, largest first: 128 x 128 (8 warps of 64 x 32), 64 x 64, 32 x 32."""
+"""Block shapes, largest first: 128 x 128 (8 warps of 64 x 32), 64 x 64, 32 x 32 (square,
+so that `matmul.tile_count` counts them)."""
 
 
 def pick_wmma_tile(batch: int | None, m: int | None, n: int | None, k: int | None) -> WmmaTile:
@@ -94,11 +97,10 @@ def pick_wmma_tile(batch: int | None, m: int | None, n: int | None, k: int | Non
     """
     if batch is None or m is None or n is None:
         t = TILES[1]
-        return t if k is None or k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
-    fits = [t for t in TILES if m % t.block[0] == 0 and n % t.block[1] == 0]
-    enough = [t for t in fits or TILES
-              if batch * -(-m // t.block[0]) * -(-n // t.block[1]) >= ENOUGH_BLOCKS]
-    t = enough[0] if enough else (fits or TILES)[-1]
+    else:
+        fits = [t for t in TILES if m % t.block[0] == 0 and n % t.block[1] == 0]
+        enough = [t for t in fits or TILES if tile_count(batch, m, n, t.block[0]) >= ENOUGH_BLOCKS]
+        t = enough[0] if enough else (fits or TILES)[-1]
     return t if k is None or k % t.bk == 0 else WmmaTile(t.warps, t.frags, TILE)
 
 
@@ -235,10 +237,7 @@ def schedule_matmul_wmma(sch: Schedule, block_name: str, tile: WmmaTile | None =
         raise ScheduleError(P, f"block {block_name} must sit under 3 or more loops")
     extents = [as_int(sch.get(loop).extent) for loop in loops]
     *batch_sizes, m, n, k = extents
-    count: int | None = 1
-    for b in batch_sizes:
-        count = None if b is None or count is None else count * b
-    tile = tile or pick_wmma_tile(count, m, n, k)
+    tile = tile or pick_wmma_tile(batch_count(batch_sizes), m, n, k)
     padding = [1] * len(batch_sizes) + [*tile.block, tile.bk]
     pads: dict[int, str] = {}
     if any(p > 1 and (e is None or e % p) for e, p in zip(extents, padding)):  # to whole tiles

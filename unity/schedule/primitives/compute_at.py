@@ -44,11 +44,13 @@ from unity.schedule.analysis import (
     used_vars,
 )  # fmt: skip
 from unity.schedule.error import ScheduleError
-from unity.schedule.scope import conjoin, scope_index, scope_realizes
+from unity.schedule.scope import scope_index, scope_realizes
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import find_path, replace_stmts
 from unity.tir.buffer import Buffer, BufferRegion
-from unity.tir.expr import IterType, PrimExpr, Range, Var, const, ge, lt, max_value_of, min_value_of
+from unity.tir.expr import (
+    IterType, PrimExpr, Range, Var, conjoin, const, ge, lt, max_value_of, min_value_of,
+)  # fmt: skip
 from unity.tir.function import PrimFunc
 from unity.tir.functor import substitute
 from unity.tir.stmt import BlockRealize, For, ForKind, Stmt, seq

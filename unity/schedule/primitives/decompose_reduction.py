@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from unity.schedule.analysis import reduction_loop_vars, used_vars, with_regions
 from unity.schedule.error import ScheduleError
-from unity.schedule.scope import conjoin, conjuncts, scope_index
+from unity.schedule.scope import scope_index
 from unity.schedule.state import BlockRV, LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
-from unity.tir.expr import IterType, IterVar, PrimExpr, Var
+from unity.tir.expr import IterType, IterVar, PrimExpr, Var, conjoin, conjuncts
 from unity.tir.functor import substitute
 from unity.tir.stmt import Block, BlockRealize, For, ForKind, Stmt, seq
 

@@ -185,12 +185,6 @@ def _tree(red: Buffer, t: E.Var, cls: type, width: int) -> list[Stmt]:
     return stmts
 
 
-def _conjuncts(cond: E.PrimExpr) -> list[E.PrimExpr]:
-    if isinstance(cond, E.And):
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    return [cond]
-
-
 def _lowered(loop: For, chain: list[For], realize: BlockRealize, cls: type, out: Buffer,
              index: tuple[E.PrimExpr, ...], value: E.PrimExpr, init: E.PrimExpr, extent: int) -> Stmt:
     dtype = out.dtype
@@ -204,7 +198,7 @@ def _lowered(loop: For, chain: list[For], realize: BlockRealize, cls: type, out:
                                              zip(realize.block.iter_vars, realize.iter_values)})
         update = IfThenElse(pred, update)
         reduce_vars = [t0, *(lp.loop_var for lp in chain[1:])]
-        outside = [c for c in _conjuncts(pred) if not any(uses_var(c, v) for v in reduce_vars)]
+        outside = [c for c in E.conjuncts(pred) if not any(uses_var(c, v) for v in reduce_vars)]
     for lp in reversed(chain[1:]):
         update = lp.replace(body=update)
     partial = loop.replace(body=seq(BufferStore(red, identity, (t0,)), update))
@@ -227,13 +221,8 @@ def _lowered(loop: For, chain: list[For], realize: BlockRealize, cls: type, out:
             return seq(load, *_tree(red, t, cls, warps))
 
         stages += [_thread_loop(loop, first), _thread_loop(loop, second)]
-    def write(t: E.Var) -> Stmt:
-        cond = E.eq(t, 0)
-        for c in outside:
-            cond = E.logical_and(cond, c)
-        return IfThenElse(cond, BufferStore(out, _combine(cls, init, red[t]), index))
-
-    stages.append(_thread_loop(loop, write))
+    stages.append(_thread_loop(loop, lambda t: IfThenElse(
+        E.conjoin([E.eq(t, 0), *outside]), BufferStore(out, _combine(cls, init, red[t]), index))))
     body: Stmt = seq(*stages)
     if shared is not None:
         body = Allocate(shared, body)

@@ -56,6 +56,9 @@ from unity.tir.transform.gpu.wmma import FRAGMENT_SCOPES
 PER_WARP = "shared.warp"
 """Shared memory, one region per warp (a warp's staging tile)."""
 
+_ONE_PER_WARP = (PER_WARP, "warp")
+"""Scopes lowered to one region of shared memory per warp."""
+
 ON_CHIP = ("shared", "shared.dyn", PER_WARP, "local", "warp", *FRAGMENT_SCOPES)
 """Scopes that live inside a kernel."""
 
@@ -179,7 +182,7 @@ def _place_in_kernel(kernel: For, outer: list[Buffer], aligns: dict[Var, Align])
             continue
         placer = _Placer(buf, analyzer, _relaxed(buf, threads, lanes), aligns.get(buf.data, ()))
         body = placer.place(body)
-        if buf.scope in (PER_WARP, "warp"):
+        if buf.scope in _ONE_PER_WARP:
             body = _PerWarp(buf.data, *_warp_index(loops, buf)).visit_stmt(body)
     for loop in reversed(loops):
         body = loop.replace(body=body)
@@ -191,7 +194,7 @@ def _relaxed(buf: Buffer, threads: dict[Var, Range],
     """The thread indices `buf`'s size covers: all for a shared buffer (one per block), the
     lanes for a fragment or a `shared.warp` buffer (one per warp), none for a local one
     (one per thread)."""
-    if buf.scope in FRAGMENT_SCOPES or buf.scope in (PER_WARP, "warp"):
+    if buf.scope in FRAGMENT_SCOPES or buf.scope in _ONE_PER_WARP:
         return lanes
     return threads if buf.scope.startswith("shared") else None
 
@@ -202,7 +205,7 @@ def _warp_index(loops: list[For], buf: Buffer) -> tuple[PrimExpr, int]:
     extents = {lp.thread_binding: lp for lp in loops}
     x = extents.get("threadIdx.x")
     if x is None or not isinstance(x.extent, IntImm) or x.extent.value != 32:
-        raise DiagnosticError(f"buffer {buf.name} in scope {PER_WARP!r} needs threadIdx.x of extent 32 "
+        raise DiagnosticError(f"buffer {buf.name} in scope {buf.scope!r} needs threadIdx.x of extent 32 "
                               "(the lanes of a warp)", buf)
     index: PrimExpr = const(0, x.loop_var.dtype)
     count = 1
@@ -211,7 +214,7 @@ def _warp_index(loops: list[For], buf: Buffer) -> tuple[PrimExpr, int]:
         if loop is None:
             continue
         if not isinstance(loop.extent, IntImm):
-            raise DiagnosticError(f"buffer {buf.name} in scope {PER_WARP!r} needs a constant {tag}", buf)
+            raise DiagnosticError(f"buffer {buf.name} in scope {buf.scope!r} needs a constant {tag}", buf)
         index = index * loop.extent.value + loop.loop_var
         count *= loop.extent.value
     return index, count
