@@ -24,8 +24,30 @@ from unity.runtime.thread_pool import gomp_library
 from unity.target import Target
 
 
+LLVM_MIN = (17, 0)
+"""The oldest LLVM our IR parses on: we emit opaque pointers (`ptr`), which LLVM 17 made
+the only kind (llvmlite 0.45 and later ship LLVM 20; 0.44 ships LLVM 15)."""
+
+
+def check_llvm_version(found: tuple[int, ...]) -> None:
+    """Raise a clear error when llvmlite's LLVM is older than `LLVM_MIN`.
+
+    Example:
+        >>> check_llvm_version((20, 1, 8))
+        >>> check_llvm_version((15, 0, 7))
+        Traceback (most recent call last):
+        ...
+        RuntimeError: unity needs llvmlite >= 0.45 (LLVM >= 17, opaque pointers); this llvmlite has LLVM 15.0.7: pip install -U llvmlite
+    """
+    if tuple(found[:2]) < LLVM_MIN:
+        have = ".".join(map(str, found))
+        raise RuntimeError(f"unity needs llvmlite >= 0.45 (LLVM >= 17, opaque pointers); this "
+                           f"llvmlite has LLVM {have}: pip install -U llvmlite")
+
+
 @functools.cache
 def _init() -> None:
+    check_llvm_version(llvm.llvm_version_info)
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     llvm.load_library_permanently(gomp_library())  # GOMP_parallel for JIT code
