@@ -102,3 +102,31 @@ def test_cuda_python_driver_copies_at_offsets():
     drv.read(mem, 4, out)
     np.testing.assert_array_equal(out, [1, 70, 71, 4])
     assert drv.pointer(mem, 12, 4, "int32") == np.uintp(int(mem) + 12)
+
+
+def test_an_onnx_if_decided_at_run_time_runs_on_the_cuda_vm(entry_only_ptx):
+    from onnx import TensorProto, helper
+
+    from unity.relax.frontend.onnx import from_onnx
+    from unity.runtime.cuda.device_api import use_driver
+
+    f = TensorProto.FLOAT
+
+    def branch(name, op):
+        return helper.make_graph([helper.make_node(op, ["x"], [name])], name, [],
+                                 [helper.make_tensor_value_info(name, f, [4, 8])])
+
+    nodes = [helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+             helper.make_node("Greater", ["m", "t"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=branch("a", "Exp"), else_branch=branch("b", "Neg"))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", f, [4, 8])],
+                              [helper.make_tensor_value_info("y", f, [4, 8])],
+                              initializer=[helper.make_tensor("t", f, [], [0.5])])
+    ex = unity.compile(from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])),
+                       target="cuda")
+    fake = FakeBindings(ex.kernels.lowered)
+    x = np.random.default_rng(2).random((4, 8), dtype=np.float32) * 0.4
+    with use_driver(CudaPythonDriver(0, bindings=fake)):
+        vm = relax.VirtualMachine(ex, unity.cuda())
+        np.testing.assert_allclose(vm["main"](x).numpy(), -x)
+        np.testing.assert_allclose(vm["main"](x + 0.5).numpy(), np.exp(x + 0.5), rtol=1e-6)

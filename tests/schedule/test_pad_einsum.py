@@ -72,6 +72,19 @@ def test_pad_einsum_errors():
         sch.pad_einsum(sch.get_block("B"), [4])
 
 
+def test_a_sum_whose_term_is_not_zero_on_padding_is_refused():
+    """softmax's denominator, exp(A - M) inlined: every padded k would add exp(0) = 1
+    (found by the random-schedule property test)."""
+    func = softmax(3, 5)
+    sch = Schedule(func)
+    sch.compute_inline(sch.get_block("E"))
+    with pytest.raises(ScheduleError, match="block S adds a term that is not zero where the "
+                       "reduction variable v_k2 is padded"):
+        sch.pad_einsum(sch.get_block("S"), [2, 2])
+    sch.pad_einsum(sch.get_block("S"), [2, 1])  # the spatial axis alone: the padded rows are dropped
+    check_same_result(func, sch.mod)
+
+
 def test_pad_einsum_pads_a_symbolic_extent_to_a_multiple():
     import numpy as np
 

@@ -201,6 +201,31 @@ class BlockBuilder:
         """
         return self._normalize(expr, emit_nested=True)
 
+    @contextmanager
+    def nested(self) -> Iterator[list[BindingBlock]]:
+        """Collect what is emitted inside into blocks of their own, kept out of the function
+        (the body of an `If` branch: ``SeqExpr(tuple(blocks), result)``); the yielded list
+        is filled when the scope ends.  Only outside dataflow blocks (relax has no `If`
+        inside one).
+
+        Example:
+            >>> with bb.nested() as blocks:  # doctest: +SKIP
+            ...     y = bb.emit(op.exp(x))
+            >>> branch = SeqExpr(tuple(blocks), y)  # doctest: +SKIP
+        """
+        frame = self._require_frame("nested")
+        if frame.dataflow:
+            raise RuntimeError("BlockBuilder: nested scopes (If branches) are not allowed in a dataflow block")
+        self._flush(frame)
+        start = len(frame.blocks)
+        blocks: list[BindingBlock] = []
+        try:
+            yield blocks
+        finally:
+            self._flush(frame)
+            blocks.extend(frame.blocks[start:])
+            del frame.blocks[start:]
+
     # -- low-level block control (used by passes that rebuild functions) ------------------
     def begin_block(self, dataflow: bool) -> None:
         """Start a (dataflow) binding block outside `function` scopes (for passes).

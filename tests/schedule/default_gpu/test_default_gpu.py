@@ -201,7 +201,7 @@ def test_short_reductions_run_serially_one_thread_per_output():
     mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, y])}))
     lowered = lower_cuda(mod)
     (launch,) = [s for s in lowered.script().splitlines() if "tir.cuda.launch" in s]
-    assert ", 256, 1, 1" in launch  # 2 * 3 * 5 * 5 outputs over blocks of 256 threads
+    assert '"main_kernel0", 1, 1, 1, 150, 1, 1' in launch  # 2 * 3 * 5 * 5 outputs: one block of 150 threads
     out = np.zeros((2, 3, 5, 5), np.float32)
     emulate(lowered, xv, out)
     pad = np.pad(xv, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
@@ -285,3 +285,30 @@ def test_a_long_reduction_over_few_tiles_is_split_across_thread_blocks():
     out = np.zeros((1, 32, 4, 4), np.float32)
     emulate(lowered, xv, wv, out)
     np.testing.assert_allclose(out, conv2d_nchw_python(xv, wv, 1, 1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows", [4, 40])  # a short reduction (32 elements) and a long one
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_a_reduction_to_one_value_runs_in_one_thread_block(rows, dtype):
+    shape = (tir.const(rows, dtype), tir.const(8, dtype))
+    a = te.placeholder(shape, "float32", "a")
+    k0, k1 = te.reduce_axis((tir.const(0, dtype), shape[0]), "k0"), te.reduce_axis((tir.const(0, dtype), shape[1]), "k1")
+    out = te.compute((), lambda: te.max(a[k0, k1], axis=[k0, k1]), "out")
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([a, out])}))
+    av = np.random.default_rng(rows).standard_normal((rows, 8)).astype("float32")
+    _matches_everywhere(mod, [av], np.array(av.max(), "float32"))
+
+
+def test_the_serial_fallback_of_a_reduction_to_one_value():
+    from unity.schedule import Schedule
+    from unity.schedule.default.analysis import block_infos
+    from unity.schedule.default_gpu.rules import schedule_serial_reduction
+
+    a = te.placeholder((12, 5), "float32", "a")
+    k0, k1 = te.reduce_axis((0, 12), "k0"), te.reduce_axis((0, 5), "k1")
+    out = te.compute((), lambda: te.sum(a[k0, k1], axis=[k0, k1]), "out")
+    func = te.create_prim_func([a, out])
+    sch = Schedule(func)
+    schedule_serial_reduction(sch, block_infos(func)[0])
+    av = np.random.default_rng(3).standard_normal((12, 5)).astype("float32")
+    _matches_everywhere(sch.mod, [av], np.array(av.sum(), "float32"))

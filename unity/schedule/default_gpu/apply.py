@@ -25,14 +25,14 @@ from collections.abc import Collection
 
 from unity.ir.module import IRModule
 from unity.schedule.default.analysis import BlockInfo, block_infos
-from unity.schedule.default.normalize import unit_indices_as_vars
+from unity.schedule.default.normalize import unit_indices_as_vars, with_root_block
 from unity.schedule.default_gpu.gemm import (
     finish_gemm, gemm_roles, prepare_gemm, rows_fastest, split_k,
 )  # fmt: skip
 from unity.schedule.default_gpu.matmul import schedule_matmul_tiled
 from unity.schedule.default_gpu.tensor_core import schedule_matmul_wmma, wmma_operands
 from unity.schedule.default_gpu.rules import (
-    row_chain, schedule_reduction, schedule_row_chain, schedule_spatial,
+    row_chain, schedule_reduction, schedule_row_chain, schedule_serial_reduction, schedule_spatial,
 )  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
@@ -70,7 +70,7 @@ def schedule_gpu_primfunc(func: PrimFunc, threads: int = 256) -> PrimFunc:
     Example:
         >>> scheduled = schedule_gpu_primfunc(func)  # doctest: +SKIP
     """
-    func = unit_indices_as_vars(func)
+    func = unit_indices_as_vars(with_root_block(func))
     sch = Schedule(func)
     infos = block_infos(func)
     if infos is None:
@@ -185,7 +185,9 @@ def _schedule_block(sch: Schedule, info: BlockInfo, threads: int) -> None:
         else:
             sch.state, sch.trace = trial.state, trial.trace
             return
-    schedule_spatial(sch, info, threads)  # a reduction kept serial per thread
+        schedule_serial_reduction(sch, info, threads)
+        return
+    schedule_spatial(sch, info, threads)
 
 
 def _info_of(sch: Schedule, name: str) -> BlockInfo:

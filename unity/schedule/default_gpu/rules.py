@@ -37,6 +37,9 @@ def _spread(sch: Schedule, block, loops: list, threads: int) -> None:
     if not loops:
         loops = [sch.add_unit_loop(block)]
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    extent = as_int(sch.get(fused).extent)
+    if extent is not None and extent < threads:
+        threads = extent  # a small output: one block of exactly its size, no idle threads
     bx, tx = sch.split(fused, [None, threads])
     sch.bind(bx, "blockIdx.x")
     sch.bind(tx, "threadIdx.x")
@@ -88,22 +91,42 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, most_threads: int = 256) 
     if "R" not in info.loop_kinds:
         raise ScheduleError("schedule_reduction", f"block {info.name} has no reduction loop")
     extent = reduction_extent(info)
-    block = sch.get_block(info.name)
-    loops = sch.get_loops(block)
-    spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
-    reduce = [lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"]
-    sch.reorder(*spatial, *reduce)
-    if extent is not None and extent <= SHORT_REDUCTION:
+    block, spatial, reduce = _spatial_outside(sch, info)
+    if spatial and extent is not None and extent <= SHORT_REDUCTION:
         _spread(sch, block, spatial, most_threads)
         return
-    if not spatial:
-        spatial = [sch.add_unit_loop(block)]
+    if not spatial:  # a reduction to one value (a full max / sum): one thread block
+        spatial = [sch.add_unit_loop(reduce[0])]
     outer = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
     sch.bind(outer, "blockIdx.x")
     inner = sch.fuse(*reduce) if len(reduce) > 1 else reduce[0]
     k0, k1 = sch.split(inner, [None, reduction_threads(extent, most_threads)])
     sch.reorder(k1, k0)
     sch.bind(k1, "threadIdx.x")  # a cross-thread reduction
+
+
+def schedule_serial_reduction(sch: Schedule, info: BlockInfo, threads: int = 256) -> None:
+    """Each output of a reduction block reduced serially by one thread, the outputs spread
+    like a spatial block's (the fallback when the reduction cannot go across threads).
+
+    Example:
+        >>> schedule_serial_reduction(sch, info)  # doctest: +SKIP
+    """
+    block, spatial, reduce = _spatial_outside(sch, info)
+    if spatial:
+        _spread(sch, block, spatial, threads)
+    else:  # one value: one thread of one block
+        sch.bind(sch.add_unit_loop(reduce[0]), "blockIdx.x")
+
+
+def _spatial_outside(sch: Schedule, info: BlockInfo) -> tuple[object, list, list]:
+    """The block, its spatial loops and its reduction loops, reordered spatial-outermost."""
+    block = sch.get_block(info.name)
+    loops = sch.get_loops(block)
+    spatial = [lp for lp, kind in zip(loops, info.loop_kinds) if kind != "R"]
+    reduce = [lp for lp, kind in zip(loops, info.loop_kinds) if kind == "R"]
+    sch.reorder(*spatial, *reduce)
+    return block, spatial, reduce
 
 
 def row_chain(infos: list[BlockInfo]) -> int | None:

@@ -31,7 +31,7 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.state import LoopRV, ScheduleState
 from unity.schedule.tree import replace_stmts
 from unity.tir.buffer import BufferRegion
-from unity.tir.expr import IterType, Range, Var
+from unity.tir.expr import IntImm, IterType, Range, Var
 from unity.tir.stmt import BlockRealize, For, ForKind
 
 THREAD_TAGS = tuple(
@@ -50,7 +50,8 @@ def _set_kind(
         msg = f"loop {node.loop_var.name} is already {node.kind.value}{bound}"
         raise ScheduleError(primitive, msg, func, node)
     cross_thread = kind is ForKind.THREAD_BINDING and (tag or "").startswith("threadIdx")
-    if kind is not ForKind.UNROLLED and not cross_thread:
+    unit = isinstance(node.extent, IntImm) and node.extent.value == 1  # one iteration races with none
+    if kind is not ForKind.UNROLLED and not cross_thread and not unit:
         for realize in child_realizes(node):
             if node.loop_var in reduction_loop_vars(realize):
                 msg = (

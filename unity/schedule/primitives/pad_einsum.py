@@ -39,8 +39,10 @@ from unity.tir.buffer import Buffer, BufferRegion, decl_buffer
 from unity.tir.expr import (
     Add,
     BufferLoad,
+    Cast,
     IterType,
     IterVar,
+    Mul,
     PrimExpr,
     Range,
     Select,
@@ -88,6 +90,9 @@ def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> 
         if as_int(iv.dom.min) != 0:
             raise ScheduleError(P, f"iteration variable {iv.var.name} needs a domain from 0", func, blk)
         new_ext[iv.var] = _padded(iv.dom.extent, p)
+        grown = new_ext[iv.var] is not iv.dom.extent and not same_expr(new_ext[iv.var], iv.dom.extent)
+        if blk.init is not None and iv.iter_type is IterType.REDUCE and grown:
+            _check_zero_when_padded(blk, iv.var, func)
     accesses = _accesses(blk, func)
     shapes = {
         buf: [_cast(new_ext[v], buf.shape[d].dtype) for d, v in enumerate(idx)]
@@ -120,6 +125,31 @@ def pad_einsum(state: ScheduleState, block: BlockRV, padding: Sequence[int]) -> 
     new_anchor = replace_stmts(anchor, {loops[0][0]: nest})
     body = replace_stmts(func.body, {anchor: seq(*before, new_anchor, *after)})
     state.commit(func_name, alloc_in_root(func.replace(body=body), list(padded.values())))
+
+
+def _check_zero_when_padded(blk: Block, var: Var, func: object) -> None:
+    """The sum's added term must vanish where reduction variable `var` runs past its
+    extent: a product with a factor read at `var` from an input (zero-padded there).
+    ``exp(A[i, k] - M[i])`` would add ``exp(0) = 1`` per padded `k`."""
+    store: BufferStore = blk.body  # type: ignore[assignment]  # checked: a sum
+    add: Add = store.value  # type: ignore[assignment]
+    acc = [t for t in (add.a, add.b) if isinstance(t, BufferLoad) and t.buffer is store.buffer]
+    term = add.b if acc and acc[0] is add.a else add.a
+    factors, stack = [], [term]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Mul):
+            stack += [e.a, e.b]
+        elif isinstance(e, Cast):
+            stack.append(e.value)
+        else:
+            factors.append(e)
+    if not any(isinstance(f, BufferLoad) and f.buffer is not store.buffer
+               and any(i is var for i in f.indices) for f in factors):  # fmt: skip
+        msg = (f"block {blk.name_hint} adds a term that is not zero where the reduction variable "
+               f"{var.name} is padded (a product with a factor read at {var.name} would be): "
+               "padding it with zeros would change the sum")
+        raise ScheduleError(P, msg, func, blk)
 
 
 def _loops_of(path: list, realize: BlockRealize, func: object) -> list[tuple[For, IterVar]]:

@@ -205,9 +205,36 @@ class Context:
             return np.asarray(value)
         if isinstance(value, SymTensor):
             raise self.fail(f"needs {what} as plain numbers, got symbolic {value.values.tolist()}")
-        names = [self.graph_inputs[value]] if isinstance(value, Var) and value in self.graph_inputs else []
+        names = self.feeding_inputs(value) if isinstance(value, Expr) else []
         node = self.node
         raise ConstantInputRequired(what, names, node.name if node else "", node.op_type if node else "")
+
+    def feeding_inputs(self, value: Expr) -> list[str]:
+        """The graph inputs `value` is computed from (through the bindings emitted so
+        far), in first-use order: the inputs a user would have to make constants.
+
+        Example:
+            >>> ctx.feeding_inputs(ctx.emit(R.add(x, y)))  # doctest: +SKIP
+            ['x', 'y']
+        """
+        from unity.relax.expr_functor import ExprVisitor
+
+        found: dict[str, None] = {}
+        seen: set[Var] = set()
+        bb, inputs = self.bb, self.graph_inputs
+
+        class _Walk(ExprVisitor):
+            def visit_var_(self, var: Var) -> None:
+                if var in seen:
+                    return
+                seen.add(var)
+                if var in inputs:
+                    found.setdefault(inputs[var], None)
+                elif (bound := bb.lookup_binding(var)) is not None:
+                    self.visit_expr(bound)
+
+        _Walk().visit_expr(value)
+        return list(found)
 
     def ints(self, value: Value | None, what: str) -> list[int]:
         """A list of Python ints that must be known now (axes, pads, repeats...).

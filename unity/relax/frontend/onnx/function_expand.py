@@ -102,6 +102,12 @@ def _rewrite(node: onnx.NodeProto, rename: Callable[[str], str],
     out.output.extend(rename(n) for n in node.output)
     del out.attribute[:]
     for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH and not attr.ref_attr_name:
+            sub = onnx.AttributeProto()
+            sub.CopyFrom(attr)
+            _rewrite_graph(sub.g, rename, attrs)  # an If branch: its names (and the outer ones it reads) too
+            out.attribute.append(sub)
+            continue
         if not attr.ref_attr_name:
             out.attribute.append(attr)
             continue
@@ -115,6 +121,19 @@ def _rewrite(node: onnx.NodeProto, rename: Callable[[str], str],
     if not out.name:
         out.name = rename(node.op_type)
     return out
+
+
+def _rewrite_graph(graph: onnx.GraphProto, rename: Callable[[str], str],
+                   attrs: dict[str, onnx.AttributeProto]) -> None:  # fmt: skip
+    """Rename a subgraph of a body node in place, as `_rewrite` renames the body's nodes."""
+    nodes = [_rewrite(n, rename, attrs) for n in graph.node]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    for values in (graph.input, graph.output, graph.value_info):
+        for v in values:
+            v.name = rename(v.name)
+    for t in graph.initializer:
+        t.name = rename(t.name)
 
 
 def _dim(d: object) -> int | str:

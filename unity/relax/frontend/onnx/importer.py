@@ -37,6 +37,7 @@ from unity.ir.module import IRModule
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Constant, Expr, Var
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.frontend.onnx.control_flow import NeedsBindingBlocks, branches, convert_if
 from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.ops import CONVERTERS
@@ -103,11 +104,16 @@ def from_onnx(
     order = node_order(model.graph)
     _check_supported(model.graph, domains)
     check_attribute_types(order, domains)
-    importer = _GraphImporter(model.graph, max(version, MIN_OPSET), shape_dict or {}, dtype_dict,
-                              keep_params_in_input)  # fmt: skip
-    importer.domains = domains
-    importer.order = order
-    return importer.run()
+    for dataflow in (True, False):  # without dataflow blocks when an If is decided at run time
+        importer = _GraphImporter(model.graph, max(version, MIN_OPSET), shape_dict or {}, dtype_dict,
+                                  keep_params_in_input, dataflow)  # fmt: skip
+        importer.domains = domains
+        importer.order = order
+        try:
+            return importer.run()
+        except NeedsBindingBlocks:
+            continue
+    raise AssertionError("unreachable: the import without dataflow blocks takes any If")
 
 
 def _model_opset(model: onnx.ModelProto) -> int:
@@ -128,6 +134,8 @@ def _convertible(node: onnx.NodeProto, domains: Mapping[str, int]) -> bool:
     domain = "" if node.domain == "ai.onnx" else node.domain
     if domain == "" and node.op_type in CONVERTERS:
         return True
+    if domain == "" and node.op_type == "If":
+        return all(_convertible(n, domains) for g in branches(node) for n in g.node)
     if domain not in domains:
         return False
     return has_function_body(node.op_type, domain, domains[domain])
@@ -166,8 +174,10 @@ def _decode_attr(attr: onnx.AttributeProto) -> Any:
 
 class _GraphImporter:
     def __init__(self, graph: onnx.GraphProto, opset: int, shape_dict: Mapping[str, Sequence[int | str]],
-                 dtype_dict: Mapping[str, str] | str | None, keep_params: bool) -> None:  # fmt: skip
+                 dtype_dict: Mapping[str, str] | str | None, keep_params: bool,
+                 dataflow: bool = True) -> None:  # fmt: skip
         self.graph = graph
+        self.dataflow = dataflow
         self.opset = opset
         self.shape_dict = shape_dict
         self.dtype_dict = dtype_dict
@@ -195,10 +205,15 @@ class _GraphImporter:
             else:
                 self.env[name] = data
         with self.bb.function("main", params, attrs={"num_input": num_input}):
-            with self.bb.dataflow():
+            if self.dataflow:
+                with self.bb.dataflow():
+                    for name, node in self.order:
+                        self._convert(node, name=name)
+                    outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
+            else:
                 for name, node in self.order:
                     self._convert(node, name=name)
-                outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
+                outputs = [self._output(o.name) for o in self.graph.output]
             self.bb.emit_func_output(outputs[0] if len(outputs) == 1 else outputs)
         mod = self.bb.get()
         return mod.with_attr("params", {"main": [Constant(k) for k in kept]}) if self.keep_params else mod
@@ -274,13 +289,15 @@ class _GraphImporter:
         node = NodeView(name, proto.op_type, inputs, attrs, opset, len(proto.output), list(proto.input))
         self.ctx.node = node
         outputs = self._fold(proto, node)
-        if outputs is None and (proto.domain not in ("", "ai.onnx") or proto.op_type not in CONVERTERS):
+        runtime = proto.op_type in CONVERTERS or proto.op_type == "If"
+        if outputs is None and (proto.domain not in ("", "ai.onnx") or not runtime):
             self._expand(proto, node, opset)
             return
         if outputs is None:
             try:
-                result = CONVERTERS[proto.op_type](self.ctx, node)
-            except OnnxImportError:
+                result = (convert_if(self, proto, node) if proto.op_type == "If"
+                          else CONVERTERS[proto.op_type](self.ctx, node))  # fmt: skip
+            except (OnnxImportError, NeedsBindingBlocks):
                 raise
             except Exception as err:  # converters and struct-info inference: name the node
                 raise OnnxImportError(f"{type(err).__name__}: {err}", name, proto.op_type) from err

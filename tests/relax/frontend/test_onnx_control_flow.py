@@ -1,0 +1,149 @@
+"""ONNX `If`: inlined when its condition is known at import time, a relax `If` otherwise;
+each model checked against onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import unity
+from unity import relax
+from unity.relax.expr import DataflowBlock, If
+from unity.relax.frontend.onnx import ConstantInputRequired, OnnxImportError, from_onnx
+
+F = TensorProto.FLOAT
+
+
+def _graph(nodes, name, outputs, inputs=(), initializers=()):
+    return helper.make_graph(nodes, name, list(inputs),
+                             [helper.make_tensor_value_info(o, F, None) for o in outputs],
+                             initializer=list(initializers))
+
+
+def _model(nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def _run(model, feeds):
+    vm = relax.VirtualMachine(unity.compile(from_onnx(model)), unity.cpu())
+    out = vm["main"](*feeds.values())
+    outs = out if isinstance(out, tuple | list) else (out,)
+    return [o.numpy() for o in outs]
+
+
+def _reference(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _ifs(mod):
+    return [b.value for blk in mod["main"].body.blocks for b in blk.bindings if isinstance(b.value, If)]
+
+
+def _two_output_if_model():
+    """y, z = x * 2, x + w if sum(x) > 0 else -x, x - w   (w: outer initializer)."""
+    then_g = _graph([helper.make_node("Add", ["x", "x"], ["t0"]),
+                     helper.make_node("Add", ["x", "w"], ["t1"])], "then", ["t0", "t1"])
+    else_g = _graph([helper.make_node("Neg", ["x"], ["e0"]),
+                     helper.make_node("Sub", ["x", "w"], ["e1"])], "else", ["e0", "e1"])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y", "z"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Relu", ["y"], ["r"]),
+    ]
+    inits = [helper.make_tensor("zero", F, [], [0.0]),
+             helper.make_tensor("w", F, [3], [1.0, 2.0, 3.0])]
+    return _model(nodes, [helper.make_tensor_value_info("x", F, [2, 3])],
+                  [helper.make_tensor_value_info("r", F, [2, 3]), helper.make_tensor_value_info("z", F, [2, 3])],
+                  inits)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_runtime_condition_becomes_a_relax_if_and_runs_both_ways(sign):
+    model = _two_output_if_model()
+    mod = from_onnx(model)
+    assert len(_ifs(mod)) == 1
+    assert not any(isinstance(blk, DataflowBlock) for blk in mod["main"].body.blocks)
+    x = (np.random.default_rng(0).random((2, 3), dtype=np.float32) + 0.1) * sign
+    got = _run(model, {"x": x})
+    want = _reference(model, {"x": x})
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_a_condition_known_at_import_time_inlines_the_branch():
+    # 2-D or 3-D path chosen from the input's rank, as exported models do
+    then_g = _graph([helper.make_node("Mul", ["x", "x"], ["t"])], "then", ["t"])
+    else_g = _graph([helper.make_node("Neg", ["x"], ["e"])], "else", ["e"])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Size", ["shape"], ["rank"]),
+        helper.make_node("Equal", ["rank", "two"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["n", 3])],
+                   [helper.make_tensor_value_info("y", F, ["n", 3])],
+                   [helper.make_tensor("two", TensorProto.INT64, [], [2])])
+    mod = from_onnx(model)
+    assert not _ifs(mod)
+    assert all(isinstance(blk, DataflowBlock) for blk in mod["main"].body.blocks)
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(_run(model, {"x": x})[0], _reference(model, {"x": x})[0], rtol=1e-6)
+
+
+def test_nested_runtime_ifs():
+    inner_then = _graph([helper.make_node("Exp", ["x"], ["it"])], "inner_then", ["it"])
+    inner_else = _graph([helper.make_node("Abs", ["x"], ["ie"])], "inner_else", ["ie"])
+    then_g = _graph([helper.make_node("If", ["c2"], ["tv"], then_branch=inner_then, else_branch=inner_else)],
+                    "then", ["tv"])
+    else_g = _graph([helper.make_node("Neg", ["x"], ["ev"])], "else", ["ev"])
+    nodes = [helper.make_node("If", ["c1"], ["y"], then_branch=then_g, else_branch=else_g)]
+    b = TensorProto.BOOL
+    model = _model(nodes, [helper.make_tensor_value_info("c1", b, []), helper.make_tensor_value_info("c2", b, [1]),
+                           helper.make_tensor_value_info("x", F, [5])],
+                   [helper.make_tensor_value_info("y", F, [5])])
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    for c1 in (True, False):
+        for c2 in (True, False):
+            feeds = {"c1": np.array(c1), "c2": np.array([c2]), "x": x}
+            np.testing.assert_allclose(_run(model, feeds)[0], _reference(model, feeds)[0], rtol=1e-6)
+
+
+def test_branches_with_different_output_counts_name_the_node():
+    then_g = _graph([helper.make_node("Neg", ["x"], ["t"])], "then", ["t"])
+    else_g = _graph([helper.make_node("Neg", ["x"], ["e0"]), helper.make_node("Abs", ["x"], ["e1"])],
+                    "else", ["e0", "e1"])
+    node = helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                            helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match=r"If node \"pick\".*branch 'else' has 2 outputs; the If has 1"):
+        from_onnx(model)
+
+
+def test_a_non_scalar_runtime_condition_is_rejected():
+    then_g = _graph([helper.make_node("Neg", ["x"], ["t"])], "then", ["t"])
+    else_g = _graph([helper.make_node("Abs", ["x"], ["e"])], "else", ["e"])
+    node = helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, [2]),
+                                            helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    with pytest.raises(OnnxImportError, match=r"pick.*condition must have one element, got shape \(2,\)"):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_a_shape_computed_from_an_input_names_that_input():
+    nodes = [helper.make_node("Abs", ["s"], ["s2"]), helper.make_node("Reshape", ["x", "s2"], ["y"], name="r")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [6]),
+                           helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                   [helper.make_tensor_value_info("y", F, [2, 3])])
+    with pytest.raises(ConstantInputRequired, match="comes from s$") as err:
+        from_onnx(model)
+    assert err.value.input_names == ["s"]
