@@ -116,7 +116,8 @@ class FakeBindings:
     def _view(self, address: int, dtype: str) -> np.ndarray:
         for base, mem in self.memory.items():
             if base <= address < base + mem.nbytes:
-                return mem[address - base:].view(dtype)
+                rest = mem[address - base:]  # whole elements of `dtype` (a pool's tail may be ragged)
+                return rest[:rest.size // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize].view(dtype)
         raise AssertionError(f"kernel argument {address:#x} is not device memory")
 
     def _check_range(self, address: int, nbytes: int) -> None:

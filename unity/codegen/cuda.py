@@ -35,7 +35,7 @@ from unity.tir.transform.gpu.wmma import (
 )  # fmt: skip
 
 C_TYPES = {
-    "float16": "half", "float32": "float", "float64": "double", "bool": "bool",
+    "float16": "half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double", "bool": "bool",
     "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
     "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
     "uint64": "unsigned long long",
@@ -87,7 +87,12 @@ _BINARY = {
 }  # fmt: skip
 """C operator of each binary node (integer `Div`/`Mod` truncate, as in C)."""
 
+_NARROW = {"float16": ("__float2half", "__half2float"), "bfloat16": ("__float2bfloat16", "__bfloat162float")}
+"""The 16-bit float types: (from float, to float) conversions.  bfloat16 math without a
+native spelling, as float16's, is computed in float and rounded back."""
+
 _PRELUDE = """#include <cuda_fp16.h>
+#include <cuda_bf16.h>
 #include <math_constants.h>
 
 __device__ __forceinline__ int unity_floordiv(int a, int b) {
@@ -369,8 +374,8 @@ class _KernelPrinter:
             text = "CUDART_INF_F" if v > 0 else "(-CUDART_INF_F)"
         else:
             text = repr(v) if node.dtype == "float64" else f"{float(v)!r}f"
-        if node.dtype == "float16":
-            return f"__float2half({text})"
+        if node.dtype in _NARROW:
+            return f"{_NARROW[node.dtype][0]}({text})"
         if node.dtype == "float64" and math.isinf(v):
             return "CUDART_INF" if v > 0 else "(-CUDART_INF)"
         return text if not text.startswith("-") else f"({text})"
@@ -378,10 +383,11 @@ class _KernelPrinter:
     def e_cast_(self, node: E.Cast) -> str:
         src = node.value.dtype
         value = self.expr(node.value)
-        if node.dtype == "float16" and src != "float16":
-            return f"__float2half((float)({value}))"
-        if src == "float16" and node.dtype != "float16":
-            return f"(({c_type(node.dtype)})__half2float({value}))"
+        if src in _NARROW and node.dtype != src:
+            value = f"{_NARROW[src][1]}({value})"  # through float
+            src = "float32"
+        if node.dtype in _NARROW and node.dtype != src:
+            return f"{_NARROW[node.dtype][0]}((float)({value}))"
         return f"(({c_type(node.dtype)})({value}))"
 
     def e_binary_op_(self, node: E.BinaryOp) -> str:
@@ -420,11 +426,11 @@ class _KernelPrinter:
         return isinstance(expr, E.Max) and (self.nonneg(expr.a) or self.nonneg(expr.b))
 
     def e_min_(self, node: E.Min) -> str:
-        fn = "__hmin" if node.dtype == "float16" else "min"
+        fn = "__hmin" if node.dtype in _NARROW else "min"
         return f"{fn}({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_max_(self, node: E.Max) -> str:
-        fn = "__hmax" if node.dtype == "float16" else "max"
+        fn = "__hmax" if node.dtype in _NARROW else "max"
         return f"{fn}({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_not_(self, node: E.Not) -> str:
@@ -445,12 +451,12 @@ class _KernelPrinter:
             raise DiagnosticError(f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling", node)
         arg_dtype = node.args[0].dtype if node.args else "*"
         template = table.get(arg_dtype) or table.get("*")
-        if template is None and arg_dtype == "float16" and "float32" in table:
-            # no half-precision spelling (erf, pow, tanh, ...): computed in float, rounded back
-            args = (f"__half2float({self.expr(a)})" if a.dtype == "float16" else self.expr(a)
+        if template is None and arg_dtype in _NARROW and "float32" in table:
+            # no 16-bit spelling (erf, pow, tanh, any bfloat16 math): in float, rounded back
+            args = (f"{_NARROW[a.dtype][1]}({self.expr(a)})" if a.dtype in _NARROW else self.expr(a)
                     for a in node.args)
             value = table["float32"].format(*args)
-            return f"__float2half({value})" if node.dtype == "float16" else value
+            return f"{_NARROW[node.dtype][0]}({value})" if node.dtype in _NARROW else value
         if template is None:
             raise DiagnosticError(
                 f"CUDA codegen: intrinsic {node.op.name} has no CUDA spelling for {arg_dtype}", node)

@@ -31,7 +31,7 @@ class Tensor:
         device = device if device is not None else cpu()
         if device.device_type != "cpu":
             raise ValueError(f"Tensor: device {device} is not supported yet; use unity.cpu()")
-        self._array = np.ascontiguousarray(array)
+        self._array = np.asarray(array, order="C")
         self.device = device
 
     @property

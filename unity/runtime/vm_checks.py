@@ -164,7 +164,7 @@ def _tensor_checker(spec: list[Any], where: str, slot_info: list[list[str]]) -> 
                 f"with shape {shape}"
             )
         _dim_checks(shape, text, what, where, consts, binds, checks, S, pending, slot_info)
-        return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+        return arr if arr.flags.c_contiguous else np.asarray(arr, order="C")
 
     return check
 

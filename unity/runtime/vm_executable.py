@@ -51,7 +51,7 @@ class Executable:
         if program.get("version") != 1:
             raise ValueError(f"Executable: unknown bytecode version {program.get('version')!r}")
         self.program = program
-        self.constants = [np.ascontiguousarray(c) for c in constants]
+        self.constants = [np.asarray(c, order="C") for c in constants]
         self.kernels = kernels
 
     @property

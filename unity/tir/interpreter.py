@@ -154,7 +154,7 @@ def _bind_buffer(
         _bind_dim(buf, f"dim {dim}", decl, int(size), env, checks)
     contiguous = arr
     if not arr.flags.c_contiguous:
-        contiguous = np.ascontiguousarray(arr)
+        contiguous = np.asarray(arr, order="C")
         copies.append((arr, contiguous))
     compact = [int(np.prod(arr.shape[d + 1:])) for d in range(arr.ndim)]
     for dim, (decl, stride) in enumerate(zip(buf.strides, compact)):

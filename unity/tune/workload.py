@@ -107,7 +107,7 @@ class _Keyer:
 
         if isinstance(obj, np.ndarray):
             self.emit("ndarray", obj.dtype.str, obj.shape)
-            self.digest.update(np.ascontiguousarray(obj).tobytes())
+            self.digest.update(np.asarray(obj, order="C").tobytes())
         else:  # sympy and other leaves: their printed form is canonical enough
             self.emit(type(obj).__qualname__, obj)
 

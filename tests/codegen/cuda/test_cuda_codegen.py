@@ -146,3 +146,31 @@ def test_float16_math_without_a_half_spelling_goes_through_float():
 
     want = np.array([erf(v) for v in x]) + np.tanh(x) + (x * x) ** 0.75
     np.testing.assert_allclose(out.astype("float64"), want, rtol=1e-2, atol=1e-2)
+
+
+def test_bfloat16_kernels_are_nv_bfloat16_with_math_in_float():
+    """bfloat16 had no C type ("no C type for dtype bfloat16": every bf16 model failed to
+    build for cuda): `__nv_bfloat16`, math through float, casts through float."""
+    import ml_dtypes
+
+    from unity.schedule.default_gpu import apply_default_gpu_schedules
+
+    a, b = te.placeholder((300,), "bfloat16", "a"), te.placeholder((300,), "bfloat16", "b")
+    out = te.compute((300,), lambda i: te.exp(a[i]) * b[i] + te.max(a[i], b[i])
+                     + a[i].astype("float16").astype("bfloat16"), "out")
+    mod = apply_default_gpu_schedules(unity.IRModule({"main": te.create_prim_func([a, b, out])}))
+    lib = unity.build(mod, "cuda -arch=sm_90")
+    src = lib.get_source("cuda")
+    assert "__nv_bfloat16* __restrict__ a" in src and "__float2bfloat16(expf(__bfloat162float(a[" in src
+    assert "__hmax(" in src and "__float2half((float)(__bfloat162float(a[" in src
+    if nvcc_path() is not None:
+        for arch in ("sm_90", "sm_75"):
+            compile_ptx(src, arch)
+    bf16 = ml_dtypes.bfloat16
+    av, bv = (np.random.default_rng(k).uniform(-2, 2, 300).astype(bf16) for k in (1, 2))
+    got = np.zeros(300, bf16)
+    lib.emulate("main", av, bv, got)
+    x, y = av.astype("float32"), bv.astype("float32")
+    want = np.exp(x).astype(bf16).astype("float32") * y
+    want = (want.astype(bf16).astype("float32") + np.maximum(x, y)).astype(bf16).astype("float32") + x
+    np.testing.assert_allclose(got.astype("float32"), want, rtol=2e-2, atol=2e-2)

@@ -111,6 +111,14 @@ def test_tensor_round_trips_and_copies(emulated):
     unity.cuda().sync()
 
 
+def test_a_scalar_keeps_its_rank_on_the_host_and_the_device(emulated):
+    """np.ascontiguousarray makes a 0-d array 1-d: a scalar input (a scale, a rate) was
+    refused by the CUDA VM as "expected rank 0, got rank 1"."""
+    for device in (unity.cpu(), unity.cuda()):
+        t = unity.runtime.tensor(np.array(2.5, "float32"), device)
+        assert t.shape == () and t.numpy().shape == () and float(t.numpy()) == 2.5
+
+
 def test_cuda_device_without_pycuda_or_stand_in_says_what_is_missing(mlp_pair):
     from unity.runtime.cuda import CudaUnavailableError, is_available
 

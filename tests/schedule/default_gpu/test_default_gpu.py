@@ -312,3 +312,26 @@ def test_the_serial_fallback_of_a_reduction_to_one_value():
     schedule_serial_reduction(sch, block_infos(func)[0])
     av = np.random.default_rng(3).standard_normal((12, 5)).astype("float32")
     _matches_everywhere(sch.mod, [av], np.array(av.sum(), "float32"))
+
+
+@pytest.mark.parametrize("reduction", ["add", "max", "mul"])
+def test_a_scatter_reduction_is_reduced_across_threads(reduction):
+    """ScatterND with a reduction: each output scans the updates under a hit test
+    (``if index == i: B = B op u``); the guarded update reduces across threads with the
+    combiner's identity where the test fails (it was rejected by LowerCrossThreadReduction)."""
+    x = te.placeholder((6, 40), name="x")
+    idx = te.placeholder((300, 1), "int64", name="idx")
+    upd = te.placeholder((300, 40), name="upd")
+    y = topi.scatter_nd(x, idx, upd, reduction)
+    mod = apply_default_gpu_schedules(IRModule({"main": te.create_prim_func([x, idx, upd, y])}))
+    rng = np.random.default_rng(7)
+    xv, uv = rng.standard_normal((6, 40)).astype("float32"), rng.uniform(0.5, 1.5, (300, 40)).astype("float32")
+    iv = rng.integers(0, 5, (300, 1)).astype("int64")  # row 5 is never hit; the others many times
+    ref = xv.copy()
+    op = {"add": np.add, "max": np.maximum, "mul": np.multiply}[reduction]
+    for u in range(300):
+        ref[iv[u, 0]] = op(ref[iv[u, 0]], uv[u])
+    for run in (lambda *a: emulate(lower_cuda(mod), *a), lambda *a: unity.build(mod, "llvm")["main"](*a)):
+        out = np.zeros((6, 40), np.float32)
+        run(xv, iv, uv, out)
+        np.testing.assert_allclose(out, ref, rtol=1e-4)

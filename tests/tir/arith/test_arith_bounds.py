@@ -121,3 +121,15 @@ def test_constraint_scope_on_a_modulus(ana):
 def test_bind_rejects_non_variables(ana):
     with pytest.raises(TypeError, match="tir.Var"):
         ana.bind(i + 1, R(0, 4))  # type: ignore[arg-type]
+
+
+def test_a_quotient_times_its_divisor_is_at_most_the_dividend():
+    """``x // s * (s * 3072)``: corners alone give x.max * s.max * 3072."""
+    a = Analyzer()
+    s = tir.SizeVar("s")
+    a.bind(x, R(0, 65536))
+    a.bind(s, R(1, 512))
+    for expr, hi in ((x // s * (s * 3072), 65535 * 3072), (x // s * s, 65535), ((3 * s) * (x // s), 65535 * 3)):
+        assert a.const_int_bound(expr) == ConstIntBound(0, hi), expr
+    a.bind(y, R(0, 513))  # y may be 0: no such bound
+    assert a.const_int_bound(x // y * y).max_value > 65535

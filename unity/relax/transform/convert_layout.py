@@ -352,7 +352,7 @@ class _Converter(ExprMutator):
             return base  # a scalar-like operand broadcasts the same in any layout
         if isinstance(base, Constant):
             data = base.data.reshape((1,) * (width - rank) + base.data.shape)
-            base = Constant(np.ascontiguousarray(data)) if width > rank else base
+            base = Constant(np.asarray(data, order="C")) if width > rank else base
         elif width > rank:
             base = self._emit(op.expand_dims(base, list(range(width - rank))), _hint(base))
         held = self._emit(op.permute_dims(base, list(layout)), _hint(base) + "_" + _digits(layout))

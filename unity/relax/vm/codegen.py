@@ -213,7 +213,7 @@ class _FunctionCodegen:
             key = id(expr.data)
             if key not in self.const_ids:
                 self.const_ids[key] = len(self.constants)
-                self.constants.append(np.ascontiguousarray(expr.data))
+                self.constants.append(np.asarray(expr.data, order="C"))
             emit(["const", dst, self.const_ids[key]])
         elif isinstance(expr, ShapeExpr):
             emit(["shape", dst, [self._tree(d, expr) for d in expr.values]])

@@ -104,7 +104,7 @@ class DevicePtr:
             >>> ptr.read(np.empty(2, "int32"))
             array([1, 2], dtype=int32)
         """
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")
         if array.nbytes != self.nbytes:
             raise ValueError(f"DevicePtr.write: {array.nbytes} bytes into {self.nbytes}")
         self.driver.write(self.mem, self.offset, array)

@@ -168,7 +168,7 @@ class CudaDriver(ABC):
         Example:
             >>> mem = driver().to_device(np.ones(4, "float32"))  # doctest: +SKIP
         """
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")
         mem = self.alloc(array.nbytes)
         self.write(mem, 0, array)
         return mem
@@ -259,7 +259,7 @@ class PycudaDriver(CudaDriver):
         Example:
             >>> driver().write(mem, 0, np.ones(4, "float32"))  # doctest: +SKIP
         """
-        self.cuda.memcpy_htod(int(mem) + offset, np.ascontiguousarray(array))
+        self.cuda.memcpy_htod(int(mem) + offset, np.asarray(array, order="C"))
 
     def read(self, mem: Any, offset: int, out: np.ndarray) -> None:
         """Copy `out.nbytes` bytes from byte `offset` of `mem` into `out`.

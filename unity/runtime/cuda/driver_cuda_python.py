@@ -163,7 +163,7 @@ class CudaPythonDriver(CudaDriver):
         Example:
             >>> drv.write(mem, 0, np.ones(4, "float32"))  # doctest: +SKIP
         """
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")
         if array.nbytes:
             self.call("cuMemcpyHtoD", int(mem) + offset, array.ctypes.data, array.nbytes)
 

@@ -104,7 +104,7 @@ class EmulatedDriver:
             >>> mem
             array([0, 0, 5, 6], dtype=uint8)
         """
-        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        raw = np.asarray(array, order="C").reshape(-1).view(np.uint8)
         mem[offset: offset + raw.size] = raw
 
     def read(self, mem: np.ndarray, offset: int, out: np.ndarray) -> None:

@@ -101,7 +101,7 @@ def cuda_tensor(array: np.ndarray, device: Device) -> CUDATensor:
     Example:
         >>> cuda_tensor(np.zeros(3, "int32"), Device("cuda", 0))  # doctest: +SKIP
     """
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")
     return CUDATensor(to_device(device.device_id, array), array.shape, array.dtype.name, device)
 
 

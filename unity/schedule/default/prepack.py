@@ -67,7 +67,7 @@ def pack_array(recipe: str, array: np.ndarray) -> np.ndarray:
         out = array.reshape(n // t, t, k).transpose(0, 2, 1)
     else:
         raise ValueError(f"pack_array: unknown packing recipe {recipe!r}")
-    return np.ascontiguousarray(out)
+    return np.asarray(out, order="C")
 
 
 def prepacked_params(func: PrimFunc) -> dict[int, str]:

@@ -38,7 +38,7 @@ def _spread(sch: Schedule, block, loops: list, threads: int) -> None:
         loops = [sch.add_unit_loop(block)]
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     extent = as_int(sch.get(fused).extent)
-    if extent is not None and extent < threads:
+    if extent is not None and 0 < extent < threads:
         threads = extent  # a small output: one block of exactly its size, no idle threads
     bx, tx = sch.split(fused, [None, threads])
     sch.bind(bx, "blockIdx.x")

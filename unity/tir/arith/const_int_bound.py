@@ -259,7 +259,32 @@ def _int_rule(b: BoundAnalyzer, expr: E.IntImm) -> Interval:
 
 
 def _mul_rule(b: BoundAnalyzer, expr: E.Mul) -> Interval:
-    return _corners(b.bound(expr.a), b.bound(expr.b), _mul)
+    result = _corners(b.bound(expr.a), b.bound(expr.b), _mul)
+    for fd, other in ((expr.a, expr.b), (expr.a, expr.b)[::-1]):
+        if isinstance(fd, E.FloorDiv):
+            tighter = _floordiv_times_divisor(b, fd, other)
+            if tighter is not None:
+                result = _intersect(result, tighter)
+    return result
+
+
+def _floordiv_times_divisor(b: BoundAnalyzer, fd: E.FloorDiv, other: E.PrimExpr) -> Interval | None:
+    """``x // d * (d * c)`` lies in ``[0, x * c]`` for ``x >= 0``, ``d >= 1``, ``c >= 0``
+    (the quotient times the divisor never exceeds `x`): a row index ``i // s * (s * 3072)``
+    whose corners, taken apart, would multiply the bounds of `i` and `s`."""
+    d_key = expr_key(fd.b, b.keys)
+    if expr_key(other, b.keys) == d_key:
+        c = 1
+    elif isinstance(other, E.Mul) and isinstance(other.b, E.IntImm) and expr_key(other.a, b.keys) == d_key:
+        c = other.b.value
+    elif isinstance(other, E.Mul) and isinstance(other.a, E.IntImm) and expr_key(other.b, b.keys) == d_key:
+        c = other.a.value
+    else:
+        return None
+    x_lo, x_hi = b.bound(fd.a)
+    if c < 0 or x_lo < 0 or b.bound(fd.b)[0] < 1:
+        return None
+    return (0, _mul(x_hi, c))
 
 
 def _floordiv_rule(b: BoundAnalyzer, expr: E.FloorDiv) -> Interval:

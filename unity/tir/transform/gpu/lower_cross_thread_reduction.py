@@ -142,6 +142,9 @@ def _rewrite(loop: For) -> Stmt | None:
 
 def _reduction(body: Stmt, block: object) -> tuple[type, Buffer, tuple[E.PrimExpr, ...], E.PrimExpr]:
     name = getattr(block, "name_hint", "?")
+    if isinstance(body, IfThenElse) and body.else_case is None:  # a guarded update (a scatter's
+        cls, out, index, value = _reduction(body.then_case, block)  # hit test): the identity else
+        return cls, out, index, E.Select(body.condition, value, _IDENTITY[cls](out.dtype))
     if isinstance(body, BufferStore) and type(body.value) in _IDENTITY:
         node = body.value
         for mine, other in ((node.a, node.b), (node.b, node.a)):  # type: ignore[attr-defined]

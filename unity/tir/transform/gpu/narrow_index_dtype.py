@@ -36,6 +36,7 @@ from unity.ir import dtype as dt
 from unity.ir.module import IRModule
 from unity.ir.transform import PassContext
 from unity.tir import expr as E
+from unity.tir.expr import conjoin
 from unity.tir.arith import Analyzer
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, StmtExprVisitor
@@ -83,27 +84,30 @@ class NarrowIndexDtype(PrimFuncPass):
             0
         """
         out = mod.map_functions(PrimFunc, self.transform_function)
-        twins: dict[str, tuple[str, int, list[int]]] = {}
+        twins: dict[str, tuple[str, list[dict[int, tuple[int, int]]]]] = {}
         for gv, func in list(out.items()):
             if not isinstance(func, PrimFunc) or func.attrs.get("calling_conv") != "cuda_kernel":
                 continue
             sizes = _symbolic(func)
-            for bound in SIZE_BOUNDS if sizes else ():
-                twin = _narrowed(func, dict.fromkeys(sizes, bound))
-                if twin is not None:
-                    name = f"{gv.name_hint}_i32"
-                    out[name] = twin.with_attr("global_symbol", name)
-                    twins[gv.name_hint] = (name, bound, [func.params.index(v) for v in sizes])
-                    break
+            boxes = _boxes(func, sizes) if sizes else []
+            if boxes:
+                name = f"{gv.name_hint}_i32"
+                out[name] = _narrowed(func).with_attr("global_symbol", name)
+                twins[gv.name_hint] = (name, [{func.params.index(v): b for v, b in box.items()} for box in boxes])
         if not twins:
             return out
         return out.map_functions(PrimFunc, lambda f: with_body(f, _ChooseLaunch(twins).visit_stmt(f.body)))
 
 
 SIZE_BOUNDS = (2**30, 2**24, 2**20, 2**16, 2**14, 2**12, 2**11, 2**10, 2**9, 2**8)
-"""Bounds tried for a kernel's symbolic sizes (each of them), largest first: its int32 twin
-is the one for the largest bound under which every index still provably fits (a kernel
-over `batch x seq x 3072` elements: both up to 512)."""
+"""Bounds tried for a kernel's symbolic sizes, largest first: its int32 twin is valid for
+the largest bound that all sizes may reach together with every index still provably in
+int32 (a kernel over `batch x seq x 3072` elements: both up to 512), and, with several
+sizes, for each one alone up to a larger bound while the others stay small (`SMALL`)."""
+
+SMALL = (1, 8)
+"""The bounds of the other sizes under which one size may grow further (batch 1 with a
+long sequence)."""
 
 
 def _symbolic(func: PrimFunc) -> list[E.Var]:
@@ -111,14 +115,44 @@ def _symbolic(func: PrimFunc) -> list[E.Var]:
     return [p for p in func.params if isinstance(p, E.Var) and _is_int64(p.dtype)]
 
 
-def _narrowed(func: PrimFunc, bounds: dict[E.Var, int]) -> PrimFunc | None:
-    """`func` in int32 when all its int64 values fit, with each variable of `bounds` in
-    `[0, bound]` (its parameters narrowed too); None when something might not fit."""
+def _boxes(func: PrimFunc, sizes: list[E.Var]) -> list[dict[E.Var, tuple[int, int]]]:
+    """Ranges of `sizes` under which `func` provably fits int32, as a union of boxes (each
+    size in `[lo, hi]`): all sizes up to one bound, then each size further with the others
+    small.  `lo` is 0, or 1 when a size divides an index (``i // s`` is unbounded at 0)."""
+    for lo in (0, 1):
+        together = next((b for b in SIZE_BOUNDS if _fits(func, dict.fromkeys(sizes, (lo, b)))), None)
+        if together is not None:
+            break
+    else:
+        return []
+    boxes = [dict.fromkeys(sizes, (lo, together))]
+    for var in sizes if len(sizes) > 1 else ():
+        for small in (s for s in SMALL if s < together):
+            bounds = dict.fromkeys(sizes, (lo, small))
+            alone = next((b for b in SIZE_BOUNDS if b <= together or _fits(func, bounds | {var: (lo, b)})), together)
+            if alone > together:
+                boxes.append(bounds | {var: (lo, alone)})
+    return [box for box in boxes if not any(o is not box and _within(box, o) for o in boxes)]
+
+
+def _within(box: dict[E.Var, tuple[int, int]], other: dict[E.Var, tuple[int, int]]) -> bool:
+    return all(box[v][1] <= other[v][1] for v in box) and box != other
+
+
+def _fits(func: PrimFunc, bounds: dict[E.Var, tuple[int, int]]) -> bool:
+    """Whether every int64 value of `func` provably fits int32 with each variable of
+    `bounds` in its `[lo, hi]`."""
     check = _FitsInt32()
-    for var, bound in bounds.items():
-        check.analyzer.bind(var, E.Range(E.const(0, var.dtype), E.const(bound + 1, var.dtype)))
+    for var, (lo, hi) in bounds.items():
+        check.analyzer.bind(var, E.Range(E.const(lo, var.dtype), E.const(hi - lo + 1, var.dtype)))
     check.visit_stmt(func.body)
-    if not check.fits or not check.seen:
+    return check.fits and check.seen
+
+
+def _narrowed(func: PrimFunc, bounds: dict[E.Var, tuple[int, int]] | None = None) -> PrimFunc | None:
+    """`func` in int32 (its parameters narrowed too), when with `bounds` all its int64
+    values fit (None otherwise; without bounds, fitting was already checked)."""
+    if bounds is not None and not _fits(func, bounds):
         return None
     narrow = _Narrow()
     body = narrow.visit_stmt(func.body)
@@ -129,7 +163,7 @@ def _narrowed(func: PrimFunc, bounds: dict[E.Var, int]) -> PrimFunc | None:
 class _ChooseLaunch(StmtExprMutator):
     """A launch of a kernel with an int32 twin: the twin while the sizes are in bounds."""
 
-    def __init__(self, twins: dict[str, tuple[str, int, list[int]]]) -> None:
+    def __init__(self, twins: dict[str, tuple[str, list[dict[int, tuple[int, int]]]]]) -> None:
         super().__init__()
         self.twins = twins
 
@@ -137,12 +171,17 @@ class _ChooseLaunch(StmtExprMutator):
         call = stmt.value
         if not (isinstance(call, E.Call) and call.op is launch_op and call.args[0].value in self.twins):
             return stmt
-        name, bound, positions = self.twins[call.args[0].value]
+        name, boxes = self.twins[call.args[0].value]
         args = call.args[7:]
         cond: E.PrimExpr | None = None
-        for k in positions:
-            fits = args[k] <= E.const(bound, args[k].dtype)
-            cond = fits if cond is None else E.logical_and(cond, fits)
+        for box in boxes:
+            parts = []
+            for k, (lo, hi) in box.items():
+                if lo:
+                    parts.append(E.const(lo, args[k].dtype) <= args[k])
+                parts.append(args[k] <= E.const(hi, args[k].dtype))
+            inside = conjoin(parts)
+            cond = inside if cond is None else E.logical_or(cond, inside)
         twin = Evaluate(call.replace(args=(E.StringImm(name), *call.args[1:])))
         return IfThenElse(cond, twin, stmt)
 

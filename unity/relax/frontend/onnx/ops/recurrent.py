@@ -62,13 +62,13 @@ def _pick(ctx: Context, value: Value | None, d: int) -> Expr | None:
     if value is None:
         return None
     if isinstance(value, np.ndarray):
-        return ctx.expr(np.ascontiguousarray(value[d]))
+        return ctx.expr(np.asarray(value[d], order="C"))
     return ctx.emit(R.take(ctx.expr(value), ctx.expr(np.array(d, "int64")), 0))
 
 
 def _transposed(ctx: Context, value: Value | None, d: int) -> Expr:
     if isinstance(value, np.ndarray):
-        return ctx.expr(np.ascontiguousarray(value[d].T))
+        return ctx.expr(np.asarray(value[d].T, order="C"))
     picked = _pick(ctx, value, d)
     assert picked is not None
     return ctx.emit(R.permute_dims(picked, [1, 0]))
