@@ -2,8 +2,9 @@
 
 `shape_to_tensor` turns a (possibly symbolic) shape into an int64 tensor; the
 trigonometric and bitwise ops are elementwise; `topk`, `gather_nd`,
-`scatter_nd`, `cumprod` and `resize` follow the ONNX operators of the same name.  Their
-legalization rules live in `relax.transform.legalize_ops.onnx_extra`, like every op family's.
+`scatter_nd`, `cumprod`, `resize` and `grid_sample` follow the ONNX operators of the same
+name.  Their legalization rules live in `relax.transform.legalize_ops.onnx_extra`, like every
+op family's.
 
 Example:
     >>> from unity.relax.expr import ShapeExpr
@@ -268,6 +269,59 @@ def resize(op: RelaxOp, x: Expr, attrs: ResizeAttrs) -> Call:
         'nearest'
     """
     return Call(op, (x,), attrs)
+
+
+@dataclass(frozen=True, slots=True)
+class GridSampleAttrs(Attrs):
+    """Interpolation method, padding mode and corner alignment of ONNX GridSample.
+
+    Example:
+        >>> from unity import relax
+        >>> img = relax.Var("img", relax.TensorStructInfo((1, 3, 8, 8), "float32"))
+        >>> grid = relax.Var("grid", relax.TensorStructInfo((1, 4, 5, 2), "float32"))
+        >>> _infer_grid_sample(grid_sample(img, grid, GridSampleAttrs("cubic"))).shape
+        (1, 3, 4, 5)
+    """
+
+    mode: str = "linear"
+    padding_mode: str = "zeros"
+    align_corners: bool = False
+
+
+def _infer_grid_sample(call: Call) -> StructInfo:
+    x, grid = tensor_arg(call, 0, "input"), tensor_arg(call, 1, "grid")
+    attrs = call.attrs
+    assert isinstance(attrs, GridSampleAttrs)
+    if attrs.mode not in ("nearest", "linear", "cubic"):
+        raise fail(call, f"has no mode {attrs.mode!r} (nearest, linear or cubic)")
+    if attrs.padding_mode not in ("zeros", "border", "reflection"):
+        padding = attrs.padding_mode
+        raise fail(call, f"has no padding mode {padding!r} (zeros, border or reflection)")
+    for sinfo, what in ((x, "input"), (grid, "grid")):
+        if not sinfo.dtype.startswith(("float", "bfloat")):
+            raise fail(call, f"expects a float {what}, got {sinfo.dtype}")
+    if x.ndim < 0 or grid.ndim < 0:
+        return TensorStructInfo(None, x.dtype, max(x.ndim, grid.ndim))
+    if x.ndim < 3 or grid.ndim != x.ndim:
+        raise fail(call, f"expects an (N, C, D1.., Dr) input and an (N, O1.., Or, r) grid of the "
+                         f"same rank, got ranks {x.ndim} and {grid.ndim}")  # fmt: skip
+    if x.shape is None or grid.shape is None:
+        return TensorStructInfo(None, x.dtype, x.ndim)
+    last, rank = grid.shape[-1], x.ndim - 2
+    if last.is_number and int(last) != rank:
+        raise fail(call, f"needs a grid of {rank} coordinates per point, got {last}")
+    return with_shape(x, [x.shape[0], x.shape[1], *grid.shape[1:-1]])
+
+
+@register_op("grid_sample", infer=_infer_grid_sample)
+def grid_sample(op: RelaxOp, x: Expr, grid: Expr, attrs: GridSampleAttrs) -> Call:
+    """Sample `x` at the normalized points of `grid` (ONNX GridSample semantics).
+
+    Example:
+        >>> grid_sample(x, grid, GridSampleAttrs("nearest")).attrs.mode  # doctest: +SKIP
+        'nearest'
+    """
+    return Call(op, (x, grid), attrs)
 
 
 def seq(values: Sequence[int]) -> tuple[int, ...]:

@@ -7,6 +7,7 @@ Example:
     4
 """
 
+from unity.topi.image.grid_sample import grid_sample
 from unity.topi.image.resize import resize, resize2d
 
-__all__ = ["resize", "resize2d"]
+__all__ = ["grid_sample", "resize", "resize2d"]

@@ -1,5 +1,6 @@
 """Legalize the ops of `relax.op.onnx_extra` (what the ONNX frontend needs beyond the core):
-trigonometry, topk, gather_nd, scatter_nd, cumprod, resize, bit shifts, shape_to_tensor.
+trigonometry, topk, gather_nd, scatter_nd, cumprod, resize, grid_sample, bit shifts,
+shape_to_tensor.
 
 Example:
     >>> from unity.relax.op import onnx_extra as X
@@ -44,6 +45,18 @@ def legalize_resize(bb: BlockBuilder, call: Call) -> Expr:
         a.coordinate_transformation_mode, a.nearest_mode, a.cubic_coeff_a, a.exclude_outside,
         scales, roi or None, a.extrapolation_value,
     )  # fmt: skip
+
+
+def legalize_grid_sample(bb: BlockBuilder, call: Call) -> Expr:
+    """`grid_sample(x, grid, GridSampleAttrs)` -> `topi.image.grid_sample`.
+
+    Example:
+        >>> legalize_grid_sample(bb, X.grid_sample(x, grid, X.GridSampleAttrs()))  # doctest: +SKIP
+    """
+    a = call.attrs
+    assert isinstance(a, X.GridSampleAttrs)
+    return call_te(bb, call, topi.image.grid_sample, call.args[0], call.args[1], a.mode,
+                   a.padding_mode, a.align_corners)  # fmt: skip
 
 
 def _shift(left: bool) -> object:
@@ -94,6 +107,7 @@ register_legalize(X.scatter_nd, attrs_rule(topi.scatter_nd, lambda a: {"reductio
 register_legalize(X.cumprod, attrs_rule(
     topi.cumprod, lambda a: {"axis": a.axis, "exclusive": a.exclusive, "reverse": a.reverse}))
 register_legalize(X.resize, legalize_resize)
+register_legalize(X.grid_sample, legalize_grid_sample)
 register_legalize(X.left_shift, te_rule(_shift(left=True)))  # type: ignore[arg-type]  # a TE fn
 register_legalize(X.right_shift, te_rule(_shift(left=False)))  # type: ignore[arg-type]  # a TE fn
 register_legalize(X.bitwise_xor, te_rule(topi.bitwise_xor))
