@@ -26,7 +26,7 @@ def _signal_module() -> unity.IRModule:
     with bb.function("main", [x, s, w]):
         with bb.dataflow():
             spectrum = bb.emit(S.dft(x, axis=1, length=16, inverse=True))
-            frames = bb.emit(S.stft(s, 4, 16, w))
+            frames = bb.emit(S.stft(s, w, frame_step=4, frame_length=16))
             mel = bb.emit(S.mel_weight_matrix(rate, low, high, 8, 32))
             out = bb.emit_output(relax.Tuple((spectrum, frames, mel)))
         bb.emit_func_output(out)

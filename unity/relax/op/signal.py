@@ -126,15 +126,16 @@ def _infer_stft(call: Call) -> StructInfo:
 def stft(
     op: RelaxOp,
     x: Expr,
+    window: Expr | None = None,
+    *,
     frame_step: int,
     frame_length: int,
-    window: Expr | None = None,
     onesided: bool = True,
 ) -> Call:
     """Windowed DFTs of frames of `x` ``[batch, samples, 1 or 2]`` (ONNX `STFT`).
 
     Example:
-        >>> stft(x, 8, 16).attrs.frame_length  # doctest: +SKIP
+        >>> stft(x, w, frame_step=8, frame_length=16).attrs.frame_length  # doctest: +SKIP
         16
     """
     args = (x,) if window is None else (x, window)

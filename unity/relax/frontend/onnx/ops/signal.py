@@ -90,7 +90,8 @@ def _stft(ctx: Context, node: NodeView) -> Value:
         msg = f"needs frame_step >= 1 and 1 <= frame_length <= {shape[1]}, got {step}, {length}"
         raise ctx.fail(msg)
     w = None if window is None else ctx.expr(window)
-    return ctx.emit(S.stft(x, step, length, w, bool(node.attr("onesided", 1))))
+    onesided = bool(node.attr("onesided", 1))
+    return ctx.emit(S.stft(x, w, frame_step=step, frame_length=length, onesided=onesided))
 
 
 def _output_dtype(node: NodeView) -> str:
