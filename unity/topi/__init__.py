@@ -9,7 +9,7 @@ Example:
     'T_add'
 """
 
-from unity.topi import image, nn, testing
+from unity.topi import image, nn, signal, testing
 from unity.topi.bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
 from unity.topi.broadcast import (
     add, divide, equal, floor_divide, floor_mod, greater, greater_equal, less, less_equal,
@@ -115,6 +115,7 @@ __all__ = [
     "scatter_nd",
     "sigmoid",
     "sign",
+    "signal",
     "sin",
     "sinh",
     "sort",
