@@ -14,6 +14,7 @@ from unity.relax.transform.call_tir_rewrite import CallTIRRewrite
 from unity.relax.transform.canonicalize_bindings import CanonicalizeBindings
 from unity.relax.transform.conv2d_winograd import Conv2dWinograd
 from unity.relax.transform.convert_layout import ConvertLayout
+from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
 from unity.relax.transform.dead_code_elimination import DeadCodeElimination
 from unity.relax.transform.decompose_ops import DecomposeOpsForInference
 from unity.relax.transform.eliminate_common_subexpr import EliminateCommonSubexpr
@@ -41,6 +42,7 @@ __all__ = [
     "CanonicalizeBindings",
     "Conv2dWinograd",
     "ConvertLayout",
+    "ConvertToDataflow",
     "DeadCodeElimination",
     "DecomposeOpsForInference",
     "EliminateCommonSubexpr",

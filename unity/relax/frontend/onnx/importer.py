@@ -46,6 +46,7 @@ from unity.relax.frontend.onnx.validate import (
     MIN_OPSET, check_attribute_types, check_opset, node_order,
 )  # fmt: skip
 from unity.relax.struct_info import Dim, TensorStructInfo, sym
+from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
 
 
 _NOT_FOLDED = frozenset({
@@ -110,9 +111,10 @@ def from_onnx(
         importer.domains = domains
         importer.order = order
         try:
-            return importer.run()
+            mod = importer.run()
         except NeedsBindingBlocks:
             continue
+        return mod if dataflow else ConvertToDataflow()(mod)  # dataflow blocks between the Ifs
     raise AssertionError("unreachable: the import without dataflow blocks takes any If")
 
 
