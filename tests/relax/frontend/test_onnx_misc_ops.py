@@ -1,0 +1,56 @@
+"""The ONNX ops of `frontend.onnx.ops.misc`: clear errors for bad nodes, and CUDA builds.
+
+Their numbers are checked by the ONNX backend node tests (`test_onnx_node.py`); here each
+op also compiles for `cuda` (nvcc accepts the C) and a malformed node names itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import unity
+from unity.codegen.cuda_build import compile_ptx, nvcc_path
+from unity.ir.transform import PassContext
+from unity.relax.frontend.onnx import OnnxImportError, from_onnx
+
+from .onnx_helpers import FLOAT, model, run_unity, tensor
+
+needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+
+
+def _bitcast_model(src: int, dst: int, opset: int = 26) -> object:
+    node = helper.make_node("BitCast", ["x"], ["y"], to=dst, name="bc")
+    return model([node], [tensor("x", src, [2, 3])], [tensor("y", dst, [2, 3])], opset=opset)
+
+
+def test_bitcast_float_to_int_on_the_cpu():
+    x = np.array([[1.0, -2.0, 0.5], [np.inf, 0.0, -0.0]], "float32")
+    (y,) = run_unity(from_onnx(_bitcast_model(FLOAT, TensorProto.INT32)), x)
+    np.testing.assert_array_equal(y, x.view("int32"))
+
+
+def test_bitcast_of_another_width_names_the_node():
+    proto = _bitcast_model(FLOAT, TensorProto.INT64)
+    want = 'BitCast node "bc": cannot reinterpret float32 as int64: float32 has 32 bits but int64 has 64'
+    with pytest.raises(OnnxImportError, match=re.escape(want)):
+        from_onnx(proto)
+
+
+CUDA_CASES = {
+    "bitcast": lambda: _bitcast_model(FLOAT, TensorProto.UINT32),
+}
+"""Each op's model, compiled for CUDA below."""
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", sorted(CUDA_CASES))
+def test_op_compiles_for_cuda_with_nvcc(name):
+    with PassContext(opt_level=0):
+        ex = unity.compile(from_onnx(CUDA_CASES[name]()), target="cuda")
+    kernels = ex.kernels
+    ptx = compile_ptx(kernels.source, kernels.arch)
+    assert re.search(r"\.entry\s+\w+", ptx)
