@@ -7,6 +7,7 @@ op also compiles for `cuda` (nvcc accepts the C) and a malformed node names itse
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -40,8 +41,29 @@ def test_bitcast_of_another_width_names_the_node():
         from_onnx(proto)
 
 
+def _col2im_model(cols: Sequence[int], image: Sequence[int], block: Sequence[int], **attrs: object) -> object:
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], name="c2i", **attrs)
+    consts = {"image": np.array(image, "int64"), "block": np.array(block, "int64")}
+    out = [cols[0], cols[1] // int(np.prod(block)), *image]
+    return model([node], [tensor("x", FLOAT, cols)], [tensor("y", FLOAT, out)], consts, opset=18)
+
+
+def test_col2im_with_a_wrong_window_count_names_the_node():
+    proto = _col2im_model([1, 4, 8], [4, 4], [2, 2])
+    want = 'Col2Im node "c2i": DiagnosticError: col2im expects input dim 2 = 9 windows [3, 3], got 8'
+    with pytest.raises(OnnxImportError, match=re.escape(want)):
+        from_onnx(proto)
+
+
+def test_col2im_with_pads_of_the_wrong_length_names_the_node():
+    proto = _col2im_model([1, 4, 9], [4, 4], [2, 2], pads=[1, 1])
+    with pytest.raises(OnnxImportError, match=re.escape('Col2Im node "c2i": expects 4 pads, got 2: [1, 1]')):
+        from_onnx(proto)
+
+
 CUDA_CASES = {
     "bitcast": lambda: _bitcast_model(FLOAT, TensorProto.UINT32),
+    "col2im": lambda: _col2im_model([2, 12, 12], [5, 4], [2, 2], strides=[2, 1], pads=[1, 0, 0, 1]),
 }
 """Each op's model, compiled for CUDA below."""
 
@@ -53,4 +75,5 @@ def test_op_compiles_for_cuda_with_nvcc(name):
         ex = unity.compile(from_onnx(CUDA_CASES[name]()), target="cuda")
     kernels = ex.kernels
     ptx = compile_ptx(kernels.source, kernels.arch)
-    assert re.search(r"\.entry\s+\w+", ptx)
+    entries = re.findall(r"\.entry\s+(\w+)\s*\(", ptx)
+    assert any(e.startswith(f"{name}_kernel") for e in entries), entries

@@ -1,4 +1,4 @@
-"""Legalize the ops of `relax.op.onnx_misc` to their TOPI kernels: bitcast.
+"""Legalize the ops of `relax.op.onnx_misc` to their TOPI kernels: bitcast, col2im.
 
 Example:
     >>> from unity.relax.op import onnx_misc as M
@@ -11,5 +11,8 @@ from __future__ import annotations
 from unity.relax.op import onnx_misc as M
 from unity.relax.transform.legalize_ops.common import attrs_rule, register_legalize
 from unity.topi.bitcast import bitcast
+from unity.topi.nn.col2im import col2im
 
 register_legalize(M.bitcast, attrs_rule(bitcast, lambda a: {"dtype": a.dtype}))
+register_legalize(M.col2im, attrs_rule(col2im, lambda a: {
+    "image": a.image, "block": a.block, "dilations": a.dilations, "pads": a.pads, "strides": a.strides}))

@@ -1,4 +1,4 @@
-"""ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast.
+"""ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast, Col2Im.
 
 Example:
     >>> sorted(CONVERTERS)[:1]
@@ -11,6 +11,28 @@ from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
 from unity.relax.op import onnx_misc as M
 from unity.topi.bitcast import can_bitcast
+
+
+def _positive(ctx: Context, name: str, values: list[int], rank: int,
+              low: int = 1) -> tuple[int, ...]:  # fmt: skip
+    """`values` checked to hold `rank` ints, each at least `low` (a clear error otherwise)."""
+    if len(values) != rank:
+        raise ctx.fail(f"expects {rank} {name}, got {len(values)}: {values}")
+    if any(v < low for v in values):
+        raise ctx.fail(f"expects {name} of at least {low}, got {values}")
+    return tuple(values)
+
+
+def _col2im(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    image = ctx.ints(node.input(1), "image_shape")
+    rank = len(image)
+    image_t = _positive(ctx, "image_shape dims", image, rank)
+    block = _positive(ctx, "block_shape dims", ctx.ints(node.input(2), "block_shape"), rank)
+    dilations = _positive(ctx, "dilations", list(node.attr("dilations", [1] * rank)), rank)
+    strides = _positive(ctx, "strides", list(node.attr("strides", [1] * rank)), rank)
+    pads = _positive(ctx, "pads", list(node.attr("pads", [0] * (2 * rank))), 2 * rank, 0)
+    return ctx.emit(M.col2im(x, M.Col2ImAttrs(image_t, block, dilations, pads, strides)))
 
 
 def _bitcast(ctx: Context, node: NodeView) -> Value:
@@ -29,5 +51,5 @@ def _bitcast(ctx: Context, node: NodeView) -> Value:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "BitCast": _bitcast,
+    "BitCast": _bitcast, "Col2Im": _col2im,
 }  # fmt: skip
