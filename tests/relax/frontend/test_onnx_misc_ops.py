@@ -18,7 +18,7 @@ from unity.codegen.cuda_build import compile_ptx, nvcc_path
 from unity.ir.transform import PassContext
 from unity.relax.frontend.onnx import OnnxImportError, from_onnx
 
-from .onnx_helpers import FLOAT, model, run_unity, tensor
+from .onnx_helpers import FLOAT, INT64, model, run_unity, tensor
 
 needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
 
@@ -61,8 +61,51 @@ def test_col2im_with_pads_of_the_wrong_length_names_the_node():
         from_onnx(proto)
 
 
+def _reverse_sequence_model(**attrs: object) -> object:
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], name="rs", **attrs)
+    inputs = [tensor("x", FLOAT, [4, 3]), tensor("lens", INT64, [3])]
+    return model([node], inputs, [tensor("y", FLOAT, [4, 3])], opset=10)
+
+
+def _tensor_scatter_model(update: Sequence[int] = (2, 3, 2, 4), **attrs: object) -> object:
+    node = helper.make_node("TensorScatter", ["past", "new", "pos"], ["y"], name="ts", **attrs)
+    inputs = [tensor("past", FLOAT, [2, 3, 5, 4]), tensor("new", FLOAT, update), tensor("pos", INT64, [2])]
+    return model([node], inputs, [tensor("y", FLOAT, [2, 3, 5, 4])], opset=24)
+
+
+def test_reverse_sequence_on_the_cpu():
+    x, lens = np.arange(12, dtype="float32").reshape(4, 3), np.array([4, 3, 1], "int64")
+    (y,) = run_unity(from_onnx(_reverse_sequence_model()), x, lens)
+    want = x.copy()
+    for b, n in enumerate(lens):
+        want[:n, b] = x[:n, b][::-1]
+    np.testing.assert_array_equal(y, want)
+
+
+def test_reverse_sequence_on_equal_axes_names_the_node():
+    proto = _reverse_sequence_model(batch_axis=0, time_axis=0)
+    want = 'ReverseSequence node "rs": expects batch_axis and time_axis to be 0 and 1, got 0 and 0'
+    with pytest.raises(OnnxImportError, match=re.escape(want)):
+        from_onnx(proto)
+
+
+def test_tensor_scatter_with_a_longer_update_names_the_node():
+    proto = _tensor_scatter_model(update=(2, 3, 6, 4))
+    want = 'TensorScatter node "ts": DiagnosticError: tensor_scatter cannot write an update into the cache'
+    with pytest.raises(OnnxImportError, match=re.escape(want)):
+        from_onnx(proto)
+
+
+def test_tensor_scatter_with_an_unknown_mode_names_the_node():
+    proto = _tensor_scatter_model(mode="ring")
+    with pytest.raises(OnnxImportError, match=re.escape("TensorScatter node \"ts\": has no mode 'ring'")):
+        from_onnx(proto)
+
+
 CUDA_CASES = {
     "bitcast": lambda: _bitcast_model(FLOAT, TensorProto.UINT32),
+    "reverse_sequence": _reverse_sequence_model,
+    "tensor_scatter": lambda: _tensor_scatter_model(mode="circular"),
     "col2im": lambda: _col2im_model([2, 12, 12], [5, 4], [2, 2], strides=[2, 1], pads=[1, 0, 0, 1]),
 }
 """Each op's model, compiled for CUDA below."""

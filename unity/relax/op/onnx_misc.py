@@ -1,7 +1,8 @@
 """More ONNX-only ops (beside `onnx_extra`): builders and struct-info inference.
 
 `bitcast` reads the bits of each element as another dtype (ONNX BitCast); `col2im` sums
-sliding-window columns into an image (ONNX Col2Im).  Their
+sliding-window columns into an image (ONNX Col2Im); `reverse_sequence` and `tensor_scatter`
+work per sample along a time axis (ONNX ReverseSequence, TensorScatter).  Their
 legalization rules live in `relax.transform.legalize_ops.onnx_misc`.
 
 Example:
@@ -17,9 +18,13 @@ import math
 from dataclasses import dataclass
 
 from unity.relax.expr import Attrs, Call, Expr
-from unity.relax.op.base import RelaxOp, fail, register_op, tensor_arg, with_shape
+from unity.relax.op.base import (
+    RelaxOp, fail, normalize_axis, register_op, tensor_arg, unify_dtype, with_shape,
+)  # fmt: skip
 from unity.relax.op.onnx_extra import DtypeAttrs
-from unity.relax.struct_info import UNKNOWN_DTYPE, StructInfo, TensorStructInfo
+from unity.relax.struct_info import (
+    UNKNOWN_DTYPE, StructInfo, TensorStructInfo, format_shape, prove_not_equal,
+)  # fmt: skip
 from unity.topi.bitcast import can_bitcast
 from unity.topi.nn.col2im import col2im_blocks
 
@@ -91,3 +96,108 @@ def col2im(op: RelaxOp, x: Expr, attrs: Col2ImAttrs) -> Call:
         'relax.col2im'
     """
     return Call(op, (x,), attrs)
+
+
+def _index_vector(call: Call, index: int, what: str) -> TensorStructInfo:
+    """Argument `index`: a 1-D integer tensor (per-sample lengths or positions)."""
+    sinfo = tensor_arg(call, index, what)
+    if sinfo.dtype not in (UNKNOWN_DTYPE, "int32", "int64"):
+        raise fail(call, f"expects {what} of dtype int32 or int64, got {sinfo.dtype}")
+    if sinfo.ndim not in (-1, 1):
+        raise fail(call, f"expects 1-D {what}, got rank {sinfo.ndim}")
+    return sinfo
+
+
+def _check_batch(call: Call, per_sample: TensorStructInfo, x: TensorStructInfo, batch: int, what: str) -> None:
+    if per_sample.shape is None or x.shape is None:
+        return
+    if prove_not_equal(per_sample.shape[0], x.shape[batch]):
+        raise fail(call, f"expects one {what} entry per sample ({x.shape[batch]}), got {per_sample.shape[0]}")
+
+
+@dataclass(frozen=True, slots=True)
+class ReverseSequenceAttrs(Attrs):
+    """The batch axis (one length per sample) and the time axis reversed.
+
+    Example:
+        >>> ReverseSequenceAttrs(batch_axis=0, time_axis=1).time_axis
+        1
+    """
+
+    batch_axis: int = 1
+    time_axis: int = 0
+
+
+def _infer_reverse_sequence(call: Call) -> StructInfo:
+    x = tensor_arg(call, 0, "input")
+    lengths = _index_vector(call, 1, "sequence lengths")
+    a = call.attrs
+    assert isinstance(a, ReverseSequenceAttrs)
+    if x.ndim < 0:
+        return x
+    batch, time = normalize_axis(call, a.batch_axis, x.ndim), normalize_axis(call, a.time_axis, x.ndim)
+    if batch == time:
+        raise fail(call, f"expects different batch and time axes, got {batch} for both")
+    _check_batch(call, lengths, x, batch, "sequence length")
+    return x
+
+
+@register_op("reverse_sequence", infer=_infer_reverse_sequence)
+def reverse_sequence(op: RelaxOp, x: Expr, lengths: Expr, batch_axis: int = 1, time_axis: int = 0) -> Call:
+    """Reverse the first ``lengths[b]`` steps of each sample along `time_axis` (ONNX ReverseSequence).
+
+    Example:
+        >>> reverse_sequence(x, lens, 0, 1).attrs.time_axis  # doctest: +SKIP
+        1
+    """
+    return Call(op, (x, lengths), ReverseSequenceAttrs(batch_axis, time_axis))
+
+
+@dataclass(frozen=True, slots=True)
+class TensorScatterAttrs(Attrs):
+    """The sequence axis of a cache, and whether writes wrap around it.
+
+    Example:
+        >>> TensorScatterAttrs(axis=-2, circular=True).circular
+        True
+    """
+
+    axis: int = -2
+    circular: bool = False
+
+
+def _infer_tensor_scatter(call: Call) -> StructInfo:
+    past, update = tensor_arg(call, 0, "past cache"), tensor_arg(call, 1, "update")
+    a = call.attrs
+    assert isinstance(a, TensorScatterAttrs)
+    unify_dtype(call, [past.dtype, update.dtype])
+    if past.ndim < 0 or update.ndim < 0:
+        return past
+    if past.ndim != update.ndim:
+        raise fail(call, f"expects a cache and an update of one rank, got {past.ndim} and {update.ndim}")
+    axis = normalize_axis(call, a.axis, past.ndim)
+    if axis == 0:
+        raise fail(call, "expects a sequence axis after the batch axis 0, got axis 0")
+    if past.shape is None or update.shape is None:
+        return past
+    for k, (p, u) in enumerate(zip(past.shape, update.shape, strict=True)):
+        longer = k == axis and p.is_number and u.is_number and int(u) > int(p)
+        if longer or (k != axis and prove_not_equal(p, u)):
+            shapes = f"{format_shape(past.shape)} and {format_shape(update.shape)}"
+            raise fail(call, f"cannot write an update into the cache along axis {axis}: {shapes}")
+    if len(call.args) > 2:
+        _check_batch(call, _index_vector(call, 2, "write indices"), past, 0, "write index")
+    return past
+
+
+@register_op("tensor_scatter", infer=_infer_tensor_scatter)
+def tensor_scatter(op: RelaxOp, past: Expr, update: Expr, write_indices: Expr | None = None,
+                   axis: int = -2, circular: bool = False) -> Call:  # fmt: skip
+    """`past` with `update` written along `axis` from ``write_indices[b]`` on (ONNX TensorScatter).
+
+    Example:
+        >>> tensor_scatter(cache, new, pos, circular=True).attrs.circular  # doctest: +SKIP
+        True
+    """
+    args = (past, update) if write_indices is None else (past, update, write_indices)
+    return Call(op, args, TensorScatterAttrs(axis, circular))

@@ -1,4 +1,5 @@
-"""Legalize the ops of `relax.op.onnx_misc` to their TOPI kernels: bitcast, col2im.
+"""Legalize the ops of `relax.op.onnx_misc` to their TOPI kernels: bitcast, col2im,
+reverse_sequence, tensor_scatter.
 
 Example:
     >>> from unity.relax.op import onnx_misc as M
@@ -12,7 +13,12 @@ from unity.relax.op import onnx_misc as M
 from unity.relax.transform.legalize_ops.common import attrs_rule, register_legalize
 from unity.topi.bitcast import bitcast
 from unity.topi.nn.col2im import col2im
+from unity.topi.sequence import reverse_sequence, tensor_scatter
 
 register_legalize(M.bitcast, attrs_rule(bitcast, lambda a: {"dtype": a.dtype}))
 register_legalize(M.col2im, attrs_rule(col2im, lambda a: {
     "image": a.image, "block": a.block, "dilations": a.dilations, "pads": a.pads, "strides": a.strides}))
+register_legalize(M.reverse_sequence, attrs_rule(
+    reverse_sequence, lambda a: {"batch_axis": a.batch_axis, "time_axis": a.time_axis}))
+register_legalize(M.tensor_scatter, attrs_rule(
+    tensor_scatter, lambda a: {"axis": a.axis, "circular": a.circular}))

@@ -1,4 +1,5 @@
-"""ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast, Col2Im.
+"""ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast, Col2Im,
+ReverseSequence, TensorScatter.
 
 Example:
     >>> sorted(CONVERTERS)[:1]
@@ -35,6 +36,27 @@ def _col2im(ctx: Context, node: NodeView) -> Value:
     return ctx.emit(M.col2im(x, M.Col2ImAttrs(image_t, block, dilations, pads, strides)))
 
 
+def _reverse_sequence(ctx: Context, node: NodeView) -> Value:
+    x, lengths = ctx.expr(node.input(0)), ctx.expr(node.input(1))
+    batch, time = ctx.normalize_axes([node.attr("batch_axis", 1), node.attr("time_axis", 0)], ctx.ndim(x))
+    if batch == time or max(batch, time) > 1:
+        raise ctx.fail(f"expects batch_axis and time_axis to be 0 and 1, got {batch} and {time}")
+    return ctx.emit(M.reverse_sequence(x, lengths, batch, time))
+
+
+def _tensor_scatter(ctx: Context, node: NodeView) -> Value:
+    past, update = ctx.expr(node.input(0)), ctx.expr(node.input(1))
+    mode = node.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        raise ctx.fail(f"has no mode {mode!r} (linear or circular)")
+    (axis,) = ctx.normalize_axes([node.attr("axis", -2)], ctx.ndim(past))
+    if axis == 0:
+        raise ctx.fail("expects the sequence axis after the batch axis, got axis 0")
+    indices = node.input(2)
+    write = None if indices is None else ctx.expr(indices)
+    return ctx.emit(M.tensor_scatter(past, update, write, axis, mode == "circular"))
+
+
 def _bitcast(ctx: Context, node: NodeView) -> Value:
     from unity.relax.frontend.onnx.importer import elem_dtype
 
@@ -51,5 +73,6 @@ def _bitcast(ctx: Context, node: NodeView) -> Value:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "BitCast": _bitcast, "Col2Im": _col2im,
+    "BitCast": _bitcast, "Col2Im": _col2im, "ReverseSequence": _reverse_sequence,
+    "TensorScatter": _tensor_scatter,
 }  # fmt: skip
