@@ -311,8 +311,6 @@ IMPORT_FAILURES: dict[str, str] = {
     'test_loop16_seq_none': 'control flow (Loop) is not supported',
     'test_maxpool_with_argmax_2d_precomputed_pads': 'MaxPool Indices output is not supported',
     'test_maxpool_with_argmax_2d_precomputed_strides': 'MaxPool Indices output is not supported',
-    'test_maxunpool_export_with_output_shape': 'MaxUnpool is not implemented',
-    'test_maxunpool_export_without_output_shape': 'MaxUnpool is not implemented',
     'test_melweightmatrix': 'MelWeightMatrix is not implemented',
     'test_momentum': 'training-only optimizer op (ai.onnx.preview.training)',
     'test_momentum_multiple': 'training-only optimizer op (ai.onnx.preview.training)',

@@ -102,10 +102,34 @@ def test_tensor_scatter_with_an_unknown_mode_names_the_node():
         from_onnx(proto)
 
 
+def _max_unpool_model(output_shape: Sequence[int] | None = None, **attrs: object) -> object:
+    names = ["x", "i"] + (["shape"] if output_shape is not None else [])
+    node = helper.make_node("MaxUnpool", names, ["y"], name="mu", kernel_shape=[2, 2], strides=[2, 2], **attrs)
+    inputs = [tensor("x", FLOAT, [1, 2, 3, 3]), tensor("i", INT64, [1, 2, 3, 3])]
+    consts = {} if output_shape is None else {"shape": np.array(output_shape, "int64")}
+    out = list(output_shape or [1, 2, 6, 6])
+    return model([node], inputs, [tensor("y", FLOAT, out)], consts, opset=22)
+
+
+def test_max_unpool_with_a_small_output_shape_names_the_node():
+    proto = _max_unpool_model([1, 2, 5, 6])
+    want = 'MaxUnpool node "mu": DiagnosticError: max_unpool has an output spatial shape [5, 6] smaller'
+    with pytest.raises(OnnxImportError, match=re.escape(want)):
+        from_onnx(proto)
+
+
+def test_max_unpool_with_another_channel_count_names_the_node():
+    proto = _max_unpool_model([1, 3, 6, 6])
+    want = 'MaxUnpool node "mu": has output_shape [1, 3, 6, 6], but the input starts (1, 2)'
+    with pytest.raises(OnnxImportError, match=re.escape(want)):
+        from_onnx(proto)
+
+
 CUDA_CASES = {
     "bitcast": lambda: _bitcast_model(FLOAT, TensorProto.UINT32),
     "reverse_sequence": _reverse_sequence_model,
     "tensor_scatter": lambda: _tensor_scatter_model(mode="circular"),
+    "max_unpool": lambda: _max_unpool_model([1, 2, 7, 6]),
     "col2im": lambda: _col2im_model([2, 12, 12], [5, 4], [2, 2], strides=[2, 1], pads=[1, 0, 0, 1]),
 }
 """Each op's model, compiled for CUDA below."""

@@ -2,7 +2,8 @@
 
 `bitcast` reads the bits of each element as another dtype (ONNX BitCast); `col2im` sums
 sliding-window columns into an image (ONNX Col2Im); `reverse_sequence` and `tensor_scatter`
-work per sample along a time axis (ONNX ReverseSequence, TensorScatter).  Their
+work per sample along a time axis (ONNX ReverseSequence, TensorScatter); `max_unpool` puts
+pooled values back at their MaxPool indices (ONNX MaxUnpool).  Their
 legalization rules live in `relax.transform.legalize_ops.onnx_misc`.
 
 Example:
@@ -27,6 +28,7 @@ from unity.relax.struct_info import (
 )  # fmt: skip
 from unity.topi.bitcast import can_bitcast
 from unity.topi.nn.col2im import col2im_blocks
+from unity.topi.nn.unpool import unpool_shape
 
 
 def _infer_bitcast(call: Call) -> StructInfo:
@@ -201,3 +203,48 @@ def tensor_scatter(op: RelaxOp, past: Expr, update: Expr, write_indices: Expr | 
     """
     args = (past, update) if write_indices is None else (past, update, write_indices)
     return Call(op, args, TensorScatterAttrs(axis, circular))
+
+
+@dataclass(frozen=True, slots=True)
+class MaxUnpoolAttrs(Attrs):
+    """The pooling window (kernel, strides, pads: all begins, then all ends) and the output's
+    spatial shape (empty: the shape the window infers).
+
+    Example:
+        >>> MaxUnpoolAttrs((2, 2), (2, 2), (0, 0, 0, 0)).output
+        ()
+    """
+
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    pads: tuple[int, ...]
+    output: tuple[int, ...] = ()
+
+
+def _infer_max_unpool(call: Call) -> StructInfo:
+    x, idx = tensor_arg(call, 0, "values"), tensor_arg(call, 1, "indices")
+    a = call.attrs
+    assert isinstance(a, MaxUnpoolAttrs)
+    rank = len(a.kernel)
+    if idx.dtype not in (UNKNOWN_DTYPE, "int64"):
+        raise fail(call, f"expects int64 indices, got {idx.dtype}")
+    if x.shape is None or len(x.shape) != rank + 2 or not all(d.is_number for d in x.shape[2:]):
+        raise fail(call, f"expects values of shape (N, C, {rank} static dims), got {format_shape(x.shape)}")
+    if idx.shape is not None and any(prove_not_equal(p, q) for p, q in zip(x.shape, idx.shape, strict=False)):
+        raise fail(call, f"expects indices shaped like the values, got {format_shape(idx.shape)}")
+    inferred = unpool_shape([int(d) for d in x.shape[2:]], a.kernel, a.strides, a.pads)
+    output = list(a.output or inferred)
+    if min(inferred) < 1 or any(o < i for o, i in zip(output, inferred, strict=True)):
+        raise fail(call, f"has an output spatial shape {output} smaller than the inferred {inferred}")
+    return with_shape(x, [x.shape[0], x.shape[1], *output])
+
+
+@register_op("max_unpool", infer=_infer_max_unpool)
+def max_unpool(op: RelaxOp, x: Expr, indices: Expr, attrs: MaxUnpoolAttrs) -> Call:
+    """Zeros with `x` written at the flat positions `indices` (ONNX MaxUnpool).
+
+    Example:
+        >>> max_unpool(x, i, MaxUnpoolAttrs((2, 2), (2, 2), (0,) * 4)).op.name  # doctest: +SKIP
+        'relax.max_unpool'
+    """
+    return Call(op, (x, indices), attrs)

@@ -1,5 +1,5 @@
 """ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast, Col2Im,
-ReverseSequence, TensorScatter.
+ReverseSequence, TensorScatter, MaxUnpool.
 
 Example:
     >>> sorted(CONVERTERS)[:1]
@@ -57,6 +57,29 @@ def _tensor_scatter(ctx: Context, node: NodeView) -> Value:
     return ctx.emit(M.tensor_scatter(past, update, write, axis, mode == "circular"))
 
 
+def _max_unpool(ctx: Context, node: NodeView) -> Value:
+    x, indices = ctx.expr(node.input(0)), ctx.expr(node.input(1))
+    if "kernel_shape" not in node.attrs:
+        raise ctx.fail("misses its kernel_shape attribute")
+    kernel = list(node.attr("kernel_shape"))
+    rank = len(kernel)
+    if ctx.ndim(x) != rank + 2:
+        raise ctx.fail(f"expects a rank-{rank + 2} input for a {rank}-D kernel, got rank {ctx.ndim(x)}")
+    attrs = M.MaxUnpoolAttrs(
+        _positive(ctx, "kernel_shape dims", kernel, rank),
+        _positive(ctx, "strides", list(node.attr("strides", [1] * rank)), rank),
+        _positive(ctx, "pads", list(node.attr("pads", [0] * (2 * rank))), 2 * rank, 0),
+    )
+    shape = node.input(2)
+    if shape is not None:
+        dims = _positive(ctx, "output_shape dims", ctx.ints(shape, "output_shape"), rank + 2)
+        n, c = ctx.shape(x)[:2]
+        if (n.is_number and int(n) != dims[0]) or (c.is_number and int(c) != dims[1]):
+            raise ctx.fail(f"has output_shape {list(dims)}, but the input starts ({n}, {c})")
+        attrs = M.MaxUnpoolAttrs(attrs.kernel, attrs.strides, attrs.pads, dims[2:])
+    return ctx.emit(M.max_unpool(x, indices, attrs))
+
+
 def _bitcast(ctx: Context, node: NodeView) -> Value:
     from unity.relax.frontend.onnx.importer import elem_dtype
 
@@ -74,5 +97,5 @@ def _bitcast(ctx: Context, node: NodeView) -> Value:
 
 CONVERTERS: dict[str, Converter] = {
     "BitCast": _bitcast, "Col2Im": _col2im, "ReverseSequence": _reverse_sequence,
-    "TensorScatter": _tensor_scatter,
+    "TensorScatter": _tensor_scatter, "MaxUnpool": _max_unpool,
 }  # fmt: skip
