@@ -422,7 +422,6 @@ IMPORT_FAILURES: dict[str, str] = {
     'test_unique_sorted_with_axis_3d': 'output shape depends on input values',
     'test_unique_sorted_with_negative_axis': 'output shape depends on input values',
     'test_unique_sorted_without_axis': 'output shape depends on input values',
-    'test_wrap_pad': 'Pad mode wrap is not supported',
 }
 
 NUMERIC_FAILURES: dict[str, str] = {

@@ -1,4 +1,5 @@
-"""The ONNX ops of `frontend.onnx.ops.misc`: clear errors for bad nodes, and CUDA builds.
+"""The ONNX ops of `frontend.onnx.ops.misc` (and Pad's wrap mode): clear errors for bad
+nodes, and CUDA builds.
 
 Their numbers are checked by the ONNX backend node tests (`test_onnx_node.py`); here each
 op also compiles for `cuda` (nvcc accepts the C) and a malformed node names itself.
@@ -123,6 +124,22 @@ def test_max_unpool_with_another_channel_count_names_the_node():
     want = 'MaxUnpool node "mu": has output_shape [1, 3, 6, 6], but the input starts (1, 2)'
     with pytest.raises(OnnxImportError, match=re.escape(want)):
         from_onnx(proto)
+
+
+@pytest.mark.parametrize(("pads", "numpy_pads"), [
+    ([0, 1, 5, 2, 0, 3], [(0, 2), (1, 0), (5, 3)]),  # wider than the axis: wraps again
+    ([1, -1, 0, 2, 0, 1], [(1, 2), (0, 0), (0, 1)]),  # a negative width crops
+])  # fmt: skip
+def test_pad_wrap_matches_numpy(pads, numpy_pads):
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    want = np.pad(x, [(max(b, 0), max(a, 0)) for b, a in numpy_pads], mode="wrap")
+    if pads[1] < 0:
+        want = want[:, -pads[1]:]
+    proto = model([node], [tensor("x", FLOAT, [2, 3, 4])], [tensor("y", FLOAT, want.shape)],
+                  {"pads": np.array(pads, "int64")}, opset=19)  # fmt: skip
+    (y,) = run_unity(from_onnx(proto), x)
+    np.testing.assert_array_equal(y, want)
 
 
 CUDA_CASES = {
