@@ -309,8 +309,6 @@ IMPORT_FAILURES: dict[str, str] = {
     'test_loop11': 'control flow (Loop) is not supported',
     'test_loop13_seq': 'control flow (Loop) is not supported',
     'test_loop16_seq_none': 'control flow (Loop) is not supported',
-    'test_maxpool_with_argmax_2d_precomputed_pads': 'MaxPool Indices output is not supported',
-    'test_maxpool_with_argmax_2d_precomputed_strides': 'MaxPool Indices output is not supported',
     'test_melweightmatrix': 'MelWeightMatrix is not implemented',
     'test_momentum': 'training-only optimizer op (ai.onnx.preview.training)',
     'test_momentum_multiple': 'training-only optimizer op (ai.onnx.preview.training)',

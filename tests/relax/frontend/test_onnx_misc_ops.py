@@ -1,5 +1,5 @@
-"""The ONNX ops of `frontend.onnx.ops.misc` (and Pad's wrap mode): clear errors for bad
-nodes, and CUDA builds.
+"""The ONNX ops of `frontend.onnx.ops.misc` (with Pad's wrap mode and MaxPool's Indices):
+clear errors for bad nodes, and CUDA builds.
 
 Their numbers are checked by the ONNX backend node tests (`test_onnx_node.py`); here each
 op also compiles for `cuda` (nvcc accepts the C) and a malformed node names itself.
@@ -142,11 +142,33 @@ def test_pad_wrap_matches_numpy(pads, numpy_pads):
     np.testing.assert_array_equal(y, want)
 
 
+def _pool_unpool_model() -> object:
+    pool = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    unpool = helper.make_node("MaxUnpool", ["y", "i"], ["z"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1])  # fmt: skip
+    outputs = [tensor("y", FLOAT, [2, 3, 3, 3]), tensor("i", INT64, [2, 3, 3, 3]), tensor("z", FLOAT, [2, 3, 5, 5])]
+    return model([pool, unpool], [tensor("x", FLOAT, [2, 3, 5, 5])], outputs, opset=22)
+
+
+def test_max_unpool_puts_max_pool_values_back_at_their_indices():
+    x = np.random.default_rng(1).permutation(150).astype("float32").reshape(2, 3, 5, 5)  # no ties
+    y, i, z = run_unity(from_onnx(_pool_unpool_model()), x)
+    want_y = np.zeros((2, 3, 3, 3), "float32")
+    for a, b in np.ndindex(3, 3):
+        rows, cols = slice(max(2 * a - 1, 0), 2 * a + 2), slice(max(2 * b - 1, 0), 2 * b + 2)
+        want_y[:, :, a, b] = x[:, :, rows, cols].max(axis=(2, 3))
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(x.reshape(-1)[i], y)  # flat over the whole input
+    want_z = np.where(np.isin(x, y), x, 0)
+    np.testing.assert_array_equal(z, want_z)
+
+
 CUDA_CASES = {
     "bitcast": lambda: _bitcast_model(FLOAT, TensorProto.UINT32),
     "reverse_sequence": _reverse_sequence_model,
     "tensor_scatter": lambda: _tensor_scatter_model(mode="circular"),
     "max_unpool": lambda: _max_unpool_model([1, 2, 7, 6]),
+    "max_pool_indices": _pool_unpool_model,
     "col2im": lambda: _col2im_model([2, 12, 12], [5, 4], [2, 2], strides=[2, 1], pads=[1, 0, 0, 1]),
 }
 """Each op's model, compiled for CUDA below."""

@@ -3,7 +3,8 @@
 `bitcast` reads the bits of each element as another dtype (ONNX BitCast); `col2im` sums
 sliding-window columns into an image (ONNX Col2Im); `reverse_sequence` and `tensor_scatter`
 work per sample along a time axis (ONNX ReverseSequence, TensorScatter); `max_unpool` puts
-pooled values back at their MaxPool indices (ONNX MaxUnpool).  Their
+pooled values back at their MaxPool indices (ONNX MaxUnpool), and `max_pool_indices` finds
+them (MaxPool's second output).  Their
 legalization rules live in `relax.transform.legalize_ops.onnx_misc`.
 
 Example:
@@ -248,3 +249,44 @@ def max_unpool(op: RelaxOp, x: Expr, indices: Expr, attrs: MaxUnpoolAttrs) -> Ca
         'relax.max_unpool'
     """
     return Call(op, (x, indices), attrs)
+
+
+@dataclass(frozen=True, slots=True)
+class MaxPoolIndicesAttrs(Attrs):
+    """The pooling window (kernel, strides, begin pads, dilations), the output's spatial shape,
+    and the index order within a plane (0: row-major, 1: column-major).
+
+    Example:
+        >>> MaxPoolIndicesAttrs((2, 2), (2, 2), (0, 0), (1, 1), (4, 4)).storage_order
+        0
+    """
+
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    pads_begin: tuple[int, ...]
+    dilations: tuple[int, ...]
+    output: tuple[int, ...]
+    storage_order: int = 0
+
+
+def _infer_max_pool_indices(call: Call) -> StructInfo:
+    x = tensor_arg(call, 0, "input")
+    a = call.attrs
+    assert isinstance(a, MaxPoolIndicesAttrs)
+    rank = len(a.kernel)
+    if x.shape is None or len(x.shape) != rank + 2 or not all(d.is_number for d in x.shape[2:]):
+        raise fail(call, f"expects an input of shape (N, C, {rank} static dims), got {format_shape(x.shape)}")
+    if a.storage_order not in (0, 1):
+        raise fail(call, f"has storage_order {a.storage_order}, not 0 (row-major) or 1 (column-major)")
+    return TensorStructInfo((x.shape[0], x.shape[1], *a.output), "int64")
+
+
+@register_op("max_pool_indices", infer=_infer_max_pool_indices)
+def max_pool_indices(op: RelaxOp, x: Expr, attrs: MaxPoolIndicesAttrs) -> Call:
+    """The flat index of each max-pooling window's maximum (ONNX MaxPool's `Indices`).
+
+    Example:
+        >>> max_pool_indices(x, MaxPoolIndicesAttrs((2,), (2,), (0,), (1,), (3,))).op.name  # doctest: +SKIP
+        'relax.max_pool_indices'
+    """
+    return Call(op, (x,), attrs)

@@ -1,5 +1,6 @@
 """ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast, Col2Im,
-ReverseSequence, TensorScatter, MaxUnpool.
+ReverseSequence, TensorScatter, MaxUnpool; and MaxPool's `Indices` output (`pool_indices`,
+called by the pooling converter).
 
 Example:
     >>> sorted(CONVERTERS)[:1]
@@ -8,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
 from unity.relax.op import onnx_misc as M
@@ -78,6 +80,21 @@ def _max_unpool(ctx: Context, node: NodeView) -> Value:
             raise ctx.fail(f"has output_shape {list(dims)}, but the input starts ({n}, {c})")
         attrs = M.MaxUnpoolAttrs(attrs.kernel, attrs.strides, attrs.pads, dims[2:])
     return ctx.emit(M.max_unpool(x, indices, attrs))
+
+
+def pool_indices(ctx: Context, x: Expr, pooled: Expr, kernel: list[int], strides: list[int],
+                 pads_begin: list[int], dilations: list[int], storage_order: int) -> Expr:  # fmt: skip
+    """MaxPool's `Indices` output: where each window of `pooled` found its maximum in `x`.
+
+    Example:
+        >>> pool_indices(ctx, x, y, [2, 2], [2, 2], [0, 0], [1, 1], 0)  # doctest: +SKIP
+    """
+    output = ctx.shape(pooled)[2:]
+    if not all(d.is_number for d in output):
+        raise ctx.fail(f"needs static output spatial dims for its Indices output, got {list(output)}")
+    attrs = M.MaxPoolIndicesAttrs(tuple(kernel), tuple(strides), tuple(pads_begin), tuple(dilations),
+                                  tuple(int(d) for d in output), storage_order)  # fmt: skip
+    return ctx.emit(M.max_pool_indices(x, attrs))
 
 
 def _bitcast(ctx: Context, node: NodeView) -> Value:
