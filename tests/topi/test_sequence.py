@@ -15,8 +15,8 @@ def _reverse_sequence_numpy(x, lengths, batch_axis, time_axis):
     for b, n in enumerate(lengths):
         src = np.take(x, b, axis=batch_axis)  # time_axis shifts down when batch_axis < time_axis
         t_axis = time_axis - (batch_axis < time_axis)
-        rev = np.concatenate([np.flip(np.take(src, np.arange(n), t_axis), t_axis),
-                              np.take(src, np.arange(n, x.shape[time_axis]), t_axis)], t_axis)  # fmt: skip
+        head = np.flip(np.take(src, np.arange(n), t_axis), t_axis)
+        rev = np.concatenate([head, np.take(src, np.arange(n, x.shape[time_axis]), t_axis)], t_axis)
         index = [slice(None)] * x.ndim
         index[batch_axis] = b
         out[tuple(index)] = rev

@@ -91,10 +91,13 @@ _CPP_KEYWORDS = """
     struct switch template this thread_local throw true try typedef typeid typename union unsigned
     using virtual void volatile wchar_t while xor xor_eq
 """
-_RESERVED = frozenset(_CPP_KEYWORDS.split()) | frozenset(
-    re.findall(r"[A-Za-z_]\w*(?=\()", " ".join(t for table in MATH_TEMPLATES.values() for t in table.values()))
-) | {"half", "min", "max", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "nvcuda",
-     "unity_floordiv", "unity_floormod"}  # fmt: skip
+_CALLED = " ".join(t for table in MATH_TEMPLATES.values() for t in table.values())
+_RESERVED = (
+    frozenset(_CPP_KEYWORDS.split())
+    | frozenset(re.findall(r"[A-Za-z_]\w*(?=\()", _CALLED))
+    | {"half", "min", "max", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "nvcuda"}
+    | {"unity_floordiv", "unity_floormod"}
+)
 """Names a kernel's variables must not take: C++ keywords and the functions generated code calls
 (an ONNX input named `new` or `exp` would otherwise break or shadow them)."""
 

@@ -20,7 +20,9 @@ def _col2im_numpy(cols, image, block, dilations, pads, strides):
     n, rows, _ = cols.shape
     channels = rows // math.prod(block)
     out = np.zeros((n, channels, *image), cols.dtype)
-    for c, (k, kernel) in itertools.product(range(channels), enumerate(itertools.product(*map(range, block)))):
+    for c, (k, kernel) in itertools.product(
+        range(channels), enumerate(itertools.product(*map(range, block)))
+    ):
         for w, window in enumerate(itertools.product(*map(range, blocks))):
             pos = [window[d] * strides[d] - pads[d] + kernel[d] * dilations[d] for d in range(rank)]
             if all(0 <= p < s for p, s in zip(pos, image, strict=True)):
@@ -45,11 +47,15 @@ def test_col2im_matches_numpy(image, block, dilations, pads, strides):
 
 def test_col2im_rejects_a_window_count_that_does_not_fit():
     x = te.placeholder((1, 4, 8), name="x")  # a 2x2 block on a 4x4 image makes 9 windows
-    with pytest.raises(ValueError, match=r"col2im: input dim 2 is 8, but the windows number 9 \(\[3, 3\]\)"):
+    with pytest.raises(
+        ValueError, match=r"col2im: input dim 2 is 8, but the windows number 9 \(\[3, 3\]\)"
+    ):
         col2im(x, (4, 4), (2, 2))
 
 
 def test_col2im_rejects_rows_that_are_not_whole_blocks():
     x = te.placeholder((1, 6, 9), name="x")
-    with pytest.raises(ValueError, match=r"input dim 1 \(6\) is not a multiple of prod\(block\) = 4"):
+    with pytest.raises(
+        ValueError, match=r"input dim 1 \(6\) is not a multiple of prod\(block\) = 4"
+    ):
         col2im(x, (4, 4), (2, 2))

@@ -1,4 +1,4 @@
-"""max_pool_indices vs a numpy loop over the windows (ONNX MaxPool's `Indices`, as its spec says)."""
+"""max_pool_indices vs a numpy loop over the windows (MaxPool's `Indices`, as its spec says)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,12 @@ def _indices_numpy(a, kernel, strides, pads_begin, dilations, output, storage_or
     for n, c, *o in itertools.product(*map(range, out.shape)):
         best = None
         for k in itertools.product(*map(range, kernel)):
-            pos = [o[d] * strides[d] - pads_begin[d] + k[d] * dilations[d] for d in range(len(kernel))]
-            if all(0 <= p < s for p, s in zip(pos, spatial, strict=True)) and (best is None or a[(n, c, *pos)] > best):
+            pos = [
+                o[d] * strides[d] - pads_begin[d] + k[d] * dilations[d] for d in range(len(kernel))
+            ]
+            if all(0 <= p < s for p, s in zip(pos, spatial, strict=True)) and (
+                best is None or a[(n, c, *pos)] > best
+            ):
                 best, where = a[(n, c, *pos)], pos
         if best is None:
             continue
@@ -50,9 +54,13 @@ def test_max_pool_indices_match_numpy(shape, kernel, strides, pads, dilations, o
 def test_a_window_entirely_in_the_padding_gives_minus_one():
     a = np.arange(4, dtype="float32").reshape(1, 1, 4)
     x = te.placeholder(a.shape, name="x")
-    check([x], max_pool_indices(x, (2,), (4,), (3,), (1,), (2,)), [a], np.array([[[-1, 2]]], "int64"))  # window 1 reads 1, 2
+    check(
+        [x], max_pool_indices(x, (2,), (4,), (3,), (1,), (2,)), [a], np.array([[[-1, 2]]], "int64")
+    )  # window 1 reads 1, 2
 
 
 def test_max_pool_indices_reject_a_bad_storage_order():
     with pytest.raises(ValueError, match="max_pool_indices: storage_order must be 0 or 1, got 2"):
-        max_pool_indices(te.placeholder((1, 1, 4, 4), name="x"), (2, 2), (2, 2), (0, 0), (1, 1), (2, 2), 2)
+        max_pool_indices(
+            te.placeholder((1, 1, 4, 4), name="x"), (2, 2), (2, 2), (0, 0), (1, 1), (2, 2), 2
+        )

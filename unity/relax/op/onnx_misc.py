@@ -111,11 +111,16 @@ def _index_vector(call: Call, index: int, what: str) -> TensorStructInfo:
     return sinfo
 
 
-def _check_batch(call: Call, per_sample: TensorStructInfo, x: TensorStructInfo, batch: int, what: str) -> None:
+def _check_batch(
+    call: Call, per_sample: TensorStructInfo, x: TensorStructInfo, batch: int, what: str
+) -> None:
     if per_sample.shape is None or x.shape is None:
         return
     if prove_not_equal(per_sample.shape[0], x.shape[batch]):
-        raise fail(call, f"expects one {what} entry per sample ({x.shape[batch]}), got {per_sample.shape[0]}")
+        raise fail(
+            call,
+            f"expects one {what} entry per sample ({x.shape[batch]}), got {per_sample.shape[0]}",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +143,10 @@ def _infer_reverse_sequence(call: Call) -> StructInfo:
     assert isinstance(a, ReverseSequenceAttrs)
     if x.ndim < 0:
         return x
-    batch, time = normalize_axis(call, a.batch_axis, x.ndim), normalize_axis(call, a.time_axis, x.ndim)
+    batch, time = (
+        normalize_axis(call, a.batch_axis, x.ndim),
+        normalize_axis(call, a.time_axis, x.ndim),
+    )
     if batch == time:
         raise fail(call, f"expects different batch and time axes, got {batch} for both")
     _check_batch(call, lengths, x, batch, "sequence length")
@@ -146,8 +154,10 @@ def _infer_reverse_sequence(call: Call) -> StructInfo:
 
 
 @register_op("reverse_sequence", infer=_infer_reverse_sequence)
-def reverse_sequence(op: RelaxOp, x: Expr, lengths: Expr, batch_axis: int = 1, time_axis: int = 0) -> Call:
-    """Reverse the first ``lengths[b]`` steps of each sample along `time_axis` (ONNX ReverseSequence).
+def reverse_sequence(
+    op: RelaxOp, x: Expr, lengths: Expr, batch_axis: int = 1, time_axis: int = 0
+) -> Call:
+    """Reverse the first ``lengths[b]`` steps of each sample along `time_axis` (ReverseSequence).
 
     Example:
         >>> reverse_sequence(x, lens, 0, 1).attrs.time_axis  # doctest: +SKIP
@@ -177,7 +187,9 @@ def _infer_tensor_scatter(call: Call) -> StructInfo:
     if past.ndim < 0 or update.ndim < 0:
         return past
     if past.ndim != update.ndim:
-        raise fail(call, f"expects a cache and an update of one rank, got {past.ndim} and {update.ndim}")
+        raise fail(
+            call, f"expects a cache and an update of one rank, got {past.ndim} and {update.ndim}"
+        )
     axis = normalize_axis(call, a.axis, past.ndim)
     if axis == 0:
         raise fail(call, "expects a sequence axis after the batch axis 0, got axis 0")
@@ -230,13 +242,19 @@ def _infer_max_unpool(call: Call) -> StructInfo:
     if idx.dtype not in (UNKNOWN_DTYPE, "int64"):
         raise fail(call, f"expects int64 indices, got {idx.dtype}")
     if x.shape is None or len(x.shape) != rank + 2 or not all(d.is_number for d in x.shape[2:]):
-        raise fail(call, f"expects values of shape (N, C, {rank} static dims), got {format_shape(x.shape)}")
-    if idx.shape is not None and any(prove_not_equal(p, q) for p, q in zip(x.shape, idx.shape, strict=False)):
+        raise fail(
+            call, f"expects values of shape (N, C, {rank} static dims), got {format_shape(x.shape)}"
+        )
+    if idx.shape is not None and any(
+        prove_not_equal(p, q) for p, q in zip(x.shape, idx.shape, strict=False)
+    ):
         raise fail(call, f"expects indices shaped like the values, got {format_shape(idx.shape)}")
     inferred = unpool_shape([int(d) for d in x.shape[2:]], a.kernel, a.strides, a.pads)
     output = list(a.output or inferred)
     if min(inferred) < 1 or any(o < i for o, i in zip(output, inferred, strict=True)):
-        raise fail(call, f"has an output spatial shape {output} smaller than the inferred {inferred}")
+        raise fail(
+            call, f"has an output spatial shape {output} smaller than the inferred {inferred}"
+        )
     return with_shape(x, [x.shape[0], x.shape[1], *output])
 
 
@@ -275,9 +293,14 @@ def _infer_max_pool_indices(call: Call) -> StructInfo:
     assert isinstance(a, MaxPoolIndicesAttrs)
     rank = len(a.kernel)
     if x.shape is None or len(x.shape) != rank + 2 or not all(d.is_number for d in x.shape[2:]):
-        raise fail(call, f"expects an input of shape (N, C, {rank} static dims), got {format_shape(x.shape)}")
+        raise fail(
+            call,
+            f"expects an input of shape (N, C, {rank} static dims), got {format_shape(x.shape)}",
+        )
     if a.storage_order not in (0, 1):
-        raise fail(call, f"has storage_order {a.storage_order}, not 0 (row-major) or 1 (column-major)")
+        raise fail(
+            call, f"has storage_order {a.storage_order}, not 0 (row-major) or 1 (column-major)"
+        )
     return TensorStructInfo((x.shape[0], x.shape[1], *a.output), "int64")
 
 

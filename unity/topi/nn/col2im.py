@@ -25,7 +25,7 @@ from unity.topi.utils import const_int, ravel
 
 def col2im_blocks(image: Sequence[int], block: Sequence[int], dilations: Sequence[int],
                   pads: Sequence[int], strides: Sequence[int]) -> list[int]:  # fmt: skip
-    """Windows along each spatial axis: ``(size + pads - dilation * (block - 1) - 1) // stride + 1``.
+    """Windows per spatial axis: ``(size + pads - dilation * (block - 1) - 1) // stride + 1``.
 
     `pads` holds all begins, then all ends (ONNX order).
 
@@ -34,8 +34,8 @@ def col2im_blocks(image: Sequence[int], block: Sequence[int], dilations: Sequenc
         [5, 3]
     """
     rank = len(image)
-    return [(image[d] + pads[d] + pads[d + rank] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
-            for d in range(rank)]  # fmt: skip
+    spans = [dilations[d] * (block[d] - 1) + 1 for d in range(rank)]
+    return [(image[d] + pads[d] + pads[d + rank] - spans[d]) // strides[d] + 1 for d in range(rank)]
 
 
 def _check(x: Tensor, image: Sequence[int], block: Sequence[int], blocks: Sequence[int]) -> int:
@@ -47,14 +47,24 @@ def _check(x: Tensor, image: Sequence[int], block: Sequence[int], blocks: Sequen
     size, count = math.prod(block), math.prod(blocks)
     rows, length = const_int(x.shape[1]), const_int(x.shape[2])
     if rows is None or rows % size != 0:
-        raise ValueError(f"col2im: input dim 1 ({x.shape[1]}) is not a multiple of prod(block) = {size}")
+        raise ValueError(
+            f"col2im: input dim 1 ({x.shape[1]}) is not a multiple of prod(block) = {size}"
+        )
     if length != count:
-        raise ValueError(f"col2im: input dim 2 is {x.shape[2]}, but the windows number {count} ({blocks})")
+        raise ValueError(
+            f"col2im: input dim 2 is {x.shape[2]}, but the windows number {count} ({blocks})"
+        )
     return size
 
 
-def col2im(x: Tensor, image: Sequence[int], block: Sequence[int], dilations: Sequence[int] | None = None,
-           pads: Sequence[int] | None = None, strides: Sequence[int] | None = None) -> Tensor:  # fmt: skip
+def col2im(
+    x: Tensor,
+    image: Sequence[int],
+    block: Sequence[int],
+    dilations: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+) -> Tensor:
     """Sum the columns of `x` into an image of spatial shape `image`, ``(N, C, *image)``.
 
     Window ``b`` (per axis) covers image positions ``b * stride - pad_begin + k * dilation``

@@ -27,7 +27,10 @@ from unity.topi.utils import const_int, ravel, unravel
 def _window_positions(out: Sequence[PrimExpr], offsets: Sequence[PrimExpr], strides: Sequence[int],
                       pads: Sequence[int], dilations: Sequence[int]) -> list[PrimExpr]:  # fmt: skip
     """Input position of kernel offset `offsets` in the window of output position `out`."""
-    return [o * s - p + k * d for o, k, s, p, d in zip(out, offsets, strides, pads, dilations, strict=True)]
+    return [
+        o * s - p + k * d
+        for o, k, s, p, d in zip(out, offsets, strides, pads, dilations, strict=True)
+    ]
 
 
 def _inside(pos: Sequence[PrimExpr], spatial: Sequence[int]) -> PrimExpr:
@@ -38,11 +41,21 @@ def _inside(pos: Sequence[PrimExpr], spatial: Sequence[int]) -> PrimExpr:
 
 
 def _clamped(pos: Sequence[PrimExpr], spatial: Sequence[int]) -> tuple[PrimExpr, ...]:
-    return tuple(tir.max(tir.min(p, size - 1), const(0, p.dtype)) for p, size in zip(pos, spatial, strict=True))
+    return tuple(
+        tir.max(tir.min(p, size - 1), const(0, p.dtype))
+        for p, size in zip(pos, spatial, strict=True)
+    )
 
 
-def max_pool_indices(x: Tensor, kernel: Sequence[int], strides: Sequence[int], pads_begin: Sequence[int],
-                     dilations: Sequence[int], output: Sequence[int], storage_order: int = 0) -> Tensor:  # fmt: skip
+def max_pool_indices(
+    x: Tensor,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads_begin: Sequence[int],
+    dilations: Sequence[int],
+    output: Sequence[int],
+    storage_order: int = 0,
+) -> Tensor:
     """int64 flat index of each window's maximum; windows of output spatial shape `output`.
 
     Window ``o`` (per axis) reads input positions ``o * stride - pad_begin + k * dilation``
@@ -62,9 +75,13 @@ def max_pool_indices(x: Tensor, kernel: Sequence[int], strides: Sequence[int], p
     rank = len(kernel)
     spatial = [const_int(d) for d in x.shape[2:]]
     if x.ndim != rank + 2 or any(d is None for d in spatial):
-        raise ValueError(f"max_pool_indices: expects (N, C, {rank} static dims), got {list(x.shape)}")
+        raise ValueError(
+            f"max_pool_indices: expects (N, C, {rank} static dims), got {list(x.shape)}"
+        )
     if not len(strides) == len(pads_begin) == len(dilations) == len(output) == rank:
-        raise ValueError(f"max_pool_indices: a {rank}-D kernel needs {rank} strides, pads, dilations, sizes")
+        raise ValueError(
+            f"max_pool_indices: a {rank}-D kernel needs {rank} strides, pads, dilations, sizes"
+        )
     if storage_order not in (0, 1):
         raise ValueError(f"max_pool_indices: storage_order must be 0 or 1, got {storage_order}")
     size = [int(d) for d in spatial]  # type: ignore[arg-type]  # checked above
@@ -73,8 +90,12 @@ def max_pool_indices(x: Tensor, kernel: Sequence[int], strides: Sequence[int], p
     def peak(n: PrimExpr, c: PrimExpr, *o: PrimExpr) -> PrimExpr:
         k = [te.reduce_axis((0, kk), name=f"k{d}") for d, kk in enumerate(kernel)]
         pos = _window_positions(o, [r.var for r in k], strides, pads_begin, dilations)
-        lowest = tir.min_value(x.dtype)  # a select, not `where=`: GPU reductions take `B = max(B, v)`
-        return te.max(tir.select(_inside(pos, size), x[(n, c, *_clamped(pos, size))], lowest), axis=k)
+        lowest = tir.min_value(
+            x.dtype
+        )  # a select, not `where=`: GPU reductions take `B = max(B, v)`
+        return te.max(
+            tir.select(_inside(pos, size), x[(n, c, *_clamped(pos, size))], lowest), axis=k
+        )
 
     best = te.compute(shape, peak, name="T_pool_max")
     count = math.prod(kernel)
@@ -82,7 +103,9 @@ def max_pool_indices(x: Tensor, kernel: Sequence[int], strides: Sequence[int], p
     def first(n: PrimExpr, c: PrimExpr, *o: PrimExpr) -> PrimExpr:
         k = [te.reduce_axis((0, kk), name=f"k{d}") for d, kk in enumerate(kernel)]
         pos = _window_positions(o, [r.var for r in k], strides, pads_begin, dilations)
-        hit = tir.logical_and(_inside(pos, size), tir.eq(x[(n, c, *_clamped(pos, size))], best[(n, c, *o)]))
+        hit = tir.logical_and(
+            _inside(pos, size), tir.eq(x[(n, c, *_clamped(pos, size))], best[(n, c, *o)])
+        )
         order = ravel([r.var for r in k], list(kernel))
         return te.min(tir.select(hit, order, const(count, order.dtype)), axis=k)
 

@@ -39,7 +39,9 @@ def unpool_shape(spatial: Sequence[int], kernel: Sequence[int], strides: Sequenc
         [4, 4]
     """
     rank = len(spatial)
-    return [(spatial[d] - 1) * strides[d] - pads[d] - pads[d + rank] + kernel[d] for d in range(rank)]
+    return [
+        (spatial[d] - 1) * strides[d] - pads[d] - pads[d + rank] + kernel[d] for d in range(rank)
+    ]
 
 
 def _static_spatial(x: Tensor, indices: Tensor, rank: int) -> list[int]:
@@ -52,8 +54,14 @@ def _static_spatial(x: Tensor, indices: Tensor, rank: int) -> list[int]:
     return [int(d) for d in dims]  # type: ignore[arg-type]  # checked above
 
 
-def max_unpool(x: Tensor, indices: Tensor, kernel: Sequence[int], strides: Sequence[int] | None = None,
-               pads: Sequence[int] | None = None, output: Sequence[int] | None = None) -> Tensor:  # fmt: skip
+def max_unpool(
+    x: Tensor,
+    indices: Tensor,
+    kernel: Sequence[int],
+    strides: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    output: Sequence[int] | None = None,
+) -> Tensor:
     """Scatter `x` to the flat positions `indices` of a zero tensor (ONNX MaxUnpool).
 
     `pads` holds all begins, then all ends.  `output`, the spatial shape of the result,
@@ -79,7 +87,9 @@ def max_unpool(x: Tensor, indices: Tensor, kernel: Sequence[int], strides: Seque
     inferred = unpool_shape(spatial, kernel, strides, pads)
     output = list(output or inferred)
     if len(output) != rank or any(o < i for o, i in zip(output, inferred, strict=True)):
-        raise ValueError(f"max_unpool: output spatial shape {output} is smaller than the inferred {inferred}")
+        raise ValueError(
+            f"max_unpool: output spatial shape {output} is smaller than the inferred {inferred}"
+        )
     reach = [range(-(-k // s)) for k, s in zip(kernel, strides, strict=True)]
     plane = math.prod(inferred)
 

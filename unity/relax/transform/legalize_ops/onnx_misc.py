@@ -1,5 +1,7 @@
-"""Legalize the ops of `relax.op.onnx_misc` to their TOPI kernels: bitcast, col2im,
-reverse_sequence, tensor_scatter, max_unpool, max_pool_indices.
+"""Legalize the ops of `relax.op.onnx_misc` to their TOPI kernels.
+
+bitcast, col2im, reverse_sequence, tensor_scatter, max_unpool and max_pool_indices each
+call the TOPI function of the same name with the op's attrs as keyword arguments.
 
 Example:
     >>> from unity.relax.op import onnx_misc as M
@@ -9,6 +11,10 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+from unity.relax.expr import Attrs
 from unity.relax.op import onnx_misc as M
 from unity.relax.transform.legalize_ops.common import attrs_rule, register_legalize
 from unity.topi.bitcast import bitcast
@@ -17,15 +23,15 @@ from unity.topi.nn.pool_indices import max_pool_indices
 from unity.topi.nn.unpool import max_unpool
 from unity.topi.sequence import reverse_sequence, tensor_scatter
 
-register_legalize(M.bitcast, attrs_rule(bitcast, lambda a: {"dtype": a.dtype}))
-register_legalize(M.col2im, attrs_rule(col2im, lambda a: {
-    "image": a.image, "block": a.block, "dilations": a.dilations, "pads": a.pads, "strides": a.strides}))
-register_legalize(M.reverse_sequence, attrs_rule(
-    reverse_sequence, lambda a: {"batch_axis": a.batch_axis, "time_axis": a.time_axis}))
-register_legalize(M.tensor_scatter, attrs_rule(
-    tensor_scatter, lambda a: {"axis": a.axis, "circular": a.circular}))
-register_legalize(M.max_unpool, attrs_rule(max_unpool, lambda a: {
-    "kernel": a.kernel, "strides": a.strides, "pads": a.pads, "output": a.output or None}))
-register_legalize(M.max_pool_indices, attrs_rule(max_pool_indices, lambda a: {
-    "kernel": a.kernel, "strides": a.strides, "pads_begin": a.pads_begin, "dilations": a.dilations,
-    "output": a.output, "storage_order": a.storage_order}))
+
+def _fields(attrs: Attrs) -> dict[str, Any]:
+    """The attrs' fields as keyword arguments: each kernel's parameters are named like them."""
+    return {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
+
+
+register_legalize(M.bitcast, attrs_rule(bitcast, _fields))
+register_legalize(M.col2im, attrs_rule(col2im, _fields))
+register_legalize(M.reverse_sequence, attrs_rule(reverse_sequence, _fields))
+register_legalize(M.tensor_scatter, attrs_rule(tensor_scatter, _fields))
+register_legalize(M.max_unpool, attrs_rule(max_unpool, _fields))
+register_legalize(M.max_pool_indices, attrs_rule(max_pool_indices, _fields))

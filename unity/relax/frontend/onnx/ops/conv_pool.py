@@ -157,8 +157,8 @@ def _pool(kind: str) -> Converter:
             out = _from_2d(ctx, _pool2d(ctx, x2, window, rank), rank)
         if node.num_outputs == 1:
             return out
-        order = node.attr("storage_order", 0)
-        return [out, pool_indices(ctx, x, out, kernel, strides, pads[: len(kernel)], dilations, order)]
+        order, begins = node.attr("storage_order", 0), pads[: len(kernel)]
+        return [out, pool_indices(ctx, x, out, kernel, strides, begins, dilations, order)]
 
     return convert
 

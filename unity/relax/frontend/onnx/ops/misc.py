@@ -1,6 +1,7 @@
-"""ONNX ops added late, each a relax op of `relax.op.onnx_misc`: BitCast, Col2Im,
-ReverseSequence, TensorScatter, MaxUnpool; and MaxPool's `Indices` output (`pool_indices`,
-called by the pooling converter).
+"""ONNX ops added late, each a relax op of `relax.op.onnx_misc`.
+
+BitCast, Col2Im, ReverseSequence, TensorScatter, MaxUnpool; and MaxPool's `Indices` output
+(`pool_indices`, called by the pooling converter).
 
 Example:
     >>> sorted(CONVERTERS)[:1]
@@ -40,7 +41,9 @@ def _col2im(ctx: Context, node: NodeView) -> Value:
 
 def _reverse_sequence(ctx: Context, node: NodeView) -> Value:
     x, lengths = ctx.expr(node.input(0)), ctx.expr(node.input(1))
-    batch, time = ctx.normalize_axes([node.attr("batch_axis", 1), node.attr("time_axis", 0)], ctx.ndim(x))
+    batch, time = ctx.normalize_axes(
+        [node.attr("batch_axis", 1), node.attr("time_axis", 0)], ctx.ndim(x)
+    )
     if batch == time or max(batch, time) > 1:
         raise ctx.fail(f"expects batch_axis and time_axis to be 0 and 1, got {batch} and {time}")
     return ctx.emit(M.reverse_sequence(x, lengths, batch, time))
@@ -66,7 +69,9 @@ def _max_unpool(ctx: Context, node: NodeView) -> Value:
     kernel = list(node.attr("kernel_shape"))
     rank = len(kernel)
     if ctx.ndim(x) != rank + 2:
-        raise ctx.fail(f"expects a rank-{rank + 2} input for a {rank}-D kernel, got rank {ctx.ndim(x)}")
+        raise ctx.fail(
+            f"expects a rank-{rank + 2} input for a {rank}-D kernel, got rank {ctx.ndim(x)}"
+        )
     attrs = M.MaxUnpoolAttrs(
         _positive(ctx, "kernel_shape dims", kernel, rank),
         _positive(ctx, "strides", list(node.attr("strides", [1] * rank)), rank),
@@ -82,8 +87,16 @@ def _max_unpool(ctx: Context, node: NodeView) -> Value:
     return ctx.emit(M.max_unpool(x, indices, attrs))
 
 
-def pool_indices(ctx: Context, x: Expr, pooled: Expr, kernel: list[int], strides: list[int],
-                 pads_begin: list[int], dilations: list[int], storage_order: int) -> Expr:  # fmt: skip
+def pool_indices(
+    ctx: Context,
+    x: Expr,
+    pooled: Expr,
+    kernel: list[int],
+    strides: list[int],
+    pads_begin: list[int],
+    dilations: list[int],
+    storage_order: int,
+) -> Expr:
     """MaxPool's `Indices` output: where each window of `pooled` found its maximum in `x`.
 
     Example:
@@ -91,9 +104,11 @@ def pool_indices(ctx: Context, x: Expr, pooled: Expr, kernel: list[int], strides
     """
     output = ctx.shape(pooled)[2:]
     if not all(d.is_number for d in output):
-        raise ctx.fail(f"needs static output spatial dims for its Indices output, got {list(output)}")
-    attrs = M.MaxPoolIndicesAttrs(tuple(kernel), tuple(strides), tuple(pads_begin), tuple(dilations),
-                                  tuple(int(d) for d in output), storage_order)  # fmt: skip
+        raise ctx.fail(
+            f"needs static output spatial dims for its Indices output, got {list(output)}"
+        )
+    window = (tuple(kernel), tuple(strides), tuple(pads_begin), tuple(dilations))
+    attrs = M.MaxPoolIndicesAttrs(*window, tuple(int(d) for d in output), storage_order)
     return ctx.emit(M.max_pool_indices(x, attrs))
 
 
