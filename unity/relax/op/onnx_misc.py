@@ -4,8 +4,8 @@
 sliding-window columns into an image (ONNX Col2Im); `reverse_sequence` and `tensor_scatter`
 work per sample along a time axis (ONNX ReverseSequence, TensorScatter); `max_unpool` puts
 pooled values back at their MaxPool indices (ONNX MaxUnpool), and `max_pool_indices` finds
-them (MaxPool's second output).  Their
-legalization rules live in `relax.transform.legalize_ops.onnx_misc`.
+them (MaxPool's second output).  Their legalization rules live in
+`relax.transform.legalize_ops.onnx_misc`.
 
 Example:
     >>> from unity import relax
@@ -95,7 +95,8 @@ def col2im(op: RelaxOp, x: Expr, attrs: Col2ImAttrs) -> Call:
     """Sum the columns of `x` into images ``(N, C, *attrs.image)`` (ONNX Col2Im).
 
     Example:
-        >>> col2im(x, Col2ImAttrs((4, 4), (2, 2), (1, 1), (0,) * 4, (1, 1))).op.name  # doctest: +SKIP
+        >>> attrs = Col2ImAttrs((4, 4), (2, 2), (1, 1), (0,) * 4, (1, 1))
+        >>> col2im(x, attrs).op.name  # doctest: +SKIP
         'relax.col2im'
     """
     return Call(op, (x,), attrs)
@@ -184,6 +185,8 @@ def _infer_tensor_scatter(call: Call) -> StructInfo:
     a = call.attrs
     assert isinstance(a, TensorScatterAttrs)
     unify_dtype(call, [past.dtype, update.dtype])
+    if len(call.args) > 2:
+        _check_batch(call, _index_vector(call, 2, "write indices"), past, 0, "write index")
     if past.ndim < 0 or update.ndim < 0:
         return past
     if past.ndim != update.ndim:
@@ -200,15 +203,19 @@ def _infer_tensor_scatter(call: Call) -> StructInfo:
         if longer or (k != axis and prove_not_equal(p, u)):
             shapes = f"{format_shape(past.shape)} and {format_shape(update.shape)}"
             raise fail(call, f"cannot write an update into the cache along axis {axis}: {shapes}")
-    if len(call.args) > 2:
-        _check_batch(call, _index_vector(call, 2, "write indices"), past, 0, "write index")
     return past
 
 
 @register_op("tensor_scatter", infer=_infer_tensor_scatter)
-def tensor_scatter(op: RelaxOp, past: Expr, update: Expr, write_indices: Expr | None = None,
-                   axis: int = -2, circular: bool = False) -> Call:  # fmt: skip
-    """`past` with `update` written along `axis` from ``write_indices[b]`` on (ONNX TensorScatter).
+def tensor_scatter(
+    op: RelaxOp,
+    past: Expr,
+    update: Expr,
+    write_indices: Expr | None = None,
+    axis: int = -2,
+    circular: bool = False,
+) -> Call:
+    """`past` with `update` written along `axis` from ``write_indices[b]`` on (TensorScatter).
 
     Example:
         >>> tensor_scatter(cache, new, pos, circular=True).attrs.circular  # doctest: +SKIP
@@ -309,7 +316,8 @@ def max_pool_indices(op: RelaxOp, x: Expr, attrs: MaxPoolIndicesAttrs) -> Call:
     """The flat index of each max-pooling window's maximum (ONNX MaxPool's `Indices`).
 
     Example:
-        >>> max_pool_indices(x, MaxPoolIndicesAttrs((2,), (2,), (0,), (1,), (3,))).op.name  # doctest: +SKIP
+        >>> attrs = MaxPoolIndicesAttrs((2,), (2,), (0,), (1,), (3,))
+        >>> max_pool_indices(x, attrs).op.name  # doctest: +SKIP
         'relax.max_pool_indices'
     """
     return Call(op, (x,), attrs)
