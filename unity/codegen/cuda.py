@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 
 from unity.codegen.cuda_vector import copy_type, lane, wide_loads, wide_type
 from unity.ir import dtype as dt
@@ -80,6 +81,25 @@ MATH_TEMPLATES: dict[object, dict[str, str]] = {
     syncthreads_op: {"*": "__syncthreads()"},
 }  # fmt: skip
 """C spelling of each intrinsic, by the dtype of its first argument (`*`: any)."""
+
+_CPP_KEYWORDS = """
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t char32_t
+    class compl concept const const_cast constexpr continue decltype default delete do double
+    dynamic_cast else enum explicit export extern false float for friend goto if inline int long
+    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    register reinterpret_cast requires return short signed sizeof static static_assert static_cast
+    struct switch template this thread_local throw true try typedef typeid typename union unsigned
+    using virtual void volatile wchar_t while xor xor_eq
+"""
+_CALLED = " ".join(t for table in MATH_TEMPLATES.values() for t in table.values())
+_RESERVED = (
+    frozenset(_CPP_KEYWORDS.split())
+    | frozenset(re.findall(r"[A-Za-z_]\w*(?=\()", _CALLED))
+    | {"half", "min", "max", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "nvcuda"}
+    | {"unity_floordiv", "unity_floormod"}
+)
+"""Names a kernel's variables must not take: C++ keywords and the functions generated code calls
+(an ONNX input named `new` or `exp` would otherwise break or shadow them)."""
 
 _BINARY = {
     E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/", E.Mod: "%", E.EQ: "==", E.NE: "!=",
@@ -187,7 +207,7 @@ class _KernelPrinter:
         self.lines: list[str] = []
         self.indent = 1
         self.names: dict[E.Var, str] = {}
-        self.used: set[str] = set()
+        self.used: set[str] = set(_RESERVED)
         self.nonneg_vars: set[E.Var] = set()
         found: list[E.Call] = []
         post_order_visit(func.body, lambda n: found.append(n) if is_wmma(n) else None)

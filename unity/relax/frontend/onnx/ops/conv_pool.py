@@ -15,6 +15,7 @@ from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
 from unity.relax.frontend.onnx.ops.linalg import shifted_int32
+from unity.relax.frontend.onnx.ops.misc import pool_indices
 from unity.relax.struct_info import Dim
 
 
@@ -135,7 +136,7 @@ def _conv_transpose(ctx: Context, node: NodeView) -> Value:
 
 def _pool(kind: str) -> Converter:
     def convert(ctx: Context, node: NodeView) -> Value | list[Value]:
-        if node.num_outputs > 1:
+        if node.num_outputs > 1 and kind != "max":
             raise ctx.fail("with an Indices output is not supported")
         x = ctx.expr(node.input(0))
         kernel = [int(k) for k in node.attr("kernel_shape")]
@@ -150,9 +151,14 @@ def _pool(kind: str) -> Converter:
                 pads = new_pads
         window = _Window(kind, kernel, strides, dilations, pads, ceil, include_pad)
         if len(kernel) == 3:
-            return _pool3d(ctx, x, window)
-        x2, rank = _to_2d(ctx, node, x)
-        return _from_2d(ctx, _pool2d(ctx, x2, window, rank), rank)
+            out = _pool3d(ctx, x, window)
+        else:
+            x2, rank = _to_2d(ctx, node, x)
+            out = _from_2d(ctx, _pool2d(ctx, x2, window, rank), rank)
+        if node.num_outputs == 1:
+            return out
+        order, begins = node.attr("storage_order", 0), pads[: len(kernel)]
+        return [out, pool_indices(ctx, x, out, kernel, strides, begins, dilations, order)]
 
     return convert
 

@@ -160,8 +160,8 @@ def _pad(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
     ndim = ctx.ndim(x)
     mode = node.attr("mode", "constant")
-    if mode not in ("constant", "edge", "reflect"):
-        raise ctx.fail(f"mode {mode!r} is not supported (constant, edge, reflect)")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise ctx.fail(f"mode {mode!r} is not supported (constant, edge, reflect, wrap)")
     if node.opset < 11:
         pads, value = list(node.attr("pads", node.attr("paddings", []))), float(node.attr("value", 0.0))
         axes = list(range(ndim))
@@ -177,7 +177,9 @@ def _pad(ctx: Context, node: NodeView) -> Value:
     for i, a in enumerate(axes):
         width[2 * a], width[2 * a + 1] = pads[i], pads[i + len(axes)]
     out = x
-    if any(w > 0 for w in width):
+    if mode == "wrap":
+        out = _wrap(ctx, x, width)
+    elif any(w > 0 for w in width):
         out = ctx.emit(R.nn.pad(x, [max(w, 0) for w in width], value, mode))
         if node.opset >= 11 and node.input(2) is not None and not ctx.is_known(node.input(2)):
             out = _fill_padding(ctx, x, out, [max(w, 0) for w in width], ctx.expr(node.input(2)))
@@ -186,6 +188,21 @@ def _pad(ctx: Context, node: NodeView) -> Value:
         begin = [-min(width[2 * a], 0) for a in crop]
         end = [min(width[2 * a + 1], 0) or INT64_MAX for a in crop]
         out = ctx.emit(R.strided_slice(out, crop, begin, end))
+    return out
+
+
+def _wrap(ctx: Context, x: Expr, width: list[int]) -> Expr:
+    """Pad each axis with its own far end: ``out[i] = x[(i - before) % size]`` (negative
+    widths are left to the crop that follows)."""
+    out = x
+    for axis, size in enumerate(ctx.shape(x)):
+        before, after = max(width[2 * axis], 0), max(width[2 * axis + 1], 0)
+        if before == after == 0:
+            continue
+        if not size.is_number or int(size) == 0:
+            raise ctx.fail(f"mode 'wrap' needs a static, non-empty axis {axis}, got {size}")
+        rows = np.arange(-before, int(size) + after) % int(size)
+        out = ctx.emit(R.take(out, ctx.expr(rows.astype("int64")), axis))
     return out
 
 
