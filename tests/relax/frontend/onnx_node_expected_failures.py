@@ -2,7 +2,8 @@
 
 `IMPORT_FAILURES`: `from_onnx` rejects the model, or its result struct info is wrong.
 `NUMERIC_FAILURES`: imports fine, but the compiled module cannot run it or disagrees with
-the expected outputs.  A test that starts passing must be removed from its list.
+the expected outputs.  `GPU_FAILURES`: runs on the CPU but not compiled for cuda in the
+GPU emulator.  A test that starts passing must be removed from its list.
 
 Regenerate the candidates with ``python tests/relax/frontend/onnx_node_runner.py [--numeric]``
 and review every reason before committing.
@@ -380,3 +381,7 @@ NUMERIC_FAILURES: dict[str, str] = {
     'test_mod_float_edge_cases_fmod_0_float32': 'Mod fmod=0 on infinities: TIR fmod-based floor mod differs from numpy.mod',
     'test_mod_float_edge_cases_fmod_0_float64': 'Mod fmod=0 on infinities: TIR fmod-based floor mod differs from numpy.mod',
 }
+
+
+GPU_FAILURES: dict[str, str] = {}
+"""Cases that run on the CPU but not compiled for cuda in the GPU emulator."""

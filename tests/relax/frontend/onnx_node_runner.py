@@ -105,20 +105,33 @@ def check_struct_info(imported: Imported, expected: list[np.ndarray]) -> None:
         assert sinfo.dtype == str(want.dtype), f"output {i} has dtype {sinfo.dtype}, expected {want.dtype}"
 
 
-def check_numeric(imported: Imported, expected: list[np.ndarray], case: object) -> None:
+def check_numeric(imported: Imported, expected: list[np.ndarray], case: object, target: str = "llvm") -> None:
     """Run `main` with the VM (opt_level 0: no fusion) and compare with the expected outputs.
 
     Fusion is tested by its own suite and by the light models; here it would only add
-    compile time and make the reviewed failure list depend on another pass.
+    compile time and make the reviewed failure list depend on another pass.  With
+    target "cuda" the kernels get the default GPU schedules and run in the GPU emulator
+    (`EmulatedDriver`: every thread of every block, with race and bounds checks).
     """
     import unity
     from unity import relax
     from unity.ir.transform import PassContext
 
     with PassContext(opt_level=0):
-        ex = unity.compile(imported.mod, target="llvm")  # type: ignore[attr-defined]
+        ex = unity.compile(imported.mod, target=target)  # type: ignore[attr-defined]
+    if target == "cuda":
+        from unity.runtime.cuda.device_api import use_driver
+        from unity.runtime.cuda.emulated import EmulatedDriver
+
+        with use_driver(EmulatedDriver()):
+            result = relax.VirtualMachine(ex, unity.cuda())["main"](*imported.inputs)  # type: ignore[attr-defined]
+            _compare(result, expected)
+        return
     vm = relax.VirtualMachine(ex, unity.cpu())  # type: ignore[attr-defined]
-    result = vm["main"](*imported.inputs)
+    _compare(vm["main"](*imported.inputs), expected)
+
+
+def _compare(result: object, expected: list[np.ndarray]) -> None:
     outs = list(result) if isinstance(result, tuple | list) else [result]
     for got, want in zip(outs, expected, strict=True):
         got_np = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
@@ -179,13 +192,13 @@ def outcome(name: str) -> str:
     return "ok"
 
 
-def run_case(name: str) -> None:
+def run_case(name: str, target: str = "llvm") -> None:
     """Import, check struct info, compile and compare one case (raises on any failure)."""
     case = node_cases()[name]
     imported = import_case(case)
     expected = expected_outputs(case)
     check_struct_info(imported, expected)
-    check_numeric(imported, expected, case)
+    check_numeric(imported, expected, case, target)
 
 
 def numeric_outcome(name: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from .onnx_node_expected_failures import IMPORT_FAILURES, NUMERIC_FAILURES
+from .onnx_node_expected_failures import GPU_FAILURES, IMPORT_FAILURES, NUMERIC_FAILURES
 from .onnx_node_runner import (
     check_struct_info, expected_outputs, import_case, in_child, node_cases, run_case,
 )  # fmt: skip
@@ -52,7 +52,7 @@ def _params(names: list[str], *failure_lists: dict[str, str]) -> list[object]:
 
 
 def test_failure_lists_name_only_collected_cases():
-    unknown = sorted((IMPORT_FAILURES.keys() | NUMERIC_FAILURES.keys()) - set(NAMES))
+    unknown = sorted((IMPORT_FAILURES.keys() | NUMERIC_FAILURES.keys() | GPU_FAILURES.keys()) - set(NAMES))
     assert not unknown, f"expected-failure entries for cases that do not exist: {unknown}"
     assert not IMPORT_FAILURES.keys() & NUMERIC_FAILURES.keys()
     assert all(reason.strip() for reason in (*IMPORT_FAILURES.values(), *NUMERIC_FAILURES.values()))
@@ -75,6 +75,19 @@ def test_node_runs_numerically(name: str):
     _run(name)
 
 
-def _run(name: str) -> None:
-    failure = in_child(lambda: run_case(name))  # a crashing kernel fails this case only
+@pytest.mark.parametrize("name", _params(FAST_NUMERIC, IMPORT_FAILURES, NUMERIC_FAILURES, GPU_FAILURES))
+def test_node_runs_on_the_emulated_gpu_fast_subset(name: str):
+    _run(name, "cuda")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _params(NAMES, IMPORT_FAILURES, NUMERIC_FAILURES, GPU_FAILURES))
+def test_node_runs_on_the_emulated_gpu(name: str):
+    """Every case compiled for cuda (the default GPU schedules) and run in the GPU
+    emulator: any model that runs on the CPU must run on the GPU."""
+    _run(name, "cuda")
+
+
+def _run(name: str, target: str = "llvm") -> None:
+    failure = in_child(lambda: run_case(name, target))  # a crashing kernel fails this case only
     assert failure is None, failure
