@@ -150,3 +150,76 @@ def test_a_shape_computed_from_an_input_names_that_input():
     with pytest.raises(ConstantInputRequired, match="comes from s$") as err:
         from_onnx(model)
     assert err.value.input_names == ["s"]
+
+
+def _scan_model(steps=6, reverse=0, axis=1):
+    """A running sum over axis `axis` of x (a state) and each step's state * 2 (a scan output)."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]), helper.make_node("Add", ["s_out", "s_out"], ["y_t"])],
+        "body", [helper.make_tensor_value_info("s_in", F, [3]), helper.make_tensor_value_info("x_t", F, [3])],
+        [helper.make_tensor_value_info("s_out", F, [3]), helper.make_tensor_value_info("y_t", F, [3])])
+    shape = [3, steps] if axis == 1 else [steps, 3]
+    node = helper.make_node("Scan", ["s0", "x"], ["s", "y"], body=body, num_scan_inputs=1,
+                            scan_input_axes=[axis], scan_input_directions=[reverse],
+                            scan_output_directions=[reverse])
+    return _model([node], [helper.make_tensor_value_info("s0", F, [3]), helper.make_tensor_value_info("x", F, shape)],
+                  [helper.make_tensor_value_info("s", F, [3]), helper.make_tensor_value_info("y", F, [steps, 3])])
+
+
+@pytest.mark.parametrize(("reverse", "axis"), [(0, 0), (1, 1)])
+def test_scan_is_unrolled_over_its_static_length(reverse, axis):
+    model = _scan_model(reverse=reverse, axis=axis)
+    rng = np.random.default_rng(4)
+    feeds = {"s0": rng.standard_normal(3).astype("float32"),
+             "x": rng.standard_normal((6, 3) if axis == 0 else (3, 6)).astype("float32")}
+    for got, want in zip(_run(model, feeds), _reference(model, feeds), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _loop_model(trip_input=False, data_cond=False):
+    """y = x + 0 + 1 + ... + (M - 1) carried, each step's y kept (M = 5)."""
+    cond_out = ([helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+                 helper.make_node("Less", ["total", "limit"], ["cond_out"])] if data_cond
+                else [helper.make_node("Identity", ["cond_in"], ["cond_out"])])
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["i_f"], to=F), helper.make_node("Add", ["y_in", "i_f"], ["y_out"]),
+         *cond_out, helper.make_node("Identity", ["y_out"], ["keep"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("y_in", F, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", F, [2]), helper.make_tensor_value_info("keep", F, [2])])
+    node = helper.make_node("Loop", ["M", "", "x"], ["y", "ys"], name="loop", body=body)
+    inputs = [helper.make_tensor_value_info("x", F, [2])]
+    inits = [helper.make_tensor("limit", F, [], [100.0])]
+    if trip_input:
+        inputs.append(helper.make_tensor_value_info("M", TensorProto.INT64, []))
+    else:
+        inits.append(helper.make_tensor("M", TensorProto.INT64, [], [5]))
+    return _model([node], inputs, [helper.make_tensor_value_info("y", F, [2]), helper.make_tensor_value_info("ys", F, [5, 2])],
+                  inits)
+
+
+def test_a_loop_with_a_known_trip_count_is_unrolled():
+    model = _loop_model()
+    feeds = {"x": np.array([1.0, -2.0], "float32")}
+    got, want = _run(model, feeds), _reference(model, feeds)
+    assert got[1].shape == (5, 2)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w)
+
+
+def test_a_loop_needs_its_trip_count_and_condition_at_import_time():
+    with pytest.raises(ConstantInputRequired, match=r"Loop node \"loop\": input trip count M must be known at "
+                       "import time .* comes from M"):
+        from_onnx(_loop_model(trip_input=True))
+    with pytest.raises(ConstantInputRequired, match="condition computed by the body must be known at import time"):
+        from_onnx(_loop_model(data_cond=True))
+
+
+def test_an_unroll_past_the_limit_is_refused(monkeypatch):
+    from unity.relax.frontend.onnx import control_flow
+
+    monkeypatch.setattr(control_flow, "MAX_UNROLL", 4)
+    with pytest.raises(OnnxImportError, match=r"Scan node .* would unroll into more than 4 copies of its body"):
+        from_onnx(_scan_model(steps=6))

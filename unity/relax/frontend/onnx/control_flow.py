@@ -1,5 +1,6 @@
-"""ONNX `If`: a branch chosen at import time is inlined; one chosen at run time is a
-relax `If` whose branches are the converted subgraphs.
+"""ONNX control flow: `If` (a branch chosen at import time is inlined; one chosen at run
+time is a relax `If` whose branches are the converted subgraphs), and `Loop` / `Scan`
+unrolled when their trip count (a Scan's sequence length) is known at import time.
 
 A condition known at import time (a constant, or computed from shapes: exported models
 test ``Size(shape) == 4`` to pick a 2-D or 3-D path) inlines the chosen branch's nodes
@@ -34,7 +35,7 @@ import onnx
 from onnx import numpy_helper
 
 from unity.relax import op as R
-from unity.relax.expr import Expr, If, SeqExpr, Tuple, TupleGetItem
+from unity.relax.expr import Constant, Expr, If, SeqExpr, Tuple, TupleGetItem
 from unity.relax.frontend.onnx.context import NodeView, Value
 from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.frontend.onnx.validate import node_order
@@ -53,17 +54,16 @@ class NeedsBindingBlocks(Exception):
     """
 
 
-def branches(proto: onnx.NodeProto) -> tuple[onnx.GraphProto, onnx.GraphProto]:
-    """The `then_branch` and `else_branch` subgraphs of an `If` node.
+def subgraphs(proto: onnx.NodeProto) -> dict[str, onnx.GraphProto]:
+    """The subgraph attributes of a node (`If`'s branches, `Loop`'s and `Scan`'s body).
 
     Example:
         >>> from onnx import helper
         >>> g = helper.make_graph([], "b", [], [])
-        >>> [b.name for b in branches(helper.make_node("If", ["c"], [], then_branch=g, else_branch=g))]
-        ['b', 'b']
+        >>> sorted(subgraphs(helper.make_node("If", ["c"], [], then_branch=g, else_branch=g)))
+        ['else_branch', 'then_branch']
     """
-    graphs = {a.name: a.g for a in proto.attribute if a.type == onnx.AttributeProto.GRAPH}
-    return graphs["then_branch"], graphs["else_branch"]
+    return {a.name: a.g for a in proto.attribute if a.type == onnx.AttributeProto.GRAPH}
 
 
 def convert_if(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> list[Value]:
@@ -73,7 +73,8 @@ def convert_if(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> li
         >>> outputs = convert_if(importer, proto, node)  # doctest: +SKIP
     """
     ctx = imp.ctx
-    then_graph, else_graph = branches(proto)
+    graphs = subgraphs(proto)
+    then_graph, else_graph = graphs["then_branch"], graphs["else_branch"]
     for graph in (then_graph, else_graph):
         if len(graph.output) != len(proto.output):
             raise ctx.fail(f"branch {graph.name!r} has {len(graph.output)} outputs; the If has "
@@ -114,15 +115,130 @@ def _scalar_condition(imp: _GraphImporter, node: NodeView, cond: Expr) -> Expr:
     return cond
 
 
-def inline_graph(imp: _GraphImporter, graph: onnx.GraphProto, prefix: str) -> list[Value]:
+MAX_UNROLL = 256
+"""The most iterations a `Loop` or `Scan` is unrolled into (each is a copy of its body)."""
+
+
+def convert_scan(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> list[Value]:
+    """`Scan` (opset 9+) unrolled over its static sequence length: the body once per
+    element, states carried from step to step, the per-step outputs stacked.
+
+    Example:
+        >>> outputs = convert_scan(importer, proto, node)  # doctest: +SKIP
+    """
+    ctx = imp.ctx
+    if node.opset < 9:
+        raise ctx.fail("is supported from opset 9 (opset 8's batched form with sequence_lens is not)")
+    body = subgraphs(proto)["body"]
+    m = int(node.attr("num_scan_inputs"))
+    inputs = list(node.inputs)
+    n = len(inputs) - m
+    if n < 0 or len(body.input) != len(inputs):
+        raise ctx.fail(f"body takes {len(body.input)} inputs; the node gives {len(inputs)} "
+                       f"({m} of them scanned)")
+    k = len(body.output) - n
+    in_axes = [ctx.normalize_axes([a], ctx.ndim(x))[0] for a, x in
+               zip(node.attr("scan_input_axes", [0] * m), inputs[n:], strict=True)]
+    in_dirs = list(node.attr("scan_input_directions", [0] * m))
+    lengths = {ctx.shape(x)[a] for x, a in zip(inputs[n:], in_axes, strict=True)}
+    if len(lengths) != 1 or not next(iter(lengths)).is_number:
+        raise ctx.fail(f"needs one static sequence length over its scanned inputs, got {sorted(map(str, lengths))}")
+    steps = int(next(iter(lengths)))
+    _check_unroll(ctx, steps)
+    states, per_step = inputs[:n], [[] for _ in range(k)]
+    for t in range(steps):
+        elems = [_element(imp, x, a, steps - 1 - t if d else t) for x, a, d in zip(inputs[n:], in_axes, in_dirs, strict=True)]
+        outs = inline_graph(imp, body, f"{node.name}/step{t}", [*states, *elems])
+        states = outs[:n]
+        for j in range(k):
+            per_step[j].append(outs[n + j])
+    out_axes = list(node.attr("scan_output_axes", [0] * k))
+    out_dirs = list(node.attr("scan_output_directions", [0] * k))
+    stacked = [_stack(imp, vals[::-1] if d else vals, a) for vals, a, d in zip(per_step, out_axes, out_dirs, strict=True)]
+    return [*states, *stacked]
+
+
+def convert_loop(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> list[Value]:
+    """`Loop` unrolled: its trip count and condition must be known at import time (the
+    body's condition output too, step by step); loop-carried values pass from step to
+    step, the per-step scan outputs are stacked on a new first axis.
+
+    Example:
+        >>> outputs = convert_loop(importer, proto, node)  # doctest: +SKIP
+    """
+    ctx = imp.ctx
+    body = subgraphs(proto)["body"]
+    trip, cond, *carried = node.inputs
+    if len(body.input) != 2 + len(carried):
+        raise ctx.fail(f"body takes {len(body.input)} inputs; the node gives 2 + {len(carried)}")
+    limit = None if trip is None else _known_scalar(imp, trip, "trip count M")
+    going = True if cond is None else bool(_known_scalar(imp, cond, "condition"))
+    if limit is None and cond is None:
+        raise ctx.fail("has neither a trip count nor a condition: it would never end")
+    per_step: list[list[Value]] = [[] for _ in range(len(body.output) - 1 - len(carried))]
+    t = 0
+    while going and (limit is None or t < limit):
+        _check_unroll(ctx, t + 1)
+        outs = inline_graph(imp, body, f"{node.name}/step{t}",
+                            [np.array(t, "int64"), np.array(going), *carried])
+        going = bool(_known_scalar(imp, outs[0], "condition computed by the body"))
+        carried = outs[1:1 + len(carried)]
+        for j, value in enumerate(outs[1 + len(carried):]):
+            per_step[j].append(value)
+        t += 1
+    if per_step and t == 0:
+        raise ctx.fail("runs no iteration, so its scan outputs have no known shape")
+    return [*carried, *(_stack(imp, vals, 0) for vals in per_step)]
+
+
+def _check_unroll(ctx: object, steps: int) -> None:
+    if steps > MAX_UNROLL:
+        raise ctx.fail(f"would unroll into more than {MAX_UNROLL} copies of its body")  # type: ignore[attr-defined]
+
+
+def _known_scalar(imp: _GraphImporter, value: Value, what: str) -> int | bool:
+    """A one-element value known at import time (a trip count, a condition)."""
+    if isinstance(value, Expr | SymTensor):
+        inputs = imp.ctx.feeding_inputs(value) if isinstance(value, Expr) else []
+        from unity.relax.frontend.onnx.errors import ConstantInputRequired
+
+        node = imp.ctx.node
+        raise ConstantInputRequired(what, inputs, node.name if node else "", node.op_type if node else "")
+    flat = np.asarray(value).reshape(-1)
+    if flat.size != 1:
+        raise imp.ctx.fail(f"{what} must have one element, got shape {np.shape(value)}")
+    return flat[0].item()
+
+
+def _element(imp: _GraphImporter, x: Value, axis: int, index: int) -> Value:
+    """`x[..., index, ...]` along `axis` (the axis removed)."""
+    if isinstance(x, np.ndarray | np.generic):
+        return np.take(np.asarray(x), index, axis=axis)
+    return imp.ctx.emit(R.take(imp.ctx.expr(x), Constant(np.array(index, "int64")), axis))
+
+
+def _stack(imp: _GraphImporter, values: list[Value], axis: int) -> Value:
+    """`values` stacked on a new `axis` (negative: counted in the result's rank)."""
+    if all(isinstance(v, np.ndarray | np.generic) for v in values):
+        return np.stack([np.asarray(v) for v in values], axis=axis)
+    exprs = [imp.ctx.expr(v) for v in values]
+    rank = imp.ctx.ndim(exprs[0]) + 1
+    axis = axis + rank if axis < 0 else axis
+    return imp.ctx.emit(R.concat([imp.ctx.emit(R.expand_dims(e, axis)) for e in exprs], axis))
+
+
+def inline_graph(imp: _GraphImporter, graph: onnx.GraphProto, prefix: str,
+                 inputs: list[Value] | None = None) -> list[Value]:  # fmt: skip
     """Convert a subgraph's nodes in place (its names are local; outer values are
-    visible) and return its outputs' values.
+    visible; `inputs` bind its graph inputs, a loop body's) and return its outputs' values.
 
     Example:
         >>> values = inline_graph(importer, then_graph, "if_0/then")  # doctest: +SKIP
     """
     saved, saved_node = dict(imp.env), imp.ctx.node
     try:
+        for value_info, value in zip(graph.input, inputs or [], strict=False):
+            imp.env[value_info.name] = value
         for t in graph.initializer:
             imp.env[t.name] = numpy_helper.to_array(t)
         for name, inner in node_order(graph):
@@ -134,3 +250,7 @@ def inline_graph(imp: _GraphImporter, graph: onnx.GraphProto, prefix: str) -> li
         if value is None:
             raise imp.ctx.fail(f"branch {graph.name!r} never produces its output {o.name!r}")
     return values
+
+
+CONTROL_FLOW = {"If": convert_if, "Loop": convert_loop, "Scan": convert_scan}
+"""The ops with subgraphs, converted by the importer itself (they convert their bodies)."""

@@ -37,7 +37,7 @@ from unity.ir.module import IRModule
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Constant, Expr, Var
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.control_flow import NeedsBindingBlocks, branches, convert_if
+from unity.relax.frontend.onnx.control_flow import CONTROL_FLOW, NeedsBindingBlocks, subgraphs
 from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.ops import CONVERTERS
@@ -136,8 +136,8 @@ def _convertible(node: onnx.NodeProto, domains: Mapping[str, int]) -> bool:
     domain = "" if node.domain == "ai.onnx" else node.domain
     if domain == "" and node.op_type in CONVERTERS:
         return True
-    if domain == "" and node.op_type == "If":
-        return all(_convertible(n, domains) for g in branches(node) for n in g.node)
+    if domain == "" and node.op_type in CONTROL_FLOW:
+        return all(_convertible(n, domains) for g in subgraphs(node).values() for n in g.node)
     if domain not in domains:
         return False
     return has_function_body(node.op_type, domain, domains[domain])
@@ -291,13 +291,13 @@ class _GraphImporter:
         node = NodeView(name, proto.op_type, inputs, attrs, opset, len(proto.output), list(proto.input))
         self.ctx.node = node
         outputs = self._fold(proto, node)
-        runtime = proto.op_type in CONVERTERS or proto.op_type == "If"
+        runtime = proto.op_type in CONVERTERS or proto.op_type in CONTROL_FLOW
         if outputs is None and (proto.domain not in ("", "ai.onnx") or not runtime):
             self._expand(proto, node, opset)
             return
         if outputs is None:
             try:
-                result = (convert_if(self, proto, node) if proto.op_type == "If"
+                result = (CONTROL_FLOW[proto.op_type](self, proto, node) if proto.op_type in CONTROL_FLOW
                           else CONVERTERS[proto.op_type](self.ctx, node))  # fmt: skip
             except (OnnxImportError, NeedsBindingBlocks):
                 raise
@@ -360,7 +360,7 @@ def _fold_reference(proto: onnx.NodeProto, node: NodeView, opset: int) -> list[V
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            results = ReferenceEvaluator(proto, opsets={"": opset}).run(None, feeds)
+            results = ReferenceEvaluator(_one_node_model(proto, opset)).run(None, feeds)
     except Exception as err:  # the converter reports bad nodes with better messages
         if proto.op_type not in CONVERTERS:
             raise OnnxImportError(f"cannot evaluate at import time: {err}", node.name, proto.op_type) from err
@@ -371,6 +371,19 @@ def _fold_reference(proto: onnx.NodeProto, node: NodeView, opset: int) -> list[V
     if sum(a.size for a in arrays) > _FOLD_LIMIT and _has_runtime_converter(proto.op_type):
         return None
     return arrays  # type: ignore[return-value]  # numpy arrays are values
+
+
+def _one_node_model(proto: onnx.NodeProto, opset: int) -> onnx.ModelProto:
+    """`proto` alone in a model of `opset`: the reference evaluator given a bare node
+    picks the op's newest version (an opset-11 `Unsqueeze` with its `axes` attribute
+    failed as Unsqueeze-13, so it was never folded)."""
+    names = dict.fromkeys(n for n in proto.input if n)
+    graph = helper.make_graph([proto], "fold", [onnx.ValueInfoProto(name=n) for n in names],
+                              [onnx.ValueInfoProto(name=o) for o in proto.output if o])
+    imports = [helper.make_opsetid("", opset)]
+    if proto.domain not in ("", "ai.onnx"):
+        imports.append(helper.make_opsetid(proto.domain, 1))
+    return helper.make_model(graph, opset_imports=imports)
 
 
 def _has_runtime_converter(op_type: str) -> bool:
