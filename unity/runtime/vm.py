@@ -20,6 +20,7 @@ SPEC and shape trees are described in `unity.runtime.vm_checks`.  Instructions::
     ["shape", dst, [tree, ...]]    ["prim", dst, tree]
     ["match", reg, SPEC, where]    # match_cast: check and bind new symbols
     ["call", dst, function, [reg, ...]]
+    ["host", dst, name, [reg, ...]]  # a host function (`unity.runtime.host_functions`) on numpy
     ["if", dst, cond, then_code, then_reg, else_code, else_reg]
 
 When a `VirtualMachine` is made, each function's bytecode becomes one Python
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from unity.runtime.device import Device, cpu
+from unity.runtime.host_functions import host_function
 from unity.runtime.module import ProfileResult
 from unity.runtime.tensor import Tensor, numpy_dtype
 from unity.runtime.vm_checks import make_checker, run_pending, tree_code
@@ -208,6 +210,7 @@ _SCHEMA: dict[str, tuple[str, ...]] = {
     "prim": ("int", "any"),
     "match": ("int", "list", "str"),
     "call": ("int", "str", "ints"),
+    "host": ("int", "str", "ints"),
     "if": ("int", "int", "list", "int", "list", "int"),
 }
 """The operand kinds of each instruction (checked before any code is generated)."""
@@ -359,6 +362,10 @@ class _Loader:
                 check = self._name("MATCH", make_checker(ins[2], ins[3], self._slots(fname)))
                 emit(f"{ind}P = []; r{ins[1]} = {check}(r{ins[1]}, S, P)")
                 emit(f"{ind}if P: RUN(P, S)")
+                has_ptr.discard(ins[1])
+            elif op == "host":
+                fn = self._name("HOST", host_function(ins[2]))
+                emit(f"{ind}r{ins[1]} = {fn}({', '.join(f'r{r}' for r in ins[3])})")
                 has_ptr.discard(ins[1])
             elif op == "call":
                 callee = _fn_symbol(self.exe, ins[2])

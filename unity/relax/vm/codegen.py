@@ -44,7 +44,7 @@ from unity.relax.expr import (
     Var,
     VarBinding,
 )  # fmt: skip
-from unity.relax.op.call_tir import call_dps_packed, call_tir
+from unity.relax.op.call_tir import call_dps_packed, call_pure_packed, call_tir
 from unity.relax.struct_info import (
     PrimStructInfo,
     ShapeStructInfo,
@@ -56,6 +56,7 @@ from unity.relax.struct_info import (
 from unity.relax.vm import memory
 from unity.relax.vm.builtin import alloc_tensor
 from unity.relax.vm.shape_tree import Tree, UnboundSymbolError, to_tree
+from unity.runtime.host_functions import HOST_FUNCTIONS
 from unity.tir.function import PrimFunc
 
 
@@ -313,6 +314,11 @@ class _FunctionCodegen:
             self._memory(call, dst)
         elif isinstance(op, GlobalVar) and isinstance(self.mod.functions.get(op), Function):
             self.code.append(["call", dst, op.name_hint, [self._operand(a) for a in call.args]])
+        elif op is call_pure_packed and isinstance(call.args[0], ExternFunc):
+            name = call.args[0].global_symbol
+            if name not in HOST_FUNCTIONS:
+                raise DiagnosticError(f"vm codegen @{self.name}: unknown host function {name!r}", call)
+            self.code.append(["host", dst, name, [self._operand(a) for a in call.args[1:]]])
         elif op is call_tir or op is call_dps_packed:
             raise DiagnosticError(
                 f"vm codegen @{self.name}: {op.name} left: run CallTIRRewrite first", call
@@ -385,7 +391,7 @@ def _uses(ins: list[Any], kernel_ok: bool) -> list[int]:
         return [ins[2]]
     if op in ("match", "free"):
         return [ins[1]]
-    if op == "call":
+    if op in ("call", "host"):  # a host function reads its arguments as shaped arrays
         return list(ins[3])
     if op == "if":
         inner = [r for sub in (ins[3], ins[5]) for i in sub for r in _uses(i, kernel_ok)]

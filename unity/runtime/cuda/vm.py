@@ -29,6 +29,7 @@ from unity.runtime.cuda.device_api import active_driver, alloc, to_device
 from unity.runtime.cuda.host_plan import PlanRunner
 from unity.runtime.cuda.kernels import CudaKernels
 from unity.runtime.cuda.tensor import CUDATensor, cuda_tensor
+from unity.runtime.host_functions import host_function
 from unity.runtime.device import Device
 from unity.runtime.module import ProfileResult
 from unity.runtime.vm_profile import ProfileReport, ProfileRow
@@ -239,6 +240,11 @@ class CudaVM:
                 regs[ins[1]] = check(regs[ins[1]], S, pending)
                 if pending:
                     run_pending(pending, S)
+            elif op == "host":  # on the host: inputs copied there, the results back
+                args = [r.numpy() if isinstance(r, CUDATensor) else r for r in (regs[k] for k in ins[3])]
+                out = host_function(ins[2])(*args)
+                regs[ins[1]] = (tuple(cuda_tensor(o, self.device) for o in out) if isinstance(out, tuple)
+                                else cuda_tensor(out, self.device))  # fmt: skip
             elif op == "call":
                 regs[ins[1]] = self._run(ins[2], [regs[r] for r in ins[3]])
             elif op == "if":

@@ -287,16 +287,11 @@ def _eye_like(ctx: Context, node: NodeView) -> Value:
     return np.eye(int(rows), int(cols), k=node.attr("k", 0), dtype=dtype)
 
 
-def _data_dependent(ctx: Context, node: NodeView) -> Value:
-    raise ctx.fail("has an output shape that depends on input values; only constant inputs are supported")
-
-
 CONVERTERS: dict[str, Converter] = {
     "Shape": _shape, "Size": _size, "Reshape": _reshape, "Flatten": _flatten,
     "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Transpose": _transpose, "Concat": _concat,
     "Split": _split, "Slice": _slice, "Expand": _expand, "Tile": _tile, "Pad": _pad,
     "ConstantOfShape": _constant_of_shape, "Constant": _constant, "Range": _range,
     "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth, "Trilu": _trilu,
-    "EyeLike": _eye_like, "NonZero": _data_dependent, "Compress": _data_dependent,
-    "Unique": _data_dependent,
+    "EyeLike": _eye_like,
 }  # fmt: skip

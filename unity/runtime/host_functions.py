@@ -1,0 +1,166 @@
+"""Host functions: operators whose output shape depends on input values, run with numpy.
+
+A compiled kernel writes into a buffer of a shape known before it runs; `NonZero`,
+`Compress`, `Unique` and `NonMaxSuppression` cannot.  The graph calls them by name
+(``R.call_pure_packed("unity.host.nonzero", x, ...)``, the VM instruction
+``["host", dst, name, [reg, ...]]``); the VM runs them on
+host arrays (a CUDA VM copies the inputs to the host and the result back) and the
+`match_cast` after each call gives the new shape its symbols.  Attributes come as
+trailing 0-d arrays.
+
+Example:
+    >>> import numpy as np
+    >>> host_function("unity.host.nonzero")(np.array([[0, 3], [4, 0]])).tolist()
+    [[0, 1], [1, 0]]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+HOST_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+"""Host function by name (``unity.host.<op>``)."""
+
+
+def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a host function as ``unity.host.<name>``.
+
+    Example:
+        >>> "unity.host.unique" in HOST_FUNCTIONS
+        True
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        HOST_FUNCTIONS[f"unity.host.{name}"] = fn
+        return fn
+
+    return wrap
+
+
+def host_function(name: str) -> Callable[..., Any]:
+    """The host function `name`, or a clear error.
+
+    Example:
+        >>> host_function("unity.host.nope")
+        Traceback (most recent call last):
+        ...
+        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, unity.host.nonmax_suppression, unity.host.nonzero, unity.host.unique)
+    """
+    fn = HOST_FUNCTIONS.get(name)
+    if fn is None:
+        raise ValueError(f"vm: unknown host function {name!r} (known: {', '.join(sorted(HOST_FUNCTIONS))})")
+    return fn
+
+
+def _c(array: Any) -> np.ndarray:
+    return np.asarray(array, order="C")
+
+
+@register("nonzero")
+def nonzero(x: np.ndarray) -> np.ndarray:
+    """ONNX NonZero: the indices of the non-zero elements, one row per dimension.
+
+    Example:
+        >>> nonzero(np.array([0, 5, 0, 7])).tolist()
+        [[1, 3]]
+    """
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return np.zeros((0, int(bool(x))), np.int64)
+    return _c(np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1))
+
+
+@register("compress")
+def compress(x: np.ndarray, condition: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """ONNX Compress: the slices of `x` along `axis` (NaN: of `x` flattened) where
+    `condition` holds.
+
+    Example:
+        >>> compress(np.arange(6).reshape(2, 3), np.array([True, False, True]), np.array(1.0)).tolist()
+        [[0, 2], [3, 5]]
+    """
+    cond = np.asarray(condition, bool).reshape(-1)
+    return _c(np.compress(cond, x, axis=_axis(axis)))
+
+
+def _axis(axis: np.ndarray) -> int | None:
+    a = float(axis)
+    return None if math.isnan(a) else int(a)
+
+
+@register("unique")
+def unique(x: np.ndarray, axis: np.ndarray, sort: np.ndarray) -> tuple[np.ndarray, ...]:
+    """ONNX Unique: the unique values (or slices along `axis`; NaN: flattened), the first
+    index of each, the inverse indices and the counts; in first-occurrence order unless
+    `sort`.
+
+    Example:
+        >>> [a.tolist() for a in unique(np.array([2, 1, 1, 3, 4, 3]), np.array(np.nan), np.array(0))]
+        [[2, 1, 3, 4], [0, 1, 3, 4], [0, 1, 1, 2, 3, 2], [1, 2, 2, 1]]
+    """
+    ax = _axis(axis)
+    values, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                               return_counts=True, axis=ax)  # fmt: skip
+    inverse = inverse.reshape(-1)
+    if not bool(sort):  # first-occurrence order
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        values = np.take(values, order, axis=0 if ax is None else ax)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    as64 = lambda v: _c(v.astype(np.int64))  # noqa: E731
+    return _c(values), as64(first), as64(inverse), as64(counts)
+
+
+@register("nonmax_suppression")
+def nonmax_suppression(boxes: np.ndarray, scores: np.ndarray, max_per_class: np.ndarray,
+                       iou_threshold: np.ndarray, score_threshold: np.ndarray,
+                       center_point_box: np.ndarray) -> np.ndarray:  # fmt: skip
+    """ONNX NonMaxSuppression: ``[batch, class, box]`` rows, per batch and class the
+    boxes by descending score, each dropping the later ones that overlap it by more than
+    `iou_threshold` (at most `max_per_class`; only scores above `score_threshold`).
+
+    Example:
+        >>> b = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]]], "float32")
+        >>> s = np.array([[[0.9, 0.8, 0.7]]], "float32")
+        >>> nonmax_suppression(b, s, np.array(3), np.array(0.5), np.array(-np.inf), np.array(0)).tolist()
+        [[0, 0, 0], [0, 0, 2]]
+    """
+    limit, iou_max, floor = (np.asarray(a).item() for a in (max_per_class, iou_threshold, score_threshold))
+    corners = _corners(np.asarray(boxes, np.float64), bool(np.asarray(center_point_box).item()))
+    rows: list[tuple[int, int, int]] = []
+    for b in range(scores.shape[0]):
+        area = (corners[b, :, 2] - corners[b, :, 0]) * (corners[b, :, 3] - corners[b, :, 1])
+        for c in range(scores.shape[1]):
+            s = scores[b, c]
+            order = [int(i) for i in np.argsort(-s, kind="stable") if s[i] > floor]
+            kept: list[int] = []
+            for i in order:
+                if len(kept) >= limit:
+                    break
+                if all(_iou(corners[b], area, i, j) <= iou_max for j in kept):
+                    kept.append(i)
+            rows += [(b, c, i) for i in kept]
+    return np.array(rows, np.int64).reshape(-1, 3)
+
+
+def _corners(boxes: np.ndarray, center: bool) -> np.ndarray:
+    """(y1, x1, y2, x2) with y1 <= y2 and x1 <= x2 (ONNX allows flipped corners)."""
+    if center:
+        xc, yc, w, h = (boxes[..., k] for k in range(4))
+        return np.stack([yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2], axis=-1)
+    y1, x1, y2, x2 = (boxes[..., k] for k in range(4))
+    return np.stack([np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], axis=-1)
+
+
+def _iou(corners: np.ndarray, area: np.ndarray, i: int, j: int) -> float:
+    a, b = corners[i], corners[j]
+    h = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    w = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = h * w
+    union = area[i] + area[j] - inter
+    return 0.0 if union <= 0 else inter / union
