@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from unity.ir.module import IRModule
@@ -363,3 +364,20 @@ def _sinfo_changed(var: Var, value: Expr) -> bool:
     if value.struct_info_ is None or var.struct_info_ is value.struct_info_:
         return False
     return var.struct_info_ is None or not struct_info_equal(var.struct_info_, value.struct_info_)
+
+
+class VarRenamer(ExprMutator):
+    """An `ExprMutator` sending uses of the vars of `remap` to their replacements (more
+    can be added to `var_remap` between visits).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+        >>> p = relax.Var("p", relax.TensorStructInfo((2,), "float32"))
+        >>> VarRenamer({x: p}).visit_expr(relax.op.exp(x)).args[0].name_hint
+        'p'
+    """
+
+    def __init__(self, remap: Mapping[Var, Expr]) -> None:
+        super().__init__()
+        self.var_remap.update(remap)

@@ -46,7 +46,7 @@ from unity.relax.expr import (
     Binding, BindingBlock, Call, Constant, DataflowBlock, DataflowVar, Expr, Function, If, MatchCast,
     SeqExpr, ShapeExpr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
-from unity.relax.expr_functor import ExprMutator, ExprVisitor
+from unity.relax.expr_functor import ExprMutator, ExprVisitor, VarRenamer
 from unity.relax.op.base import RelaxOp
 
 
@@ -159,7 +159,7 @@ def _dataflow(run: list[Binding], used_after: set[Var]) -> DataflowBlock:
         var = b.var
         if var not in used_after and not isinstance(var, DataflowVar):
             renamed[var] = DataflowVar(var.name_hint, var.struct_info_, span=var.span)
-    rename = _Rename(renamed)
+    rename = VarRenamer(renamed)
     bindings = []
     for b in run:
         value = rename.visit_expr(b.value)
@@ -167,11 +167,3 @@ def _dataflow(run: list[Binding], used_after: set[Var]) -> DataflowBlock:
         bindings.append(b.replace(var=var, value=value))
     return DataflowBlock(tuple(bindings))
 
-
-class _Rename(ExprMutator):
-    def __init__(self, renamed: dict[Var, Var]) -> None:
-        super().__init__()
-        self.renamed = renamed
-
-    def visit_var_(self, var: Var) -> Expr:
-        return self.renamed.get(var, var)

@@ -48,7 +48,7 @@ from unity.relax.dpl.rewrite import get_var2val
 from unity.relax.expr import (
     BindingBlock, Call, DataflowBlock, Expr, Function, Var, VarBinding,
 )  # fmt: skip
-from unity.relax.expr_functor import ExprMutator
+from unity.relax.expr_functor import ExprMutator, VarRenamer
 from unity.relax.transform.dead_code_elimination import used_vars
 
 
@@ -158,7 +158,7 @@ class _Fuser:
         bb = BlockBuilder(self.mod)
         name = "fused_" + fp.name.replace(".", "_")
         with bb.function(name, params, attrs={"Composite": fp.name, "Primitive": True}):
-            renamer = _Renamer(dict(zip(inputs, params, strict=True)))
+            renamer = VarRenamer(dict(zip(inputs, params, strict=True)))
             with bb.dataflow():
                 out: Var | None = None
                 for b in group:
@@ -208,11 +208,6 @@ class _OrderedUses(ExprMutator):
             self.order.append(var)
         return var
 
-
-class _Renamer(ExprMutator):
-    def __init__(self, remap: dict[Var, Expr]) -> None:
-        super().__init__()
-        self.var_remap.update(remap)
 
 
 def _users(func: Function) -> dict[Var, set[Var | None]]:

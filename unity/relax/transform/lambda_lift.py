@@ -29,12 +29,11 @@ functions are lifted innermost first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import Binding, Call, Expr, Function, Var, VarBinding
-from unity.relax.expr_functor import ExprMutator, ExprVisitor
+from unity.relax.expr_functor import ExprMutator, ExprVisitor, VarRenamer
 from unity.relax.transform.dead_code_elimination import used_vars
 
 
@@ -100,7 +99,7 @@ class _Lifter(ExprMutator):
         inner = self.visit_expr(binding.value)
         captured = sorted(used_vars(inner) - _bound_in(inner), key=lambda v: v.name_hint)
         fresh = [Var(v.name_hint, v.struct_info_) for v in captured]
-        lifted = _Renamer(dict(zip(captured, fresh, strict=True))).visit_expr(inner)
+        lifted = VarRenamer(dict(zip(captured, fresh, strict=True))).visit_expr(inner)
         lifted = Function((*fresh, *lifted.params), lifted.body, lifted.ret_struct_info,
                           lifted.is_pure, attrs={k: v for k, v in lifted.attrs.items()
                                                  if k != "global_symbol"})  # fmt: skip
@@ -130,8 +129,3 @@ class _Defs(ExprVisitor):
     def visit_var_def(self, var: Var) -> None:
         self.vars.add(var)
 
-
-class _Renamer(ExprMutator):
-    def __init__(self, remap: dict[Var, Any]) -> None:
-        super().__init__()
-        self.var_remap.update(remap)

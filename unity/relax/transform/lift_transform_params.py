@@ -45,7 +45,7 @@ from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import (
     Binding, DataflowBlock, Expr, Function, SeqExpr, Tuple, Var, VarBinding,
 )  # fmt: skip
-from unity.relax.expr_functor import ExprMutator
+from unity.relax.expr_functor import VarRenamer
 from unity.relax.transform.dead_code_elimination import is_pure, used_vars
 
 
@@ -91,7 +91,7 @@ def _split(func: Function, num_input: int) -> tuple[Function, Function] | None:
     needed = _needed(kept, func.body.body, lifted)
     transform = _transform_function(weights, moved, needed, func)
     new_params = [Var(v.name_hint, v.struct_info) for v in needed]
-    renamer = _Renamer(dict(zip(needed, new_params, strict=True)))
+    renamer = VarRenamer(dict(zip(needed, new_params, strict=True)))
     body = renamer.visit_expr(SeqExpr(tuple(b for b in kept if b.bindings), func.body.body))
     main = Function((*func.params[:num_input], *new_params), body, func.ret_struct_info,
                     func.is_pure, attrs=func.attrs)  # fmt: skip
@@ -117,7 +117,7 @@ def _needed(blocks: list[object], body: Expr, lifted: set[Var]) -> list[Var]:
 def _transform_function(weights: list[Var], moved: list[Binding], needed: list[Var],
                         func: Function) -> Function:  # fmt: skip
     params = [Var(w.name_hint, w.struct_info) for w in weights]
-    renamer = _Renamer(dict(zip(weights, params, strict=True)))
+    renamer = VarRenamer(dict(zip(weights, params, strict=True)))
     bb = BlockBuilder()
     with bb.function("transform_params", params):
         with bb.dataflow():
@@ -131,8 +131,3 @@ def _transform_function(weights: list[Var], moved: list[Binding], needed: list[V
     assert isinstance(made, Function)
     return made.with_attr("global_symbol", f"{func.attrs.get('global_symbol', 'main')}_transform_params")
 
-
-class _Renamer(ExprMutator):
-    def __init__(self, remap: dict[Var, Expr]) -> None:
-        super().__init__()
-        self.var_remap.update(remap)
