@@ -9,5 +9,6 @@ Example:
 
 from unity.topi.image.grid_sample import grid_sample
 from unity.topi.image.resize import resize, resize2d
+from unity.topi.image.roi_align import roi_align
 
-__all__ = ["grid_sample", "resize", "resize2d"]
+__all__ = ["grid_sample", "resize", "resize2d", "roi_align"]

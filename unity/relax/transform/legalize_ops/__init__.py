@@ -9,7 +9,8 @@ Example:
 """
 
 from unity.relax.transform.legalize_ops import (  # noqa: F401 - registration side effects
-    create, elementwise, linear_algebra, manipulate, nn, onnx_extra, onnx_misc, signal, statistical,
+    create, detection, elementwise, linear_algebra, manipulate, nn, onnx_extra, onnx_misc, signal,
+    statistical,
 )  # fmt: skip
 from unity.relax.transform.legalize_ops.common import LegalizeFn, register_legalize
 
