@@ -13,6 +13,7 @@ from unity.topi.nn.activation import (
 )  # fmt: skip
 from unity.topi.nn.conv2d import conv2d
 from unity.topi.nn.conv2d_transpose import conv2d_transpose
+from unity.topi.nn.deform_conv import deform_conv2d
 from unity.topi.nn.dense import dense
 from unity.topi.nn.lrn import lrn
 from unity.topi.nn.norm import batch_norm, group_norm, layer_norm
@@ -27,6 +28,7 @@ __all__ = [
     "celu",
     "conv2d",
     "conv2d_transpose",
+    "deform_conv2d",
     "dense",
     "elu",
     "gelu",

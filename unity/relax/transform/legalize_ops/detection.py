@@ -1,4 +1,5 @@
-"""Legalize the ops of `relax.op.detection`: `roi_align` -> `topi.image.roi_align`.
+"""Legalize the ops of `relax.op.detection`: `roi_align` -> `topi.image.roi_align`,
+`deform_conv2d` -> `topi.nn.deform_conv2d`.
 
 Example:
     >>> from unity.relax.op import detection as D
@@ -27,4 +28,18 @@ def legalize_roi_align(bb: BlockBuilder, call: Call) -> Expr:
                    a.sampling_ratio, a.mode, a.half_pixel)  # fmt: skip
 
 
+def legalize_deform_conv2d(bb: BlockBuilder, call: Call) -> Expr:
+    """`deform_conv2d(x, w, offset[, mask], DeformConv2DAttrs)` -> `topi.nn.deform_conv2d`.
+
+    Example:
+        >>> legalize_deform_conv2d(bb, D.deform_conv2d(x, w, off, None, attrs))  # doctest: +SKIP
+    """
+    a = call.attrs
+    assert isinstance(a, D.DeformConv2DAttrs)
+    x, w, offset, *mask = call.args
+    return call_te(bb, call, topi.nn.deform_conv2d, x, w, offset, mask[0] if mask else None,
+                   a.strides, a.padding, a.dilation, a.groups, a.offset_groups)  # fmt: skip
+
+
 register_legalize(D.roi_align, legalize_roi_align)
+register_legalize(D.deform_conv2d, legalize_deform_conv2d)

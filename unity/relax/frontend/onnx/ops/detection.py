@@ -1,15 +1,17 @@
-"""RoiAlign: attributes and input shapes checked, then one `roi_align` op.
+"""RoiAlign and DeformConv: attributes and input shapes checked, then one op each.
 
-Opset 10 has no ``coordinate_transformation_mode`` and behaves as opset 16's
+RoiAlign: opset 10 has no ``coordinate_transformation_mode`` and behaves as opset 16's
 ``output_half_pixel`` (no half-pixel shift); opset 16 defaults to ``half_pixel``.
+DeformConv: 2-D only (a ``deform_conv2d`` op), its bias added after.
 
 Example:
     >>> sorted(CONVERTERS)
-    ['RoiAlign']
+    ['DeformConv', 'RoiAlign']
 """
 
 from __future__ import annotations
 
+from unity.relax import op as R
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
 from unity.relax.op import detection as D
@@ -63,4 +65,32 @@ def _check_inputs(ctx: Context, x: Value, rois: Value, idx: Value) -> None:
         raise ctx.fail(f"expects one batch index per roi, got {count} rois and {n_idx} indices")
 
 
-CONVERTERS: dict[str, Converter] = {"RoiAlign": _roi_align}
+def _deform_conv(ctx: Context, node: NodeView) -> Value:
+    x, w, offset = (ctx.expr(node.input(i)) for i in range(3))
+    if ctx.ndim(x) != 4:
+        raise ctx.fail(f"supports 2-D images only (X of rank 4), got X of rank {ctx.ndim(x)}")
+    kernel = [int(d) for d in ctx.shape(w)[2:] if d.is_number]
+    if node.attr("kernel_shape") is not None and list(node.attr("kernel_shape")) != kernel:
+        raise ctx.fail(f"has kernel_shape {list(node.attr('kernel_shape'))}, but W's kernel is "
+                       f"{[str(d) for d in ctx.shape(w)[2:]]}")  # fmt: skip
+    attrs = D.DeformConv2DAttrs(
+        _ints(ctx, node, "strides", [1, 1]), _ints(ctx, node, "pads", [0, 0, 0, 0]),
+        _ints(ctx, node, "dilations", [1, 1]), node.attr("group", 1), node.attr("offset_group", 1),
+    )  # fmt: skip
+    mask = node.input(4)
+    out = ctx.emit(D.deform_conv2d(x, w, offset, None if mask is None else ctx.expr(mask), attrs))
+    bias = node.input(3)
+    if bias is None:
+        return out
+    return ctx.emit(R.add(out, ctx.emit(R.reshape(ctx.expr(bias), [-1, 1, 1]))))
+
+
+def _ints(ctx: Context, node: NodeView, name: str, default: list[int]) -> tuple[int, ...]:
+    values = [int(v) for v in node.attr(name, default)]
+    if len(values) != len(default) or min(values) < (0 if name == "pads" else 1):
+        least = "0" if name == "pads" else "1"
+        raise ctx.fail(f"needs {len(default)} {name} of at least {least}, got {values}")
+    return tuple(values)
+
+
+CONVERTERS: dict[str, Converter] = {"DeformConv": _deform_conv, "RoiAlign": _roi_align}
