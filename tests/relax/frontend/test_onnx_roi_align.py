@@ -59,6 +59,16 @@ def test_dynamic_number_of_rois():
         _check_against_reference(proto, x, _rois(k), np.zeros(k, np.int64))
 
 
+def test_dynamic_image_size_with_adaptive_sampling():
+    # the window of the adaptive grid is (H + 4) x (W + 4): symbolic here
+    proto = _roi_align_model([1, 2, "h", "w"], 3, [3, 2, 2, 3], mode="max", output_height=2,
+                             output_width=3)  # fmt: skip
+    rois = np.array([[0, 0, 5, 4], [-10, -8, 20, 30], [1, 1, 3, 2]], np.float32)
+    for h, w in ((5, 6), (9, 4)):
+        x = RNG.standard_normal((1, 2, h, w)).astype("float32")
+        _check_against_reference(proto, x, rois, np.zeros(3, np.int64))
+
+
 def test_bad_mode_or_rois_name_the_node():
     proto = _roi_align_model([1, 2, 6, 6], 3, [3, 2, 1, 1], mode="sum")
     with pytest.raises(OnnxImportError, match=r'RoiAlign node "ra": has mode \'sum\'; allowed'):

@@ -22,6 +22,8 @@ def test_bad_groups_offsets_or_mask_raise_naming_the_op():
     x, w, offset = tensor("x", (1, 4, 6, 6)), tensor("w", (8, 4, 3, 3)), tensor("o", (1, 18, 4, 4))
     with pytest.raises(DiagnosticError, match="do not split into 2 groups of 4 inputs"):
         infer(deform_conv2d(x, w, offset, None, DeformConv2DAttrs(groups=2)))
+    with pytest.raises(DiagnosticError, match="needs groups, offset groups, .* got 1, 0,"):
+        infer(deform_conv2d(x, w, offset, None, DeformConv2DAttrs(offset_groups=0)))
     with pytest.raises(DiagnosticError, match="needs an offset of 36 channels"):
         infer(deform_conv2d(x, w, offset, None, DeformConv2DAttrs(offset_groups=2)))
     with pytest.raises(DiagnosticError, match="offset of spatial size 5 on axis 2; .* has 4"):

@@ -104,6 +104,10 @@ def _infer_deform_conv2d(call: Call) -> StructInfo:
     offset = tensor_arg(call, 2, "offset")
     attrs = call.attrs
     assert isinstance(attrs, DeformConv2DAttrs)
+    if min(attrs.groups, attrs.offset_groups, *attrs.strides, *attrs.dilation) < 1:
+        raise fail(call, f"needs groups, offset groups, strides and dilation >= 1, got "
+                         f"{attrs.groups}, {attrs.offset_groups}, {attrs.strides} and "
+                         f"{attrs.dilation}")  # fmt: skip
     args = [x, w, offset, *(tensor_arg(call, 3, "mask") for _ in call.args[3:])]
     for sinfo in args:
         if not sinfo.dtype.startswith(("float", "bfloat")):
