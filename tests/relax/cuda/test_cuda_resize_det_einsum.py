@@ -21,6 +21,7 @@ rng = np.random.default_rng(5)
 CUBIC_AA = {"mode": "cubic", "antialias": 1}
 CASES = {  # op type, input shapes, output shape, attributes
     "resize_cubic_antialias": ("Resize", [(1, 2, 9, 7)], (1, 2, 4, 3), CUBIC_AA),
+    "det_batched": ("Det", [(3, 4, 4)], (3,), {}),
 }  # fmt: skip
 
 
