@@ -22,6 +22,7 @@ CUBIC_AA = {"mode": "cubic", "antialias": 1}
 CASES = {  # op type, input shapes, output shape, attributes
     "resize_cubic_antialias": ("Resize", [(1, 2, 9, 7)], (1, 2, 4, 3), CUBIC_AA),
     "det_batched": ("Det", [(3, 4, 4)], (3,), {}),
+    "einsum_ellipsis_diagonal": ("Einsum", [(2, 3, 4, 4), (3, 4, 5)], (), {"equation": "...ii,...ij->...j"}),
 }  # fmt: skip
 
 

@@ -199,7 +199,6 @@ IMPORT_FAILURES: dict[str, str] = {
     'test_dequantizelinear_int4': 'element type INT4 is not supported',
     'test_dequantizelinear_uint2': 'element type UINT2 is not supported',
     'test_dequantizelinear_uint4': 'element type UINT4 is not supported',
-    'test_einsum_batch_diagonal': 'Einsum with ellipsis/diagonal is not supported',
     'test_equal_string': 'string tensors are not supported',
     'test_equal_string_broadcast': 'string tensors are not supported',
     'test_hammingwindow': 'output shape depends on input values given at run time (the window size is the only input, so it stays a graph input)',

@@ -72,16 +72,14 @@ def _det(ctx: Context, node: NodeView) -> Value:
 
 
 def _einsum(ctx: Context, node: NodeView) -> Value:
-    equation = str(node.attr("equation", "")).replace(" ", "")
-    operands = [ctx.expr(v) for v in node.inputs if v is not None]
-    lhs, _, rhs = equation.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(operands) or "." in equation:
-        raise ctx.fail(f"equation {equation!r}: ellipsis and mismatched operand counts are not supported")
-    if not rhs and "->" not in equation:
-        rhs = "".join(sorted(c for c in set(lhs.replace(",", "")) if lhs.count(c) == 1))
-    from unity.relax.frontend.onnx.ops.einsum import lower_einsum
+    from unity.relax.frontend.onnx.ops.einsum import lower_einsum, parse_einsum
 
+    equation = str(node.attr("equation", ""))
+    operands = [ctx.expr(v) for v in node.inputs if v is not None]
+    try:
+        terms, rhs = parse_einsum(equation, [ctx.ndim(x) for x in operands])
+    except ValueError as err:
+        raise ctx.fail(str(err)) from None
     return lower_einsum(ctx, terms, rhs, operands)
 
 
