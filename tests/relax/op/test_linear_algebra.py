@@ -1,4 +1,4 @@
-"""Struct-info inference of matmul (batched, broadcasting, 1-D) and nn.linear."""
+"""Struct-info inference of matmul (batched, broadcasting, 1-D), nn.linear and det."""
 
 import pytest
 
@@ -45,3 +45,15 @@ def test_linear_is_emitted_as_permute_matmul_add():
     ops = [binding.value.op for binding in func.body.blocks[0].bindings]
     assert ops == [op.permute_dims, op.matmul, op.add]
     assert tuple(map(str, y.struct_info.shape)) == ("n", "8")
+
+
+def test_det_drops_the_matrix_dims():
+    assert shape_of(op.det(tensor("x", ("n", 3, 3)))) == ("n",)
+    assert shape_of(op.det(tensor("x", (4, 4), "float64"))) == ()
+
+
+def test_det_of_non_square_or_integer_matrices_fails():
+    with pytest.raises(DiagnosticError, match=r"det expects square matrices, got shape \(2, 3, 4\)"):
+        infer(op.det(tensor("x", (2, 3, 4))))
+    with pytest.raises(DiagnosticError, match="det expects a float tensor, got int32"):
+        infer(op.det(tensor("x", (3, 3), "int32")))

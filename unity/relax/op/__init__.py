@@ -16,7 +16,7 @@ from unity.relax.op.binary import (
 from unity.relax.op.call_tir import call_dps_packed, call_pure_packed, call_tir
 from unity.relax.op.create import arange, full, ones, tril, triu, zeros
 from unity.relax.op.datatype import astype
-from unity.relax.op.linear_algebra import matmul
+from unity.relax.op.linear_algebra import det, matmul
 from unity.relax.op.manipulate import (
     broadcast_to, concat, expand_dims, flatten, gather_elements, permute_dims, reshape,
     scatter_elements, split, squeeze, strided_slice, take,

@@ -76,3 +76,35 @@ def matmul(op: RelaxOp, x1: Expr, x2: Expr, out_dtype: str | None = None) -> Cal
         True
     """
     return Call(op, (x1, x2), MatmulAttrs(out_dtype))
+
+
+def infer_det(call: Call) -> StructInfo:
+    """Square matrices (..., M, M) of floats give their determinants (...).
+
+    Example:
+        >>> from unity import relax
+        >>> x = relax.Var("x", relax.TensorStructInfo(("n", 3, 3), "float32"))
+        >>> infer_det(det(x)).ndim
+        1
+    """
+    x = tensor_arg(call, 0, "input")
+    if x.dtype and not x.dtype.startswith(("float", "bfloat")):
+        raise fail(call, f"expects a float tensor, got {x.dtype}")
+    if 0 <= x.ndim < 2:
+        raise fail(call, f"expects matrices (..., M, M), got rank {x.ndim}")
+    if x.shape is None:
+        return TensorStructInfo(None, x.dtype, max(x.ndim - 2, -1))
+    if prove_not_equal(x.shape[-2], x.shape[-1]):
+        raise fail(call, f"expects square matrices, got shape {format_shape(x.shape)}")
+    return TensorStructInfo(tuple(x.shape[:-2]), x.dtype)
+
+
+@register_op("det", infer=infer_det)
+def det(op: RelaxOp, x: Expr) -> Call:
+    """The determinant of each square matrix in `x` (ONNX Det).
+
+    Example:
+        >>> det(x).op is det  # doctest: +SKIP
+        True
+    """
+    return Call(op, (x,))

@@ -244,6 +244,8 @@ class ResizeAttrs(Attrs):
     exclude_outside: bool = False
     extrapolation_value: float = 0.0
     roi: tuple[float, ...] = ()
+    antialias: bool = False
+    """Linear and cubic: stretch the filter by `1 / scale` when downscaling (opset 18)."""
 
 
 def _infer_resize(call: Call) -> StructInfo:

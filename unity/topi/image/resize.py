@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from unity import te, tir
 from unity.te import Tensor
 from unity.tir.expr import ExprLike, PrimExpr, const
+from unity.topi.image.antialias import antialias_tables
 from unity.topi.nn.layout import axis_of
 
 _COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
@@ -104,7 +105,7 @@ def resize(
     coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "round_prefer_floor",
     cubic_alpha: float = -0.75, cubic_exclude: bool = False,
     scales: Sequence[float] | None = None, roi: Sequence[float] | None = None,
-    extrapolation_value: float = 0.0, out_dtype: str | None = None,
+    extrapolation_value: float = 0.0, out_dtype: str | None = None, antialias: bool = False,
 ) -> Tensor:  # fmt: skip
     """Resize `data` along `axes` to `sizes` (ONNX Resize: separable interpolation).
 
@@ -122,9 +123,12 @@ def resize(
         roi: for "tf_crop_and_resize": starts then ends, normalized, one pair per axis.
         extrapolation_value: for "tf_crop_and_resize": the value outside the input.
         out_dtype: the result dtype (default: the input's).
+        antialias: for linear and cubic, stretch the filter when downscaling (ONNX
+            `antialias=1`; see `topi.image.antialias`); needs static scales or lengths.
 
     Raises:
-        ValueError: an unknown method or mode, or mismatched lengths.
+        ValueError: an unknown method or mode, mismatched lengths, or antialias
+            without a static scale.
 
     Example:
         >>> from unity import te
@@ -162,10 +166,15 @@ def resize(
     def coord_fn(k: int) -> Callable[[PrimExpr], PrimExpr]:
         return lambda o: coord_of(o, k)
 
-    tables = [
-        _tables(data.shape[a], shape[a], k, coord_fn(k), method, rounding_method, cubic_alpha, cubic_exclude)
-        for k, a in enumerate(axes)
-    ]  # fmt: skip
+    def table(k: int, a: int) -> tuple[Tensor, Tensor]:
+        if antialias and method != "nearest_neighbor":
+            scale = _static_scale(data.shape[a], shape[a], None if scales is None else scales[k])
+            return antialias_tables(data.shape[a], shape[a], k, coord_fn(k), method, scale,
+                                    cubic_alpha, cubic_exclude)  # fmt: skip
+        return _tables(data.shape[a], shape[a], k, coord_fn(k), method, rounding_method,
+                       cubic_alpha, cubic_exclude)  # fmt: skip
+
+    tables = [table(k, a) for k, a in enumerate(axes)]
 
     def total_body(*i: PrimExpr) -> PrimExpr:
         taps = [
@@ -191,6 +200,14 @@ def resize(
         return tir.select(any_out, const(extrapolation_value, dtype), _to(total[i], dtype, method))
 
     return te.compute(shape, body, name="T_resize")
+
+
+def _static_scale(size_in: PrimExpr, size_out: PrimExpr, scale: float | None) -> float:
+    if scale is not None:
+        return scale
+    if not (isinstance(size_in, tir.IntImm) and isinstance(size_out, tir.IntImm)):
+        raise ValueError(f"resize: antialias needs static lengths, got {size_in} -> {size_out}")
+    return size_out.value / size_in.value
 
 
 def _outside_table(size_out: PrimExpr, size_in: PrimExpr, k: int,

@@ -43,7 +43,7 @@ def legalize_resize(bb: BlockBuilder, call: Call) -> Expr:
     return call_te(
         bb, call, topi.image.resize, call.args[0], axes, list(a.size), method,
         a.coordinate_transformation_mode, a.nearest_mode, a.cubic_coeff_a, a.exclude_outside,
-        scales, roi or None, a.extrapolation_value,
+        scales, roi or None, a.extrapolation_value, None, a.antialias,
     )  # fmt: skip
 
 

@@ -1,8 +1,8 @@
-"""Matrix ONNX ops: MatMul, Gemm, MatMulInteger, and Einsum for the common equations.
+"""Matrix ONNX ops: MatMul, Gemm, MatMulInteger, Det, and Einsum.
 
 Example:
     >>> sorted(CONVERTERS)
-    ['Einsum', 'Gemm', 'MatMul', 'MatMulInteger']
+    ['Det', 'Einsum', 'Gemm', 'MatMul', 'MatMulInteger']
 """
 
 from __future__ import annotations
@@ -58,21 +58,32 @@ def _matmul_integer(ctx: Context, node: NodeView) -> Value:
     return ctx.emit(R.matmul(a, b))
 
 
-def _einsum(ctx: Context, node: NodeView) -> Value:
-    equation = str(node.attr("equation", "")).replace(" ", "")
-    operands = [ctx.expr(v) for v in node.inputs if v is not None]
-    lhs, _, rhs = equation.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(operands) or "." in equation:
-        raise ctx.fail(f"equation {equation!r}: ellipsis and mismatched operand counts are not supported")
-    if not rhs and "->" not in equation:
-        rhs = "".join(sorted(c for c in set(lhs.replace(",", "")) if lhs.count(c) == 1))
-    from unity.relax.frontend.onnx.ops.einsum import lower_einsum
+def _det(ctx: Context, node: NodeView) -> Value:
+    x = ctx.expr(node.input(0))
+    shape = ctx.shape(x)
+    if len(shape) < 2:
+        raise ctx.fail(f"expects matrices (..., M, M), got rank {len(shape)}")
+    rows, cols = shape[-2], shape[-1]
+    if not (rows.is_number and cols.is_number):
+        raise ctx.fail(f"needs a static matrix size, got {rows} x {cols}")
+    if rows != cols:
+        raise ctx.fail(f"expects square matrices, got {rows} x {cols}")
+    return ctx.emit(R.det(x))
 
+
+def _einsum(ctx: Context, node: NodeView) -> Value:
+    from unity.relax.frontend.onnx.ops.einsum import lower_einsum, parse_einsum
+
+    equation = str(node.attr("equation", ""))
+    operands = [ctx.expr(v) for v in node.inputs if v is not None]
+    try:
+        terms, rhs = parse_einsum(equation, [ctx.ndim(x) for x in operands])
+    except ValueError as err:
+        raise ctx.fail(str(err)) from None
     return lower_einsum(ctx, terms, rhs, operands)
 
 
 CONVERTERS: dict[str, Converter] = {
     "MatMul": binary(R.matmul), "Gemm": _gemm, "MatMulInteger": _matmul_integer,
-    "Einsum": _einsum,
+    "Einsum": _einsum, "Det": _det,
 }  # fmt: skip

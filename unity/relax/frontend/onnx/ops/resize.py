@@ -24,8 +24,6 @@ def _static(ctx: Context, x: Value) -> list[int]:
 def _resize(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
     shape = _static(ctx, x)
-    if node.attr("antialias", 0):
-        raise ctx.fail("with antialias=1 is not supported")
     if node.op_type == "Upsample" or node.opset < 11:
         scales_v = node.attr("scales") if node.opset < 9 else ctx.const(node.input(1), "scales")
         roi: list[float] = []
@@ -50,7 +48,8 @@ def _resize(ctx: Context, node: NodeView) -> Value:
     nearest = node.attr("nearest_mode", "round_prefer_floor" if node.opset >= 11 else "floor")
     attrs = X.ResizeAttrs(tuple(axes), tuple(sizes), tuple(scales), mode, coord, nearest,
                           node.attr("cubic_coeff_a", -0.75), bool(node.attr("exclude_outside", 0)),
-                          node.attr("extrapolation_value", 0.0), tuple(roi))  # fmt: skip
+                          node.attr("extrapolation_value", 0.0), tuple(roi),
+                          bool(node.attr("antialias", 0)) and mode in ("linear", "cubic"))  # fmt: skip
     return ctx.emit(X.resize(x, attrs))
 
 
