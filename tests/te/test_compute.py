@@ -277,3 +277,21 @@ def test_argmax_with_a_two_value_reducer() -> None:
     tir.interpret(func, x, got_idx, got_val)
     assert got_idx.tolist() == x.argmax(axis=1).tolist()
     np.testing.assert_array_equal(got_val, x.max(axis=1))
+
+
+def test_equality_in_a_compute_builds_the_comparison():
+    """``j == 0`` was Python identity, silently False: the select always took its else side."""
+    import unity
+    from unity import tir
+
+    n = tir.SizeVar("n", "int64")
+    a = te.placeholder((n, 4), "float32", "a")
+    b = te.compute((n, 4), lambda i, j: te.if_then_else(j == 0, a[i, 0], a[i, j] * 2.0)
+                   + te.if_then_else(j != 3, 1.0, 0.0), "b")
+    av = np.random.default_rng(0).random((3, 4)).astype("float32")
+    out = np.zeros((3, 4), "float32")
+    unity.build(te.create_prim_func([a, b]), "llvm")["main"](av, out)
+    want = np.where(np.arange(4) == 0, av[:, :1], av * 2) + (np.arange(4) != 3)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    i = tir.Var("i")
+    assert bool(i == i) and not bool(i == tir.Var("i")) and {i: 1}[i] == 1 and i in [tir.Var("k"), i]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from unity.ir import dtype as dt
 from unity.ir.node import Node, binds, hint, node
@@ -112,10 +112,20 @@ class PrimExpr(Node):
     def __invert__(self) -> PrimExpr:
         return Not(self)
 
+    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+        """``a == b`` is the `EQ` node (as in TVM), whose truth value is identity: `i == 0`
+        in a compute builds the comparison, while dict and list lookups stay by identity."""
+        return _comparison(EQ, self, other)
+
+    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+        return _comparison(NE, self, other)
+
+    __hash__ = Node.__hash__
+
     def __bool__(self) -> bool:
         raise TypeError(
             "a TIR expression has no Python truth value; use tir.Select / T.if_then_else "
-            "for a condition, and tir.eq(a, b) rather than a == b"
+            "for a condition"
         )
 
     def astype(self, dtype: str) -> PrimExpr:
@@ -339,12 +349,16 @@ class CmpOp(BinaryOp):
 
 @node
 class EQ(CmpOp):
-    """`a == b` (build with `tir.eq`).
+    """`a == b` (``tir.eq(a, b)`` or ``a == b``).
 
     Example:
-        >>> type(EQ(Var("i"), IntImm("int32", 0))).__name__, EQ(Var("i"), IntImm("int32", 0)).dtype
-        ('EQ', 'bool')
+        >>> i = Var("i")
+        >>> type(i == 0).__name__, (i == 0).dtype, bool(i == i), i in {i: 1}
+        ('EQ', 'bool', True, True)
     """
+
+    def __bool__(self) -> bool:
+        return self.a is self.b  # `x == y` in a Python condition: the same node
 
 
 @node
@@ -355,6 +369,9 @@ class NE(CmpOp):
         >>> NE(Var("i"), IntImm("int32", 0)).dtype
         'bool'
     """
+
+    def __bool__(self) -> bool:
+        return self.a is not self.b
 
 
 @node
@@ -670,6 +687,18 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
             dt.with_lanes("bool", dt.lanes(y.dtype))
         )
     return cls(x, y)
+
+
+def _comparison(cls: type[BinaryOp], a: PrimExpr, b: object) -> Any:
+    """``a == b`` / ``a != b`` of an expression and an expression or a number, else
+    NotImplemented (Python then compares by identity)."""
+    if not isinstance(b, PrimExpr | int | float) or isinstance(b, Var) and b.dtype == "handle" \
+            or a.dtype == "handle":
+        return NotImplemented
+    try:
+        return _binary(cls, a, b)
+    except (TypeError, ValueError):  # dtypes that do not compare (a vector with another width)
+        return NotImplemented
 
 
 def _binary_fn(cls: type[BinaryOp]):  # noqa: ANN202 - returns a typed builder
