@@ -85,3 +85,12 @@ def test_replace_returns_self_when_unchanged():
     e = i + 1
     assert e.replace(a=i) is e
     assert e.replace(a=tir.Var("j")) is not e
+
+
+def test_select_takes_python_numbers_and_unifies_its_sides():
+    """``tir.Select(j < 2, 3, j)`` kept the int 3 (no dtype: an AttributeError later)."""
+    j = tir.Var("j", "int64")
+    s = tir.Select(j < 2, 3, j)
+    assert (s.dtype, s.true_value.dtype) == ("int64", "int64")
+    f = tir.Select(True, tir.const(1.5), 2)
+    assert f.dtype == "float32" and f.false_value.dtype == "float32" and f.condition.dtype == "bool"

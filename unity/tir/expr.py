@@ -467,6 +467,17 @@ class Select(PrimExpr):
     true_value: PrimExpr
     false_value: PrimExpr
 
+    def __post_init__(self) -> None:
+        """Python numbers become immediates and the two sides get one dtype (as in
+        `tir.if_then_else`): ``Select(j < 2, 3, j)`` with an int64 `j` is an int64 select."""
+        t, f = self.true_value, self.false_value
+        if not (isinstance(t, PrimExpr) and isinstance(f, PrimExpr) and t.dtype == f.dtype):
+            t, f = _promote(t, f)
+            object.__setattr__(self, "true_value", t)
+            object.__setattr__(self, "false_value", f)
+        if not isinstance(self.condition, PrimExpr):
+            object.__setattr__(self, "condition", const(self.condition))
+
     @property
     def dtype(self) -> str:
         return self.true_value.dtype
