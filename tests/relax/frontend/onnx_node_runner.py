@@ -111,13 +111,15 @@ def check_struct_info(imported: Imported, expected: list[np.ndarray]) -> None:
         assert sinfo.dtype == str(want.dtype), f"output {i} has dtype {sinfo.dtype}, expected {want.dtype}"
 
 
-def check_numeric(imported: Imported, expected: list[np.ndarray], case: object, target: str = "llvm") -> None:
+def check_numeric(imported: Imported, expected: list[np.ndarray], case: object, target: str = "llvm",
+                  on_gpu: bool = False) -> None:
     """Run `main` with the VM (opt_level 0: no fusion) and compare with the expected outputs.
 
     Fusion is tested by its own suite and by the light models; here it would only add
     compile time and make the reviewed failure list depend on another pass.  With
     target "cuda" the kernels get the default GPU schedules and run in the GPU emulator
-    (`EmulatedDriver`: every thread of every block, with race and bounds checks).
+    (`EmulatedDriver`: every thread of every block, with race and bounds checks), or with
+    `on_gpu` on the real device.
     """
     import unity
     from unity import relax
@@ -125,13 +127,16 @@ def check_numeric(imported: Imported, expected: list[np.ndarray], case: object, 
 
     with PassContext(opt_level=0):
         ex = unity.compile(imported.mod, target=target)  # type: ignore[attr-defined]
-    if target == "cuda":
+    if target == "cuda" and not on_gpu:
         from unity.runtime.cuda.device_api import use_driver
         from unity.runtime.cuda.emulated import EmulatedDriver
 
         with use_driver(EmulatedDriver()):
             result = relax.VirtualMachine(ex, unity.cuda())["main"](*imported.inputs)  # type: ignore[attr-defined]
             _compare(result, expected)
+        return
+    if target == "cuda":  # the real device
+        _compare(relax.VirtualMachine(ex, unity.cuda())["main"](*imported.inputs), expected)  # type: ignore[attr-defined]
         return
     vm = relax.VirtualMachine(ex, unity.cpu())  # type: ignore[attr-defined]
     _compare(vm["main"](*imported.inputs), expected)
@@ -198,13 +203,13 @@ def outcome(name: str) -> str:
     return "ok"
 
 
-def run_case(name: str, target: str = "llvm") -> None:
+def run_case(name: str, target: str = "llvm", on_gpu: bool = False) -> None:
     """Import, check struct info, compile and compare one case (raises on any failure)."""
     case = node_cases()[name]
     imported = import_case(case)
     expected = expected_outputs(case)
     check_struct_info(imported, expected)
-    check_numeric(imported, expected, case, target)
+    check_numeric(imported, expected, case, target, on_gpu)
 
 
 def numeric_outcome(name: str) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from unity.runtime.cuda import is_available
+
 from .onnx_node_expected_failures import GPU_FAILURES, IMPORT_FAILURES, NUMERIC_FAILURES
 from .onnx_node_runner import (
     check_struct_info, expected_outputs, import_case, in_child, node_cases, run_case,
@@ -92,6 +94,23 @@ def test_node_runs_on_the_emulated_gpu(name: str):
     """Every case compiled for cuda (the default GPU schedules) and run in the GPU
     emulator: any model that runs on the CPU must run on the GPU."""
     _run(name, "cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not is_available(), reason="needs a CUDA GPU and pycuda or cuda-python")
+@pytest.mark.parametrize("name", _gpu_names(FAST_NUMERIC))
+def test_node_runs_on_the_gpu_fast_subset(name: str):
+    """The fast subset on a real GPU (the kernels compiled by nvcc, run by the driver)."""
+    failure = run_case_or_error(name, "cuda", on_gpu=True)
+    assert failure is None, failure
+
+
+def run_case_or_error(name: str, target: str, on_gpu: bool = False) -> str | None:
+    try:
+        run_case(name, target, on_gpu)
+    except Exception as err:  # noqa: BLE001 - reported as the case's failure
+        return f"{type(err).__name__}: {err}"[:600]
+    return None
 
 
 def _run(name: str, target: str = "llvm") -> None:
