@@ -4,8 +4,6 @@ match the reference."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -13,11 +11,11 @@ from onnx.reference import ReferenceEvaluator
 
 import unity
 from unity import relax
-from unity.codegen.cuda_build import compile_ptx, nvcc_path
+from unity.codegen.cuda_build import nvcc_path
 from unity.relax.frontend.onnx import from_onnx
 from unity.runtime.cuda import is_available
-from unity.runtime.cuda.device_api import use_driver
-from unity.runtime.cuda.emulated import EmulatedDriver
+
+from .cuda_checks import assert_launched_kernels_compile, run_emulated
 
 rng = np.random.default_rng(5)
 
@@ -57,8 +55,7 @@ def compiled():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_emulated_kernels_match_the_reference(compiled, name):
     ex, inputs, want = compiled[name]
-    with use_driver(EmulatedDriver()):
-        got = relax.VirtualMachine(ex, unity.cuda())["main"](*inputs).numpy()
+    got = run_emulated(ex, *inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
@@ -71,9 +68,7 @@ def test_generated_source_stays_small(compiled, name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_generated_cuda_compiles_with_nvcc(compiled, name):
     kernels = compiled[name][0].kernels
-    entries = set(re.findall(r"\.entry\s+(\w+)\s*\(", compile_ptx(kernels.source, kernels.arch)))
-    launched = {k for plan in kernels.plans.values() for k in plan["kernels"]}
-    assert launched and launched <= entries
+    assert_launched_kernels_compile(kernels)
 
 
 @pytest.mark.gpu
