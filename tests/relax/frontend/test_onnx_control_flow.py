@@ -131,6 +131,18 @@ def test_branches_with_different_output_counts_name_the_node():
         from_onnx(model)
 
 
+def test_branches_of_different_dtypes_name_the_node():
+    then_g = _graph([helper.make_node("Neg", ["x"], ["t"])], "then", ["t"])
+    else_g = helper.make_graph([helper.make_node("Cast", ["x"], ["e"], to=TensorProto.INT32)], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.INT32, None)])
+    node = helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then_g, else_branch=else_g)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                            helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    with pytest.raises(OnnxImportError, match=r"pick.*branches disagree on the dtype of output 0: float32 and int32"):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
 def test_a_non_scalar_runtime_condition_is_rejected():
     then_g = _graph([helper.make_node("Neg", ["x"], ["t"])], "then", ["t"])
     else_g = _graph([helper.make_node("Abs", ["x"], ["e"])], "else", ["e"])

@@ -91,13 +91,17 @@ def convert_if(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> li
     if imp.dataflow:
         raise NeedsBindingBlocks(node.name)
     cond_expr = _scalar_condition(imp, node, ctx.expr(cond))
-    bodies = []
+    bodies, dtypes = [], []
     for graph in (then_graph, else_graph):
         with imp.bb.nested() as blocks:
             values = inline_graph(imp, graph, f"{node.name}/{graph.name or 'branch'}")
             exprs = [ctx.expr(v) for v in values]
             result = exprs[0] if len(exprs) == 1 else imp.bb.emit(Tuple(tuple(exprs)))
         bodies.append(SeqExpr(tuple(blocks), result))
+        dtypes.append([ctx.dtype(e) for e in exprs])
+    for k, (a, b) in enumerate(zip(*dtypes, strict=True)):
+        if a != b:
+            raise ctx.fail(f"branches disagree on the dtype of output {k}: {a} and {b}")
     out = imp.bb.emit(If(cond_expr, bodies[0], bodies[1]))
     if len(proto.output) == 1:
         return [out]
