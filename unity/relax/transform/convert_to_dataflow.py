@@ -120,7 +120,8 @@ class _Converter(ExprMutator):
             position += len(block.bindings)
         return SeqExpr(tuple(blocks), seq.body, span=seq.span)
 
-    def _split(self, block: BindingBlock, flat: list[Binding], start: int, result: Expr) -> list[BindingBlock]:
+    def _split(self, block: BindingBlock, flat: list[Binding], start: int,
+               result: Expr) -> list[BindingBlock]:  # fmt: skip
         """`block` (its first binding at `start` of `flat`) cut into plain and dataflow runs."""
         out: list[BindingBlock] = []
         run: list[Binding] = []

@@ -37,6 +37,7 @@ from onnx import numpy_helper
 from unity.relax import op as R
 from unity.relax.expr import Constant, Expr, If, SeqExpr, Tuple, TupleGetItem
 from unity.relax.frontend.onnx.context import NodeView, Value
+from unity.relax.frontend.onnx.errors import ConstantInputRequired
 from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.frontend.onnx.validate import node_order
 
@@ -146,19 +147,22 @@ def convert_scan(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> 
     in_dirs = list(node.attr("scan_input_directions", [0] * m))
     lengths = {ctx.shape(x)[a] for x, a in zip(inputs[n:], in_axes, strict=True)}
     if len(lengths) != 1 or not next(iter(lengths)).is_number:
-        raise ctx.fail(f"needs one static sequence length over its scanned inputs, got {sorted(map(str, lengths))}")
+        got = sorted(map(str, lengths))
+        raise ctx.fail(f"needs one static sequence length over its scanned inputs, got {got}")
     steps = int(next(iter(lengths)))
     _check_unroll(ctx, steps)
     states, per_step = inputs[:n], [[] for _ in range(k)]
     for t in range(steps):
-        elems = [_element(imp, x, a, steps - 1 - t if d else t) for x, a, d in zip(inputs[n:], in_axes, in_dirs, strict=True)]
+        elems = [_element(imp, x, a, steps - 1 - t if d else t)
+                 for x, a, d in zip(inputs[n:], in_axes, in_dirs, strict=True)]
         outs = inline_graph(imp, body, f"{node.name}/step{t}", [*states, *elems])
         states = outs[:n]
         for j in range(k):
             per_step[j].append(outs[n + j])
     out_axes = list(node.attr("scan_output_axes", [0] * k))
     out_dirs = list(node.attr("scan_output_directions", [0] * k))
-    stacked = [_stack(imp, vals[::-1] if d else vals, a) for vals, a, d in zip(per_step, out_axes, out_dirs, strict=True)]
+    stacked = [_stack(imp, vals[::-1] if d else vals, a)
+               for vals, a, d in zip(per_step, out_axes, out_dirs, strict=True)]
     return [*states, *stacked]
 
 
@@ -197,15 +201,14 @@ def convert_loop(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> 
 
 def _check_unroll(ctx: object, steps: int) -> None:
     if steps > MAX_UNROLL:
-        raise ctx.fail(f"would unroll into more than {MAX_UNROLL} copies of its body")  # type: ignore[attr-defined]
+        msg = f"would unroll into more than {MAX_UNROLL} copies of its body"
+        raise ctx.fail(msg)  # type: ignore[attr-defined]
 
 
 def _known_scalar(imp: _GraphImporter, value: Value, what: str) -> int | bool:
     """A one-element value known at import time (a trip count, a condition)."""
     if isinstance(value, Expr | SymTensor):
         inputs = imp.ctx.feeding_inputs(value) if isinstance(value, Expr) else []
-        from unity.relax.frontend.onnx.errors import ConstantInputRequired
-
         node = imp.ctx.node
         raise ConstantInputRequired(what, inputs, node.name if node else "", node.op_type if node else "")
     flat = np.asarray(value).reshape(-1)

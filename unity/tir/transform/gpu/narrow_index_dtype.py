@@ -93,7 +93,8 @@ class NarrowIndexDtype(PrimFuncPass):
             if boxes:
                 name = f"{gv.name_hint}_i32"
                 out[name] = _narrowed(func).with_attr("global_symbol", name)
-                twins[gv.name_hint] = (name, [{func.params.index(v): b for v, b in box.items()} for box in boxes])
+                slots = [{func.params.index(v): b for v, b in box.items()} for box in boxes]
+                twins[gv.name_hint] = (name, slots)
         if not twins:
             return out
         return out.map_functions(PrimFunc, lambda f: with_body(f, _ChooseLaunch(twins).visit_stmt(f.body)))
@@ -129,7 +130,8 @@ def _boxes(func: PrimFunc, sizes: list[E.Var]) -> list[dict[E.Var, tuple[int, in
     for var in sizes if len(sizes) > 1 else ():
         for small in (s for s in SMALL if s < together):
             bounds = dict.fromkeys(sizes, (lo, small))
-            alone = next((b for b in SIZE_BOUNDS if b <= together or _fits(func, bounds | {var: (lo, b)})), together)
+            alone = next((b for b in SIZE_BOUNDS
+                          if b <= together or _fits(func, bounds | {var: (lo, b)})), together)
             if alone > together:
                 boxes.append(bounds | {var: (lo, alone)})
     return [box for box in boxes if not any(o is not box and _within(box, o) for o in boxes)]
