@@ -112,8 +112,7 @@ def unique(x: np.ndarray, axis: np.ndarray, sort: np.ndarray) -> tuple[np.ndarra
         rank[order] = np.arange(order.size)
         values = np.take(values, order, axis=0 if ax is None else ax)
         first, counts, inverse = first[order], counts[order], rank[inverse]
-    as64 = lambda v: _c(v.astype(np.int64))  # noqa: E731
-    return _c(values), as64(first), as64(inverse), as64(counts)
+    return _c(values), *(_c(a.astype(np.int64)) for a in (first, inverse, counts))
 
 
 @register("nonmax_suppression")

@@ -97,13 +97,18 @@ def _root_list(func: PrimFunc) -> list[BlockRealize]:
 
 
 def with_root_block(func: PrimFunc) -> PrimFunc:
-    """`func` whose body is a `root` block (wrapping the body in one if needed).
+    """`func` whose body is a `root` block (wrapping the body in one if needed: a loop
+    nest, or one lone computing block such as a scalar's, around which a root is needed
+    before any loop can go).
 
     Example:
-        >>> with_root_block(func).body.block.name_hint  # doctest: +SKIP
+        >>> from unity import te
+        >>> a = te.placeholder((), "float32", "a")
+        >>> out = te.compute((), lambda: a() * 2.0, "out")
+        >>> with_root_block(te.create_prim_func([a, out])).body.block.name_hint
         'root'
     """
-    if isinstance(func.body, BlockRealize):
+    if isinstance(func.body, BlockRealize) and child_realizes(func.body.block.body):
         return func
     root = Block((), (), (), "root", func.body)
     return func.replace(body=BlockRealize((), const(True), root))

@@ -703,9 +703,8 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
 def _comparison(cls: type[BinaryOp], a: PrimExpr, b: object) -> Any:
     """``a == b`` / ``a != b`` of an expression and an expression or a number, else
     NotImplemented (Python then compares by identity)."""
-    if not isinstance(b, PrimExpr | int | float) or isinstance(b, Var) and b.dtype == "handle" \
-            or a.dtype == "handle":
-        return NotImplemented
+    if not isinstance(b, PrimExpr | int | float) or "handle" in (a.dtype, getattr(b, "dtype", None)):
+        return NotImplemented  # a handle (a buffer's data) compares by identity only
     try:
         return _binary(cls, a, b)
     except (TypeError, ValueError):  # dtypes that do not compare (a vector with another width)

@@ -46,8 +46,8 @@ from unity.relax.expr import (
     Binding, BindingBlock, Call, Constant, DataflowBlock, DataflowVar, Expr, Function, If, MatchCast,
     SeqExpr, ShapeExpr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
-from unity.relax.expr_functor import ExprMutator, ExprVisitor, VarRenamer
-from unity.relax.op.base import RelaxOp
+from unity.relax.expr_functor import ExprMutator, VarRenamer
+from unity.relax.transform.dead_code_elimination import call_is_pure, used_vars
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,13 @@ class ConvertToDataflow(ModulePass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Convert every relax function of `mod`."""
-        return mod.map_functions(Function, lambda f: _Converter(self.min_size).visit_expr(f))
+        return mod.map_functions(Function, lambda f: _Converter(self.min_size, mod).visit_expr(f))
 
 
-def is_dataflow_value(value: Expr) -> bool:
-    """Whether a binding of `value` may stand in a dataflow block: a pure operator call
-    or a tuple, projection, constant, shape or variable (not an `If`, a function or a
-    call of a function whose effects are unknown).
+def is_dataflow_value(value: Expr, mod: IRModule | None = None) -> bool:
+    """Whether a binding of `value` may stand in a dataflow block: a pure call (see
+    `call_is_pure`) or a tuple, projection, constant, shape or variable (not an `If`, a
+    function or a call with effects).
 
     Example:
         >>> from unity.relax import op
@@ -79,50 +79,40 @@ def is_dataflow_value(value: Expr) -> bool:
         (True, False)
     """
     if isinstance(value, Call):
-        return isinstance(value.op, RelaxOp) and bool(value.op.attrs.get("pure", True))
+        return call_is_pure(value, mod)
     return isinstance(value, Tuple | TupleGetItem | Constant | ShapeExpr | Var)
 
 
-class _Uses(ExprVisitor):
-    """Every variable referenced in an expression (nested `If` branches included)."""
-
-    def __init__(self) -> None:
-        self.found: set[Var] = set()
-
-    def visit_var_(self, var: Var) -> None:
-        self.found.add(var)
-
-
-def _uses(exprs: list[Expr]) -> set[Var]:
-    collect = _Uses()
-    for e in exprs:
-        collect.visit_expr(e)
-    return collect.found
+def _last_uses(bindings: list[Binding], result: Expr) -> dict[Var, int]:
+    """The position of the last binding using each variable (`len(bindings)`: the result)."""
+    last: dict[Var, int] = {}
+    for pos, value in enumerate([*(b.value for b in bindings), result]):
+        for var in used_vars(value):
+            last[var] = pos
+    return last
 
 
 class _Converter(ExprMutator):
-    def __init__(self, min_size: int) -> None:
-        super().__init__()
+    def __init__(self, min_size: int, mod: IRModule) -> None:
+        super().__init__(mod)
         self.min_size = min_size
 
     def visit_seq_expr_(self, expr: SeqExpr) -> Expr:
         seq = super().visit_seq_expr_(expr)
         assert isinstance(seq, SeqExpr)
+        last = _last_uses([b for block in seq.blocks for b in block.bindings], seq.body)
         blocks: list[BindingBlock] = []
-        flat = [b for block in seq.blocks for b in block.bindings]
         position = 0
         for block in seq.blocks:
             if isinstance(block, DataflowBlock):
                 blocks.append(block)
-                position += len(block.bindings)
-                continue
-            blocks.extend(self._split(block, flat, position, seq.body))
+            else:
+                blocks.extend(self._split(block, position, last))
             position += len(block.bindings)
         return SeqExpr(tuple(blocks), seq.body, span=seq.span)
 
-    def _split(self, block: BindingBlock, flat: list[Binding], start: int,
-               result: Expr) -> list[BindingBlock]:  # fmt: skip
-        """`block` (its first binding at `start` of `flat`) cut into plain and dataflow runs."""
+    def _split(self, block: BindingBlock, start: int, last: dict[Var, int]) -> list[BindingBlock]:
+        """`block` (its first binding at position `start`) cut into plain and dataflow runs."""
         out: list[BindingBlock] = []
         run: list[Binding] = []
         plain: list[Binding] = []
@@ -132,13 +122,14 @@ class _Converter(ExprMutator):
                 if plain:
                     out.append(BindingBlock(tuple(plain)))
                     plain.clear()
-                out.append(_dataflow(run, _uses([*(b.value for b in flat[end:]), result])))
+                out.append(_dataflow(run, {b.var for b in run if last.get(b.var, -1) >= end}))
             else:
                 plain.extend(run)
             run.clear()
 
         for k, binding in enumerate(block.bindings):
-            if _bound_value(binding) is not None and is_dataflow_value(_bound_value(binding)):
+            value = _bound_value(binding)
+            if value is not None and is_dataflow_value(value, self.mod):
                 run.append(binding)
                 continue
             close_run(start + k)
@@ -154,7 +145,8 @@ def _bound_value(binding: Binding) -> Expr | None:
 
 
 def _dataflow(run: list[Binding], used_after: set[Var]) -> DataflowBlock:
-    """`run` as a dataflow block: its variables not in `used_after` become `DataflowVar`s."""
+    """`run` as a dataflow block: its variables not in `used_after` (used after the run)
+    become `DataflowVar`s."""
     renamed: dict[Var, Var] = {}
     for b in run:
         var = b.var

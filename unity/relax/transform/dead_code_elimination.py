@@ -120,7 +120,7 @@ class _Impure(ExprVisitor):
         self.found = False
 
     def visit_call_(self, expr: Call) -> None:
-        self.found |= not _call_is_pure(expr, self.mod)
+        self.found |= not call_is_pure(expr, self.mod)
         super().visit_call_(expr)
 
     def visit_function_(self, func: Function) -> None:
@@ -139,7 +139,14 @@ def is_pure(expr: Expr, mod: IRModule | None = None) -> bool:
     return not visitor.found
 
 
-def _call_is_pure(call: Call, mod: IRModule | None) -> bool:
+def call_is_pure(call: Call, mod: IRModule | None = None) -> bool:
+    """Whether `call` has no side effect: a pure op, a pure function of `mod`, or a callee
+    whose struct info says so.
+
+    Example:
+        >>> call_is_pure(op.add(x, y))  # doctest: +SKIP
+        True
+    """
     if isinstance(call.op, Op):
         return bool(call.op.get_attr("pure", True))
     if isinstance(call.op, GlobalVar):

@@ -22,32 +22,12 @@ from __future__ import annotations
 
 from unity.schedule.analysis import as_int, with_regions
 from unity.schedule.tree import replace_stmts, walk
-from unity.tir.expr import BufferLoad, PrimExpr, Var, const
+from unity.tir.expr import BufferLoad, PrimExpr, Var
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
-from unity.tir.stmt import Block, BlockRealize, BufferStore
+from unity.tir.stmt import BlockRealize, BufferStore
 
-__all__ = ["unit_indices_as_vars", "with_root_block"]
-
-
-def with_root_block(func: PrimFunc) -> PrimFunc:
-    """`func` with a root block around its body when the body is one lone block (a
-    scalar's computation, ``with T.block("out"): out[()] = a[()] > 0.5``): the
-    schedule treats a function's outermost block as its root, around which no loop can
-    go, so a GPU rule could not bind that block to a thread.
-
-    Example:
-        >>> from unity import te
-        >>> a = te.placeholder((), "float32", "a")
-        >>> out = te.compute((), lambda: a() * 2.0, "out")
-        >>> with_root_block(te.create_prim_func([a, out])).body.block.name_hint
-        'root'
-    """
-    body = func.body
-    if not isinstance(body, BlockRealize) or any(isinstance(s, BlockRealize) for s in walk(body.block.body)):
-        return func
-    root = BlockRealize((), const(True), Block((), (), (), "root", body))
-    return func.replace(body=root)
+__all__ = ["unit_indices_as_vars"]
 
 
 def unit_indices_as_vars(func: PrimFunc) -> PrimFunc:

@@ -25,7 +25,7 @@ from collections.abc import Collection
 
 from unity.ir.module import IRModule
 from unity.schedule.default.analysis import BlockInfo, block_infos
-from unity.schedule.default.normalize import unit_indices_as_vars, with_root_block
+from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.default_gpu.gemm import (
     finish_gemm, gemm_roles, prepare_gemm, rows_fastest, split_k,
 )  # fmt: skip
@@ -36,6 +36,7 @@ from unity.schedule.default_gpu.rules import (
 )  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
+from unity.schedule.scope import with_root_block
 from unity.schedule.tree import find_path, walk
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_visit

@@ -37,7 +37,6 @@ from onnx import numpy_helper
 from unity.relax import op as R
 from unity.relax.expr import Constant, Expr, If, SeqExpr, Tuple, TupleGetItem
 from unity.relax.frontend.onnx.context import NodeView, Value
-from unity.relax.frontend.onnx.errors import ConstantInputRequired
 from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.frontend.onnx.validate import node_order
 
@@ -91,7 +90,7 @@ def convert_if(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> li
         return inline_graph(imp, chosen, f"{node.name}/{chosen.name or 'branch'}")
     if imp.dataflow:
         raise NeedsBindingBlocks(node.name)
-    cond_expr = _scalar_condition(imp, node, ctx.expr(cond))
+    cond_expr = _scalar_condition(imp, ctx.expr(cond))
     bodies, dtypes = [], []
     for graph in (then_graph, else_graph):
         with imp.bb.nested() as blocks:
@@ -109,12 +108,12 @@ def convert_if(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> li
     return [imp.bb.emit(TupleGetItem(out, k)) for k in range(len(proto.output))]
 
 
-def _scalar_condition(imp: _GraphImporter, node: NodeView, cond: Expr) -> Expr:
+def _scalar_condition(imp: _GraphImporter, cond: Expr) -> Expr:
     sinfo = imp.ctx.sinfo(cond)
     if sinfo.dtype != "bool":
         raise imp.ctx.fail(f"condition must be bool, got {sinfo.dtype}")
     if sinfo.shape is not None and len(sinfo.shape) > 0:
-        if any(not (d == 1) for d in sinfo.shape):
+        if any(d != 1 for d in sinfo.shape):
             raise imp.ctx.fail(f"condition must have one element, got shape {tuple(sinfo.shape)}")
         cond = imp.bb.emit(R.reshape(cond, ()))
     return cond
@@ -207,11 +206,7 @@ def _check_unroll(ctx: object, steps: int) -> None:
 
 def _known_scalar(imp: _GraphImporter, value: Value, what: str) -> int | bool:
     """A one-element value known at import time (a trip count, a condition)."""
-    if isinstance(value, Expr | SymTensor):
-        inputs = imp.ctx.feeding_inputs(value) if isinstance(value, Expr) else []
-        node = imp.ctx.node
-        raise ConstantInputRequired(what, inputs, node.name if node else "", node.op_type if node else "")
-    flat = np.asarray(value).reshape(-1)
+    flat = imp.ctx.const(value, what).reshape(-1)
     if flat.size != 1:
         raise imp.ctx.fail(f"{what} must have one element, got shape {np.shape(value)}")
     return flat[0].item()

@@ -73,7 +73,7 @@ class NarrowIndexDtype(PrimFuncPass):
         """
         if func.attrs.get("calling_conv") != "cuda_kernel" or _symbolic(func):
             return func  # a symbolic size: see transform_module
-        return _narrowed(func, {}) or func
+        return _narrowed(func) if _fits(func, {}) else func
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Narrow the static kernels; give each kernel with symbolic sizes an int32 twin
@@ -151,11 +151,8 @@ def _fits(func: PrimFunc, bounds: dict[E.Var, tuple[int, int]]) -> bool:
     return check.fits and check.seen
 
 
-def _narrowed(func: PrimFunc, bounds: dict[E.Var, tuple[int, int]] | None = None) -> PrimFunc | None:
-    """`func` in int32 (its parameters narrowed too), when with `bounds` all its int64
-    values fit (None otherwise; without bounds, fitting was already checked)."""
-    if bounds is not None and not _fits(func, bounds):
-        return None
+def _narrowed(func: PrimFunc) -> PrimFunc:
+    """`func` in int32, its parameters narrowed too (`_fits` proved that it may be)."""
     narrow = _Narrow()
     body = narrow.visit_stmt(func.body)
     params = [narrow.visit_var_(p) if isinstance(p, E.Var) else p for p in func.params]

@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 
 from unity.relax import op as R
-from unity.relax.expr import Constant, Expr, ExternFunc, TupleGetItem
+from unity.relax.expr import Constant, ExternFunc, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
 from unity.relax.struct_info import Dim, TensorStructInfo, TupleStructInfo, sym
@@ -40,7 +40,7 @@ def host_call(ctx: Context, name: str, args: Sequence[Value], outs: Sequence[Out
     Example:
         >>> (y,) = host_call(ctx, "nonzero", [x], [("int64", (2, None))])  # doctest: +SKIP
     """
-    exprs = [a if isinstance(a, Expr) else ctx.expr(a) for a in args]
+    exprs = [ctx.expr(a) for a in args]
     loose = [TensorStructInfo(None, dtype, ndim=len(dims)) for dtype, dims in outs]
     sinfo = loose[0] if len(outs) == 1 else TupleStructInfo(tuple(loose))
     call = ctx.emit(R.call_pure_packed(ExternFunc(f"unity.host.{name}"), *exprs, sinfo_args=sinfo))
