@@ -2,8 +2,9 @@
 
 Relax tensor arguments become `te.placeholder`s whose shapes are tir int64
 expressions; each relax shape symbol maps to one `tir.Var` shared by all
-arguments, and back again for the output struct info.  Shape symbols that only
-the outputs use are passed to the PrimFunc as trailing scalar params (`tir_vars`).
+arguments, and back again for the output struct info.  Shape symbols that no
+argument has as a whole dim (only the outputs use them, or only inside ``n * m``)
+are passed to the PrimFunc as trailing scalar params (`tir_vars`).
 
 Example:
     >>> from unity import te
@@ -87,10 +88,11 @@ def make_call_te(
     te_kwargs = {k: conv.convert(v) for k, v in kwargs.items()}
     result = func(*te_args, **te_kwargs)
     outputs = list(result) if isinstance(result, list | tuple) else [result]
-    input_syms = {s for a in conv.tensor_args for s in _symbols(a)}
+    defined = {s for a in conv.tensor_args for s in _bare_dims(a)}
     back = {v: s for s, v in conv.symbols.items()}
     out_sinfo = [_out_sinfo(t, back) for t in outputs]
-    extra = sorted({s for o in out_sinfo for d in o.shape for s in d.free_symbols} - input_syms, key=str)  # type: ignore[union-attr]
+    used = {s for o in out_sinfo for d in o.shape for s in d.free_symbols} | set(conv.symbols)  # type: ignore[union-attr]
+    extra = sorted(used - defined, key=str)
     extra_vars = [conv.symbols[s] for s in extra]  # type: ignore[index]  # sympy symbols
     prim = te.create_prim_func([*conv.placeholders, *outputs, *extra_vars])
     gv = bb.add_func(prim, name_hint or getattr(func, "__name__", "te_func").strip("<>"))
@@ -98,10 +100,11 @@ def make_call_te(
     return call_tir(gv, conv.tensor_args, out_sinfo, tir_vars=tir_vars)
 
 
-def _symbols(arg: Expr) -> set[sympy.Symbol]:
+def _bare_dims(arg: Expr) -> set[sympy.Symbol]:
+    """The symbols that are whole dims of `arg` (a PrimFunc reads them off its buffer)."""
     sinfo = arg.struct_info
     if isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None:
-        return {s for d in sinfo.shape for s in d.free_symbols}  # type: ignore[misc]
+        return {d for d in sinfo.shape if isinstance(d, sympy.Symbol)}
     return set()
 
 

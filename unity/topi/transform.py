@@ -277,17 +277,28 @@ def broadcast_to(x: Tensor, shape: Sequence[ExprLike]) -> Tensor:
     return te.compute(target, body, name="T_broadcast_to")
 
 
-def _norm_slice(dim: ExprLike, begin: int, end: int, stride: int) -> tuple[PrimExpr, PrimExpr]:
-    """The start and length of `[begin:end:stride]` on an axis of size `dim`."""
+def _norm_slice(dim: ExprLike, begin: ExprLike, end: ExprLike, stride: int) -> tuple[PrimExpr, PrimExpr]:
+    """The start and length of `[begin:end:stride]` on an axis of size `dim`.
+
+    Integer bounds follow Python's rules; an expression bound is a non-negative index.
+    """
     wide = index_dtype(dim)
     size = const_int(dim)
-    if size is not None:
+    fixed = [b if isinstance(b, int) else const_int(b) for b in (begin, end)]
+    if size is not None and None not in fixed:
+        begin, end = fixed  # type: ignore[assignment]  # both ints
         rng = range(*slice(begin, end, stride).indices(size))
         return const(rng.start if len(rng) else 0, wide), const(len(rng), wide)
     d, zero = const(dim), const(0, wide)
     lo, hi = (zero, d) if stride > 0 else (const(-1, wide), d - 1)
 
-    def clamp(bound: int) -> PrimExpr:  # Python slice rules, symbolically
+    def clamp(bound: ExprLike) -> PrimExpr:  # Python slice rules, symbolically
+        if not isinstance(bound, int):
+            known = const_int(bound)
+            if known is None:  # a non-negative index
+                index = const(bound)
+                return tir.min(index if index.dtype == wide else index.astype(wide), hi)
+            bound = known
         if bound >= _TO_END:
             return hi
         if bound <= -_TO_END:
@@ -301,13 +312,14 @@ def _norm_slice(dim: ExprLike, begin: int, end: int, stride: int) -> tuple[PrimE
 
 def strided_slice(
     x: Tensor,
-    begin: Sequence[int],
-    end: Sequence[int],
+    begin: Sequence[ExprLike],
+    end: Sequence[ExprLike],
     strides: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
 ) -> Tensor:
     """`x[begin:end:stride]` on each of `axes` (all leading axes when None); Python rules for
-    negative indices and strides, ends clamped.
+    negative indices and strides, ends clamped.  A bound that is an expression (``n``) must
+    be non-negative: it is clamped to the axis, not counted from its end.
 
     Example:
         >>> from unity import te

@@ -316,6 +316,10 @@ def broadcast_to(op: RelaxOp, x: Expr, shape: Sequence[object] | Expr) -> Call:
 class StridedSliceAttrs(Attrs):
     """Python-style slicing of `axes` with `begin`, `end`, `strides` (ends are clamped).
 
+    A bound may also be a symbolic expression (``seq``, ``past + seq``): it must be
+    non-negative (it is not counted from the end), is clamped to the axis, and needs a
+    positive stride.  ``[0:seq]`` of an axis of 128 is ``min(seq, 128)`` long.
+
     Example:
         >>> from unity import relax
         >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
@@ -324,8 +328,8 @@ class StridedSliceAttrs(Attrs):
     """
 
     axes: tuple[int, ...]
-    begin: tuple[int, ...]
-    end: tuple[int, ...]
+    begin: tuple[int | sympy.Expr, ...]
+    end: tuple[int | sympy.Expr, ...]
     strides: tuple[int, ...]
 
 
@@ -333,21 +337,26 @@ _TO_END = 2**31 - 1
 """An `end` at least this large means "to the end of the axis" (ONNX writes INT64_MAX)."""
 
 
-def _slice_len(dim: Dim, begin: int, end: int, stride: int) -> Dim:
+def _is_symbolic(bound: int | sympy.Expr) -> bool:
+    return isinstance(bound, sympy.Basic) and not bound.is_number
+
+
+def _slice_len(dim: Dim, begin: int | Dim, end: int | Dim, stride: int) -> Dim:
     """The length of ``[begin:end:stride]`` on an axis of size `dim` (Python slice rules).
 
     Symbolic dims follow the same rules symbolically: a negative bound becomes
     ``max(bound + dim, lo)``, a non-negative one ``min(bound, hi)``, where ``[lo, hi]`` is
     ``[0, dim]`` for positive strides and ``[-1, dim - 1]`` for negative ones.
     """
-    if dim.is_number:
+    if dim.is_number and not (_is_symbolic(begin) or _is_symbolic(end)):
+        begin, end = int(begin), int(end)
         return sympy.Integer(len(range(*slice(begin, end, stride).indices(int(dim)))))
     start, stop = _slice_bounds(dim, begin, end, stride)
     span = stop - start if stride > 0 else start - stop
     return sympy.Max(sympy.ceiling(span / abs(stride)), 0)
 
 
-def _slice_bounds(dim: Dim, begin: int, end: int, stride: int) -> tuple[Dim, Dim]:
+def _slice_bounds(dim: Dim, begin: int | Dim, end: int | Dim, stride: int) -> tuple[Dim, Dim]:
     """The normalized start and stop of ``[begin:end:stride]`` on an axis of size `dim`.
 
     Bounds at or past ``±2**31 - 1`` mean "from/to the end of the axis" (ONNX writes INT64_MAX).
@@ -359,7 +368,10 @@ def _slice_bounds(dim: Dim, begin: int, end: int, stride: int) -> tuple[Dim, Dim
     """
     lo, hi = (sympy.Integer(0), dim) if stride > 0 else (sympy.Integer(-1), dim - 1)
 
-    def clamp(bound: int) -> Dim:
+    def clamp(bound: int | Dim) -> Dim:
+        if _is_symbolic(bound):
+            return sympy.Min(bound, hi)  # a non-negative index
+        bound = int(bound)
         if bound >= _TO_END:
             return hi
         if bound <= -_TO_END:
@@ -378,6 +390,9 @@ def _infer_strided_slice(call: Call) -> StructInfo:
         raise fail(call, "expects axes, begin, end and strides of one length")
     if any(s == 0 for s in attrs.strides):
         raise fail(call, "expects nonzero strides")
+    for b, e, s in zip(attrs.begin, attrs.end, attrs.strides, strict=True):
+        if s < 0 and (_is_symbolic(b) or _is_symbolic(e)):
+            raise fail(call, f"symbolic bounds [{b}:{e}] need a positive stride, got {s}")
     if x.shape is None:
         return x
     dims = list(x.shape)

@@ -24,7 +24,7 @@ from unity.relax.utils import sympy_to_tir
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.expr import Let, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, post_order_visit
+from unity.tir.functor import StmtExprMutator
 from unity.tir.stmt import Block, BlockRealize, For, LetStmt, Stmt, seq
 
 
@@ -104,10 +104,8 @@ class FusedPrimFuncBuilder:
         if allocs:
             root = Block((), (), (), "root", body, alloc_buffers=tuple(allocs))
             body = BlockRealize((), const(True), root)
-        defined: set[Var] = set()
-        for buf in self.params + outs:  # type: ignore[operator]
-            for dim in buf.shape:
-                post_order_visit(dim, lambda n: defined.add(n) if isinstance(n, Var) else None)
+        # a dim that is a bare symbol defines it; ``batch * seq`` defines neither
+        defined = {d for buf in self.params + outs for d in buf.shape if isinstance(d, Var)}  # type: ignore[operator]
         extra = tuple(s for s, v in self.symbols.items() if v not in defined)
         scalars = tuple(self.symbols[s] for s in extra)
         params = (*self.params, *outs, *scalars)

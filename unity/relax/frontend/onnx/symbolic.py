@@ -195,12 +195,10 @@ def _variadic(fn: Callable[[Any, Any], Any]) -> Callable[..., np.ndarray]:
 
 
 def _equal(a: sympy.Expr, b: sympy.Expr) -> sympy.Basic:
-    diff = sympy.expand(a - b)
-    if diff == 0:
-        return sympy.true
-    if diff.is_number:
-        return sympy.false
-    raise _Unfoldable
+    zero = sympy.expand(a - b).is_zero  # shape symbols are positive: ``n == -1`` is False
+    if zero is None:
+        raise _Unfoldable
+    return sympy.true if zero else sympy.false
 
 
 def _where(inputs: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:

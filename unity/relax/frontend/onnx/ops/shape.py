@@ -10,6 +10,8 @@ Example:
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import sympy
 
@@ -19,7 +21,7 @@ from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, axes_input
 from unity.relax.frontend.onnx.symbolic import make_value
 from unity.relax.op.base import product
-from unity.relax.struct_info import Dim, prove_equal
+from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal
 
 INT64_MAX = 2**63 - 1
 
@@ -106,12 +108,15 @@ def _split(ctx: Context, node: NodeView) -> list[Value]:
     return [ctx.emit(TupleGetItem(tup, i)) for i in range(count)]
 
 
-def _slice_bound(ctx: Context, value: Dim, dim: Dim, is_end: bool) -> int:
+def _slice_bound(ctx: Context, value: Dim, dim: Dim, is_end: bool) -> int | Dim:
     if value.is_number:
         return int(value)
     if prove_equal(value, dim):
         return INT64_MAX if is_end else 0
-    raise ctx.fail(f"slices with the symbolic bound {value}, which is not the whole axis {dim}")
+    if not value.is_nonnegative:
+        raise ctx.fail(f"slices with the symbolic bound {value}, which may be negative "
+                       f"(counted from the end of the axis {dim})")  # fmt: skip
+    return value
 
 
 def _slice(ctx: Context, node: NodeView) -> Value:
@@ -129,8 +134,27 @@ def _slice(ctx: Context, node: NodeView) -> Value:
     steps = [1] * len(starts) if steps is None else list(steps)
     begin = [_slice_bound(ctx, s, shape[a], False) for s, a in zip(starts, axes, strict=True)]
     end = [_slice_bound(ctx, e, shape[a], True) for e, a in zip(ends, axes, strict=True)]
-    end = [min(e, INT64_MAX) if e >= 0 else max(e, -INT64_MAX) for e in end]
-    return ctx.emit(R.strided_slice(x, axes, begin, end, steps))
+    end = [e if isinstance(e, sympy.Expr) else min(e, INT64_MAX) if e >= 0 else max(e, -INT64_MAX)
+           for e in end]  # fmt: skip
+    for b, e, step in zip(begin, end, steps, strict=True):
+        if step < 0 and (isinstance(b, sympy.Expr) or isinstance(e, sympy.Expr)):
+            raise ctx.fail(f"slices backwards (step {step}) from the symbolic bound {b}:{e}")
+    out = ctx.emit(R.strided_slice(x, axes, begin, end, steps))
+    return _assume_bounds_in_axis(ctx, out, [b for b in begin + end if isinstance(b, sympy.Expr)])
+
+
+def _assume_bounds_in_axis(ctx: Context, out: Expr, bounds: list[Dim]) -> Expr:
+    """A slice ``[0:seq]`` of an axis of 128 is ``min(seq, 128)`` long.  Exported models
+    mean ``seq`` (position ids of a text shorter than the table): the result is cast to
+    that shape, checked when the model runs."""
+    shape = ctx.shape(out)
+    clamped = {m: next(a for a in m.args if a in bounds)
+               for d in shape for m in d.atoms(sympy.Min) if set(m.args) & set(bounds)}  # fmt: skip
+    if not clamped:
+        return out
+    meant = tuple(d.xreplace(clamped) for d in shape)
+    return ctx.bb.match_cast(out, TensorStructInfo(meant, ctx.dtype(out)),
+                             name_hint=re.sub(r"\W", "_", ctx.node.name.strip("/") if ctx.node else "slice") + "_bounds")  # fmt: skip
 
 
 def _expand(ctx: Context, node: NodeView) -> Value:
