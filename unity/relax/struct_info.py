@@ -54,7 +54,7 @@ def as_dim(value: object) -> Dim:
     if isinstance(value, str):
         return sym(value)
     if isinstance(value, sympy.Expr):
-        return value
+        return merge_floors(value) if value.has(sympy.floor) else value
     if hasattr(value, "dtype") and hasattr(value, "span"):  # a tir PrimExpr
         from unity.relax.utils import tir_to_sympy
 
@@ -62,6 +62,31 @@ def as_dim(value: object) -> Dim:
     if hasattr(value, "__index__"):  # numpy integers
         return sympy.Integer(int(value))  # type: ignore[arg-type]  # has __index__
     raise TypeError(f"a shape dimension must be an int, a str or a sympy expr, not {value!r}")
+
+
+def merge_floors(expr: Dim) -> Dim:
+    """Nested floor divisions as one: ``floor((floor(x / a) + r) / b)`` is
+    ``floor((x + a*r) / (a*b))`` for integers `x`, `r` and positive `a`, `b`, so the sizes
+    of two strided convs in a row and of one conv with both strides compare equal.
+
+    Example:
+        >>> merge_floors(sympy.floor(sympy.floor(sym("n") / 5) / 2))
+        floor(n/10)
+    """
+
+    def merge(outer: sympy.Expr) -> sympy.Expr:
+        num, den = sympy.fraction(sympy.together(outer.args[0]))
+        num = sympy.expand(num)
+        inner = [t for t in sympy.Add.make_args(num) if isinstance(t, sympy.floor)]
+        if not (den.is_Integer and den > 0) or len(inner) != 1:
+            return outer
+        rest = num - inner[0]
+        x, a = sympy.fraction(sympy.together(inner[0].args[0]))
+        if not (a.is_Integer and a > 0 and x.is_integer and rest.is_integer):
+            return outer
+        return sympy.floor(sympy.expand(x + a * rest) / (a * den))
+
+    return expr.replace(lambda e: isinstance(e, sympy.floor), merge)
 
 
 def as_shape(values: Iterable[object]) -> tuple[Dim, ...]:
@@ -86,7 +111,20 @@ def prove_equal(a: DimLike, b: DimLike) -> bool:
         return True
     if diff.is_number or not diff.has(*_NON_POLYNOMIAL):
         return False  # expanded polynomials are canonical: a nonzero one is not zero
-    return sympy.simplify(diff) == 0
+    return sympy.simplify(diff) == 0 or _equal_as_sizes(as_dim(a), as_dim(b))
+
+
+def _equal_as_sizes(a: Dim, b: Dim) -> bool:
+    """Dims are sizes, never negative: a size `L` (``floor((n - 10) / 5) + 1``) equals
+    ``max(L, 0)``, what slicing ``[0:-1]`` off ``L + 1`` leaves, though sympy cannot prove
+    ``L >= 0`` for every `n`."""
+    for size, other in ((a, b), (b, a)):
+        if size.is_Atom or not other.has(size):
+            continue
+        t = sympy.Dummy("size", integer=True, nonnegative=True)
+        if sympy.simplify(other.xreplace({size: t}) - t) == 0:
+            return True
+    return False
 
 
 _NON_POLYNOMIAL = (sympy.floor, sympy.ceiling, sympy.Mod, sympy.Min, sympy.Max)
