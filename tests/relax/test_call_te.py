@@ -67,3 +67,20 @@ def test_output_only_symbols_become_tir_vars():
     assert len(call.args) == 3 and call.args[2].values == (sym("m"),)
     prim = bb.get()["main"].body.blocks[0].bindings[0].value.args[0]
     assert isinstance(bb.get()[prim].params[-1], tir.Var)
+
+
+def test_symbols_inside_compound_dims_become_tir_vars():
+    # a (b * s, 4) argument defines neither b nor s: the PrimFunc takes both as scalars
+    x = Var("x", TensorStructInfo((sym("b") * sym("s"), 4), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x, Var("shape", TensorStructInfo(("b", "s"), "float32"))]):
+        out = bb.emit_te(lambda a: te.compute(a.shape, lambda i, j: a[i, j] * 2.0, name="B"), x)
+        bb.emit_func_output(out)
+    call = bb.get()["main"].body.blocks[0].bindings[0].value
+    assert call.args[2].values == (sym("b"), sym("s"))
+    prim = bb.get()[call.args[0]]
+    assert [p.name for p in prim.params[-2:]] == ["b", "s"]
+    a = np.arange(24, dtype="float32").reshape(6, 4)
+    b = np.empty_like(a)
+    interpret(prim, a, b, 2, 3)
+    np.testing.assert_allclose(b, a * 2)

@@ -7,7 +7,7 @@ from unity.relax import (
     FuncStructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo, TensorStructInfo,
     TupleStructInfo, prove_equal, shapes_equal, struct_info_equal, sym,
 )  # fmt: skip
-from unity.relax.struct_info import as_dim, prove_not_equal
+from unity.relax.struct_info import as_dim, merge_floors, prove_equal, prove_not_equal, sym
 
 
 def test_string_dims_become_positive_integer_symbols():
@@ -54,3 +54,17 @@ def test_struct_info_equal_compares_symbolically():
     assert struct_info_equal(PrimStructInfo("int64", n), PrimStructInfo("int64", n))
     assert struct_info_equal(FuncStructInfo((a,), b), FuncStructInfo((b,), a))
     assert not struct_info_equal(a, ObjectStructInfo())
+
+
+def test_nested_floor_divisions_merge():
+    n = sym("n")
+    # two strided convs (wav2vec's feature encoder) against one with both strides
+    assert merge_floors(sympy.floor((sympy.floor((n - 10) / 5) + 1 - 3) / 2) + 1) == sympy.floor(n / 10) - 1
+    assert as_dim(sympy.floor(sympy.floor(n / 5) / 2)) == sympy.floor(n / 10)
+    assert merge_floors(sympy.floor(sympy.floor(n / 2) / sym("m"))) == sympy.floor(sympy.floor(n / 2) / sym("m"))
+
+
+def test_a_size_equals_its_maximum_with_zero():
+    size = sympy.floor((sym("n") - 10) / 5) + 1  # may be negative for some n, but is a size
+    assert prove_equal(size, sympy.Max(size, 0))
+    assert not prove_equal(size, sympy.Max(size, 1))

@@ -152,6 +152,67 @@ def test_slice_with_negative_bounds_on_the_seq_axis_runs_at_two_lengths():
             np.testing.assert_array_equal(g, w)
 
 
+def _position_table_model() -> onnx.ModelProto:
+    """BERT's position embeddings: rows [past : past + seq] of a 16-row table, added to x."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i1"], ["seq"], axis=0),
+        helper.make_node("Shape", ["past"], ["ps"]),
+        helper.make_node("Gather", ["ps", "i1"], ["p"], axis=0),
+        helper.make_node("Add", ["p", "seq"], ["stop"]),
+        helper.make_node("Unsqueeze", ["p", "ax0"], ["begin"]),
+        helper.make_node("Unsqueeze", ["stop", "ax0"], ["end"]),
+        helper.make_node("Slice", ["table", "begin", "end", "ax0"], ["rows"]),
+        helper.make_node("Add", ["x", "rows"], ["y"]),
+    ]
+    inits = {"i1": np.array(1, "int64"), "ax0": np.array([0], "int64"),
+             "table": np.random.default_rng(0).standard_normal((16, 4)).astype("float32")}  # fmt: skip
+    inputs = [tensor("x", FLOAT, ["batch", "seq", 4]), tensor("past", FLOAT, ["batch", "past_len"])]
+    return model(nodes, inputs, [tensor("y", FLOAT, ["batch", "seq", 4])], inits)
+
+
+def test_slice_of_a_fixed_table_with_symbolic_bounds_runs_at_several_lengths():
+    proto = _position_table_model()
+    mod = from_onnx(proto)
+    assert _ret_shape(mod) == (B, S, 4)
+    for batch, seq, past in ((1, 3, 0), (2, 5, 4), (1, 16, 0)):
+        x = np.random.default_rng(seq).standard_normal((batch, seq, 4)).astype("float32")
+        feeds = {"x": x, "past": np.zeros((batch, past), "float32")}
+        np.testing.assert_array_equal(run_unity(mod, x, feeds["past"])[0], run_ort(proto, feeds)[0])
+
+
+def test_slice_past_the_end_of_a_fixed_table_fails_when_run():
+    mod = from_onnx(_position_table_model())
+    x, past = np.zeros((1, 5, 4), "float32"), np.zeros((1, 12), "float32")  # rows 12..17 of 16
+    with pytest.raises(ValueError, match=r"match_cast of Slice\w*_bounds.*got \(4, 4\): dim 0 must be seq = 5"):
+        run_unity(mod, x, past)
+
+
+def test_slice_from_a_bound_that_may_be_negative_is_refused():
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+             helper.make_node("Sub", ["n", "three"], ["b"]), helper.make_node("Unsqueeze", ["b", "ax0"], ["begin"]),
+             helper.make_node("Slice", ["table", "begin", "end", "ax0"], ["y"])]  # fmt: skip
+    inits = {"i0": np.array(0, "int64"), "three": np.array(3, "int64"), "ax0": np.array([0], "int64"),
+             "end": np.array([16], "int64"), "table": np.zeros((16,), "float32")}  # fmt: skip
+    proto = model(nodes, [tensor("x", FLOAT, ["n"])], [tensor("y", FLOAT, [None])], inits)
+    with pytest.raises(OnnxImportError, match=r"symbolic bound n - 3, which may be negative"):
+        from_onnx(proto)
+
+
+def test_rows_of_batch_times_seq_reach_kernels_as_both_symbols():
+    # Reshape (batch, seq, 4) -> (batch * seq, 4) -> MatMul: no kernel argument has `batch`
+    # or `seq` as a whole dim, so both are passed to it as scalars
+    nodes = [helper.make_node("Reshape", ["x", "rows"], ["x2"]), helper.make_node("MatMul", ["x2", "w"], ["h"]),
+             helper.make_node("Relu", ["h"], ["y"])]  # fmt: skip
+    inits = {"rows": np.array([-1, 4], "int64"), "w": np.ones((4, 3), "float32")}
+    proto = model(nodes, [tensor("x", FLOAT, ["batch", "seq", 4])], [tensor("y", FLOAT, [None, 3])], inits)
+    mod = from_onnx(proto)
+    assert _ret_shape(mod) == (B * S, 3)
+    for shape in ((1, 2, 4), (3, 5, 4)):
+        x = np.random.default_rng(3).standard_normal(shape).astype("float32")
+        np.testing.assert_allclose(run_unity(mod, x)[0], run_ort(proto, {"x": x})[0], rtol=1e-6)
+
+
 def test_shape_output_scatter_nd_and_cumprod_run_on_symbolic_shapes():
     # Shape(x) as an output is a `shape_to_tensor` of the symbols; ScatterND and CumProd
     # are legalized to topi.scatter_nd / topi.cumprod.

@@ -58,3 +58,12 @@ def test_where_selects_known_entries():
 
 def test_float_results_are_declined():
     assert fold_symbolic("Cast", [_sym(N)], {"_to_dtype": "float32"}) is None
+
+
+def test_equal_uses_that_shape_symbols_are_positive():
+    # exporters write Where(Equal(shape, -1), ones, shape) before an Expand
+    (is_hole,) = fold_symbolic("Equal", [_sym(N, 1, S), np.array([-1, -1, -1])], {})
+    assert is_hole.tolist() == [False, False, False]
+    (target,) = fold_symbolic("Where", [is_hole, np.array([1, 1, 1]), _sym(N, 1, S)], {})
+    assert target.values.tolist() == [N, 1, S]
+    assert fold_symbolic("Equal", [_sym(N - 2), np.array([0])], {}) is None  # n may be 2

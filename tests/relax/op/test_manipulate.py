@@ -79,6 +79,32 @@ def test_strided_slice_negative_bounds_on_a_symbolic_axis(begin, end, stride, wa
     assert shape_of(sliced) == ("2", want)
 
 
+def test_strided_slice_with_symbolic_bounds_clamps_them_to_the_axis():
+    n, p = sym("n"), sym("p")
+    assert shape_of(op.strided_slice(tensor("x", (128, 4)), [0], [0], [n])) == ("Min(128, n)", "4")
+    assert shape_of(op.strided_slice(tensor("x", ("m",)), [0], [p], [p + n])) == (
+        "Max(0, -Min(m, p) + Min(m, n + p))",)  # fmt: skip
+    with pytest.raises(DiagnosticError, match=r"symbolic bounds \[0:n\] need a positive stride"):
+        infer(op.strided_slice(tensor("x", (8,)), [0], [0], [n], [-1]))
+
+
+@pytest.mark.parametrize("n", [3, 8, 11])
+def test_strided_slice_with_a_symbolic_end_runs_like_numpy(n):
+    import unity
+    from unity import relax
+    from unity.relax import BlockBuilder
+
+    x, y = tensor("x", (8, 2)), tensor("y", ("n",))
+    bb = BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            out = bb.emit_output(op.strided_slice(x, [0], [1], [sym("n")]))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())
+    a = np.arange(16, dtype="float32").reshape(8, 2)
+    np.testing.assert_array_equal(vm["main"](a, np.zeros(n, "float32")).numpy(), a[1:n])
+
+
 @pytest.mark.parametrize("rows", [1, 2, 5])
 def test_split_and_negative_slices_of_a_symbolic_axis_run(rows):
     import unity

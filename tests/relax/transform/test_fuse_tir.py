@@ -14,6 +14,7 @@ from unity.ir.structural import assert_structural_equal
 from unity.relax import BlockBuilder, Call, Function, Var, op
 from unity.relax import TensorStructInfo as TS
 from unity.relax.analysis import well_formed
+from unity.relax.struct_info import sym
 from unity.relax.transform import AnnotateTIROpPattern, FuseOps, FuseTIR, LegalizeOps
 from unity.runtime.vm import VirtualMachine
 from unity.script import ir as I
@@ -176,6 +177,26 @@ def test_symbolic_shapes_are_kept_and_unused_prim_funcs_removed():
     for shape in ((2, 3), (5, 1)):
         x_np = _rand(*shape)
         np.testing.assert_allclose(evaluate(after, x_np), np.exp(x_np) * x_np, rtol=1e-6)
+
+
+def test_symbols_only_inside_compound_dims_are_passed_to_the_fused_kernel():
+    # (b * s, 4) rows: no parameter has b or s as a whole dim, so the fused kernel takes
+    # them as trailing scalars and main passes them (tir_vars)
+    x = Var("x", TS((sym("b") * sym("s"), 4), "float32"))
+    shape = Var("shape", TS(("b", "s"), "float32"))
+
+    def build(bb, x, shape):
+        return op.multiply(bb.emit(op.exp(x)), x)
+
+    _, after = _pipeline(build, x, shape)
+    prim = next(f for f in after.functions.values() if isinstance(f, tir.PrimFunc))
+    assert [p.name for p in prim.params[-2:]] == ["b", "s"]
+    call = after["main"].body.blocks[0].bindings[-1].value
+    assert call.args[2].values == (sym("b"), sym("s"))
+    vm = VirtualMachine(unity.compile(after, target="llvm"), unity.cpu())
+    x_np = _rand(6, 4)
+    got = vm["main"](x_np, np.zeros((2, 3), "float32")).numpy()
+    np.testing.assert_allclose(got, np.exp(x_np) * x_np, rtol=1e-6)
 
 
 def test_function_returning_a_tuple_writes_two_outputs():

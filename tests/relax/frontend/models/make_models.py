@@ -1,0 +1,139 @@
+"""Make the exported-model fixtures: tiny Hugging Face models, random weights, ONNX files.
+
+The files next to this script are what `torch.onnx.export` writes for models from
+`transformers`, built from small configs (hidden size 16, 2 layers, a vocabulary of 64)
+with seeded random weights: the graphs are those of the real architectures, with the
+shape arithmetic (Shape -> Gather -> Concat -> Reshape), masks and position ids that
+exporters emit.  Two exporters: the TorchScript one (opset 17, ``name.onnx``) and the
+dynamo one (``name_dynamo.onnx``).  Batch and sequence lengths are dynamic axes.
+
+The tests (`test_exported_models.py`) need only onnx and onnxruntime; this script needs
+torch and transformers, which the project does not depend on::
+
+    pip install torch transformers onnxscript
+    python tests/relax/frontend/models/make_models.py
+
+Example:
+    >>> sorted(MODELS)[:3]  # doctest: +SKIP
+    ['bert', 'clip_text', 'deberta']
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+VOCAB = 64
+"""Token ids in the tests are drawn below this."""
+
+
+def _text_models(T):  # noqa: N803 - the transformers module
+    small = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                 vocab_size=VOCAB, max_position_embeddings=64)  # fmt: skip
+    return {
+        "bert": lambda: T.BertModel(T.BertConfig(**small)),
+        "llama": lambda: T.LlamaModel(T.LlamaConfig(num_key_value_heads=1, **small)),
+        "deberta": lambda: T.DebertaV2Model(T.DebertaV2Config(**small)),
+        "clip_text": lambda: T.CLIPTextModel(T.CLIPTextConfig(**small)),
+        "t5_encoder": lambda: T.T5EncoderModel(T.T5Config(d_model=16, num_layers=2, num_heads=2, d_ff=32,
+                                                          d_kv=8, vocab_size=VOCAB)),  # fmt: skip
+    }
+
+
+def _other_models(T):  # noqa: N803
+    return {
+        "vit": lambda: T.ViTModel(T.ViTConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                              intermediate_size=32, image_size=32, patch_size=8)),  # fmt: skip
+        "swin": lambda: T.SwinModel(T.SwinConfig(embed_dim=8, depths=[1, 1], num_heads=[2, 2], image_size=32,
+                                                 patch_size=4, window_size=4)),  # fmt: skip
+        "wav2vec2": lambda: T.Wav2Vec2Model(T.Wav2Vec2Config(
+            hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, conv_dim=(8, 8),
+            conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2)),
+    }
+
+
+MODELS = {"text": ["bert", "llama", "deberta", "clip_text", "t5_encoder"], "image": ["vit", "swin"],
+          "audio": ["wav2vec2"], "decoder": ["gpt2_cache"]}  # fmt: skip
+DYNAMO = ["bert", "llama", "wav2vec2"]
+
+
+def main(out: str) -> None:
+    import torch
+    import transformers as T  # noqa: N812
+
+    makers = {**_text_models(T), **_other_models(T)}
+    for name in [n for kind in MODELS.values() for n in kind]:
+        for dynamo in (False, True):
+            if dynamo and name not in DYNAMO:
+                continue
+            torch.manual_seed(0)
+            path = os.path.join(out, f"{name}{'_dynamo' if dynamo else ''}.onnx")
+            if name == "gpt2_cache":
+                _export_gpt2_cache(torch, T, path)
+            else:
+                _export(torch, makers[name]().eval(), name, path, dynamo)
+            print(path, os.path.getsize(path))
+
+
+def _export(torch, model, name, path, dynamo):  # noqa: ANN001
+    kind = next(k for k, names in MODELS.items() if name in names)
+
+    class Wrap(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = model
+
+        def forward(self, *args):  # noqa: ANN002, ANN201
+            if kind == "text":
+                return self.m(input_ids=args[0], attention_mask=args[1]).last_hidden_state
+            key = "pixel_values" if kind == "image" else "input_values"
+            return self.m(**{key: args[0]}).last_hidden_state
+
+    if kind == "text":
+        names = ["input_ids", "attention_mask"]
+        args = (torch.randint(0, VOCAB, (2, 7)), torch.ones(2, 7, dtype=torch.int64))
+        axes = {n: {0: "batch", 1: "seq"} for n in names}
+    elif kind == "image":
+        names, args, axes = ["pixel_values"], (torch.randn(2, 3, 32, 32),), {"pixel_values": {0: "batch"}}
+    else:
+        names, args, axes = ["input_values"], (torch.randn(2, 400),), {"input_values": {0: "batch", 1: "seq"}}
+    if not dynamo:
+        torch.onnx.export(Wrap().eval(), args, path, input_names=names, output_names=["out"], dynamo=False,
+                          opset_version=17, dynamic_axes={**axes, "out": {0: "batch"}})  # fmt: skip
+        return
+    dims = {"batch": torch.export.Dim("batch", max=64),
+            "seq": torch.export.Dim("seq", min=400, max=4000) if kind == "audio" else torch.export.Dim("seq", min=2, max=60)}  # fmt: skip
+    shapes = tuple({axis: dims[d] for axis, d in axes[n].items()} for n in names)
+    torch.onnx.export(Wrap().eval(), args, path, input_names=names, output_names=["out"], dynamo=True,
+                      dynamic_shapes=(shapes,), external_data=False)  # fmt: skip
+
+
+def _export_gpt2_cache(torch, T, path):  # noqa: ANN001, N803
+    """GPT-2 with its LM head and a key/value cache in and out (one decoding step)."""
+    model = T.GPT2LMHeadModel(T.GPT2Config(n_embd=16, n_layer=2, n_head=2, vocab_size=VOCAB, n_positions=64))
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = model.eval()
+
+        def forward(self, input_ids, attention_mask, k0, v0, k1, v1):  # noqa: ANN001, ANN201
+            cache = T.DynamicCache()
+            cache.update(k0, v0, 0)
+            cache.update(k1, v1, 1)
+            out = self.m(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache, use_cache=True)
+            layers = out.past_key_values.layers
+            return out.logits, layers[0].keys, layers[0].values, layers[1].keys, layers[1].values
+
+    b, s, p = 2, 3, 5
+    args = (torch.randint(0, VOCAB, (b, s)), torch.ones(b, p + s, dtype=torch.int64),
+            *[torch.randn(b, 2, p, 8) for _ in range(4)])  # fmt: skip
+    names = ["input_ids", "attention_mask", "past_key_0", "past_value_0", "past_key_1", "past_value_1"]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
+            **{n: {0: "batch", 2: "past"} for n in names[2:]}}  # fmt: skip
+    torch.onnx.export(Step().eval(), args, path, input_names=names, dynamo=False, opset_version=17,
+                      output_names=["logits", "key_0", "value_0", "key_1", "value_1"], dynamic_axes=axes)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
