@@ -157,7 +157,10 @@ def _row_tile(m: int | None, ctx: RuleContext) -> int | None:
     full = 8 if ctx.vector_registers >= 32 else 6
     if m is None:
         return 8 if full >= 8 else 4
-    return _pick(m, [t for t in (8, 6, 4, 3, 2) if t <= full])
+    tile = _pick(m, [t for t in (8, 6, 4, 3, 2) if t <= full])
+    if tile is None and m >= _FEW_ROWS:  # 197 rows (ViT's tokens): a guarded last tile
+        return 8 if full >= 8 else 4
+    return tile
 
 
 def _three_vectors(m: int | None, n: int | None, ctx: RuleContext) -> bool:
@@ -176,7 +179,7 @@ def _three_vectors(m: int | None, n: int | None, ctx: RuleContext) -> bool:
     """
     if ctx.vector_registers >= 32 or n is None or n % (3 * ctx.lanes):
         return False
-    return m is None or m % 4 == 0
+    return m is None or m % 4 == 0 or _pick(m, [6, 4, 3, 2]) is None
 
 
 def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[str]:
@@ -192,7 +195,7 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         return _untiled(sch, info, ctx, b_contig)
     ti, tj, kb = tiles
     m = const_extent(info.loops[info.loop_of(i)])
-    symbolic_rows = m is None
+    symbolic_rows = m is None or m % ti != 0  # a guarded last tile either way
     m = _MANY_ROWS if symbolic_rows else m
     few_rows = m < _FEW_ROWS
     symbolic_columns = const_extent(info.loops[info.loop_of(j)]) is None
