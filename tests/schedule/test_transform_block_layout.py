@@ -123,3 +123,28 @@ def test_transform_block_layout_errors():
     sch.fuse(i, j)
     with pytest.raises(ScheduleError, match="must be bound to its own loops"):
         sch.transform_block_layout(sch.get_block("C"), lambda i, j, k: (i, j, k))
+
+
+def test_a_symbolic_batch_stays_a_variable_while_the_rest_fuse():
+    """A conv exported with a dynamic batch: ``(n, y, x) -> (n, y * 6 + x)``; the batch keeps
+    its symbolic extent, the pixels fuse (the conv rule's row flattening)."""
+    import numpy as np
+
+    import unity
+    from unity import tir
+
+    n = tir.Var("n", "int64")
+    a = te.placeholder((n, 4, 6), name="A")
+    b = te.compute((n, 4, 6), lambda i, y, x: a[i, y, x] * 2.0, name="B")
+    func = te.create_prim_func([a, b])
+    sch = Schedule(func)
+    sch.transform_block_layout(sch.get_block("B"), lambda i, y, x: (i, y * 6 + x))
+    loops = [sch.get(lp) for lp in sch.get_loops(sch.get_block("B"))]
+    assert [str(lp.extent) for lp in loops] == ["n", "24"]
+    x = np.random.default_rng(0).standard_normal((3, 4, 6)).astype("float32")
+    out = np.zeros_like(x)
+    unity.build(sch.mod)["main"](x, out)
+    np.testing.assert_array_equal(out, x * 2)
+    with pytest.raises(ScheduleError, match="not one variable or a mixed-radix fusion"):
+        sch2 = Schedule(func)
+        sch2.transform_block_layout(sch2.get_block("B"), lambda i, y, x: (y * (4 * 6) + i * 6 + x,))

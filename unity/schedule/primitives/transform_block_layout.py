@@ -37,6 +37,7 @@ from unity.schedule.analysis import as_int, linear, simplify, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import replace_stmts
+from unity.tir.arith import Analyzer
 from unity.tir.expr import BufferLoad, FloorDiv, FloorMod, IterVar, PrimExpr, Range, Var, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
@@ -109,8 +110,9 @@ def _binding_loops(realize: BlockRealize, path: list, func: PrimFunc) -> list[Fo
             msg = f"loop {outer.loop_var.name} must be serial, from 0, holding only the next loop"
             raise ScheduleError(_P, msg, func, outer)
     doms = {v: iv.dom.extent for iv, v in zip(blk.iter_vars, realize.iter_values)}
+    analyzer = Analyzer()
     for lp in above:
-        if as_int(lp.extent) is None or as_int(lp.extent) != as_int(doms[lp.loop_var]):
+        if not analyzer.can_prove_equal(lp.extent, doms[lp.loop_var]):
             msg = f"loop {lp.loop_var.name} does not cover its variable's domain exactly"
             raise ScheduleError(_P, msg, func, lp)
     return above
@@ -121,9 +123,9 @@ def _invert(
 ) -> tuple[list[IterVar], dict[Var, PrimExpr]]:
     """The new iteration variables and each old variable in terms of them."""
     by_var = {iv.var: iv for iv in blk.iter_vars}
-    extent = {iv.var: as_int(iv.dom.extent) for iv in blk.iter_vars}
-    if any(e is None or as_int(iv.dom.min) != 0 for iv, e in zip(blk.iter_vars, extent.values())):
-        raise ScheduleError(_P, f"block {blk.name_hint} has a symbolic or offset domain", func, blk)
+    extent = {iv.var: as_int(iv.dom.extent) for iv in blk.iter_vars}  # None: symbolic (a batch)
+    if any(as_int(iv.dom.min) != 0 for iv in blk.iter_vars):
+        raise ScheduleError(_P, f"block {blk.name_hint} has an offset domain", func, blk)
     inverse: dict[Var, PrimExpr] = {}
     new_vars: list[IterVar] = []
     splits: dict[Var, dict[type, tuple[Var, int]]] = {}
@@ -137,7 +139,12 @@ def _invert(
             msg = f"{e.script()} fuses spatial and reduction variables"
             raise ScheduleError(_P, msg, func, blk)
         name = "_".join(v.name for v, _ in chain)
-        total = chain[0][1] * extent[chain[0][0]]  # type: ignore[operator]  # checked above
+        top = chain[0][0]  # only the top variable of a fusion may have a symbolic extent
+        scale, dom = chain[0][1], by_var[top].dom.extent
+        if extent[top] is not None:
+            total: int | PrimExpr = scale * extent[top]
+        else:
+            total = dom if scale == 1 else const(scale, top.dtype) * dom
         new = Var(name, chain[0][0].dtype)
         new_vars.append(IterVar(new, Range.from_min_extent(const(0, new.dtype), total), kinds.pop()))
         for k, (v, coef) in enumerate(chain):
@@ -165,7 +172,7 @@ def _split_part(e: PrimExpr, extent: dict[Var, int | None], by_var: dict[Var, It
     """The new variable of an output ``v // c`` (extent `e / c`) or ``v % c`` (extent `c`),
     recorded in `splits` so that `v` is rebuilt as ``hi * c + lo``."""
     v, c = e.a, as_int(e.b)
-    if c is None or c <= 0 or extent[v] % c:  # type: ignore[operator]  # constant extents
+    if c is None or c <= 0 or extent[v] is None or extent[v] % c:  # type: ignore[operator]
         msg = f"{e.script()}: the split factor must be a constant dividing {v.name}'s extent {extent[v]}"
         raise ScheduleError(_P, msg, func, blk)
     parts = splits.setdefault(v, {})
@@ -196,7 +203,7 @@ def _radix_chain(
     if not chain or chain[-1][1] != 1:
         raise ScheduleError(_P, bad, func, blk)
     for (_, c_hi), (v_lo, c_lo) in zip(chain, chain[1:]):
-        if c_hi != c_lo * extent[v_lo]:  # type: ignore[operator]  # constant extents
+        if extent[v_lo] is None or c_hi != c_lo * extent[v_lo]:  # type: ignore[operator]
             raise ScheduleError(_P, bad, func, blk)
     return chain
 
