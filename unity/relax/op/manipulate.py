@@ -351,9 +351,10 @@ def _slice_len(dim: Dim, begin: int | Dim, end: int | Dim, stride: int) -> Dim:
     if dim.is_number and not (_is_symbolic(begin) or _is_symbolic(end)):
         begin, end = int(begin), int(end)
         return sympy.Integer(len(range(*slice(begin, end, stride).indices(int(dim)))))
-    start, stop = _slice_bounds(dim, begin, end, stride)
-    span = stop - start if stride > 0 else start - stop
-    return sympy.Max(sympy.ceiling(span / abs(stride)), 0)
+    size = dim if dim.is_number else sympy.Dummy("size", integer=True, nonnegative=True)
+    start, stop = _slice_bounds(size, begin, end, stride)  # a size is never negative:
+    span = stop - start if stride > 0 else start - stop  # min(0, size) is 0
+    return sympy.Max(sympy.ceiling(span / abs(stride)), 0).xreplace({size: dim})
 
 
 def _slice_bounds(dim: Dim, begin: int | Dim, end: int | Dim, stride: int) -> tuple[Dim, Dim]:
