@@ -361,3 +361,17 @@ def test_layout_transposes_and_channel_shuffle_fused_into_padded_convs_match_onn
     with PassContext(opt_level=3):
         got = run_unity(from_onnx(m), x)[0]
     np.testing.assert_allclose(got, run_ort(m, {"x": x})[0], rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_of_an_image_by_a_matrix_runs_on_rows_of_pixels():
+    # ConvNeXt's token-wise linear layer: (n, h, w, k) x (k, m) is a GEMM over h * w rows
+    inits = {"w": np.random.default_rng(4).standard_normal((8, 12)).astype("float32")}
+    proto = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [tensor("x", FLOAT, ["batch", 5, 7, 8])],
+                  [tensor("y", FLOAT, ["batch", 5, 7, 12])], inits)  # fmt: skip
+    mod = from_onnx(proto)
+    assert _calls(mod) == ["relax.reshape", "relax.matmul", "relax.reshape"]
+    matmul = mod["main"].body.blocks[0].bindings[1].value
+    assert tuple(matmul.struct_info.shape) == (B, 35, 12)
+    for batch in (1, 2):
+        x = np.random.default_rng(batch).standard_normal((batch, 5, 7, 8)).astype("float32")
+        np.testing.assert_allclose(run_unity(mod, x)[0], run_ort(proto, {"x": x})[0], rtol=1e-5, atol=1e-6)
