@@ -146,8 +146,8 @@ class BlockedTiling:
         out_blocks: Output channel blocks.
         per_group: Output channel blocks sharing one input group (a tile's `to / block`
             must divide it).
-        width: Output width.
-        pixels: Output pixels ``H*W`` (None for a symbolic height).
+        width: Output width (None when symbolic).
+        pixels: Output pixels ``H*W`` (None for a symbolic height or width).
         depthwise: Whether the output lanes are the data's lanes.
         flatten: Whether a tile runs over the flattened pixels (crossing rows) rather
             than along one row.
@@ -166,7 +166,7 @@ class BlockedTiling:
     block: int
     out_blocks: int
     per_group: int
-    width: int
+    width: int | None
     pixels: int | None
     depthwise: bool
     flatten: bool
@@ -177,8 +177,12 @@ class BlockedTiling:
     rc_block: int | None = None
 
 
+_LONG_ROW = 1 << 20
+"""What a symbolic output width is taken to be when choosing the pixel tile."""
+
+
 def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
-    """The rule's choices for a blocked conv block of constant channels and width, else None.
+    """The rule's choices for a blocked conv block of constant channels, else None.
 
     A dense conv's tiles cross rows when it is pointwise with stride 1 (1x1 at 14x14 and
     28x28 ~5% faster), when its rows are not a multiple of the row tile (on Zen, 3x3 at
@@ -194,21 +198,22 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
     conv = match(info)
     block, width = const_extent(info.loops[4]), const_extent(info.loops[3])
     out_blocks, height = const_extent(info.loops[1]), const_extent(info.loops[2])
-    if conv is None or block is None or width is None or out_blocks is None:
+    if conv is None or block is None or out_blocks is None:
         return None
-    pixels = None if height is None else height * width
+    # a symbolic width (wav2vec's conv1d over the samples): row tiles, the last guarded
+    pixels = None if height is None or width is None else height * width
     if conv.depthwise:
-        tile = (block, pixel_tile(width, 1, ctx))
+        tile = (block, pixel_tile(width or _LONG_ROW, 1, ctx, fill=width is None))
         return BlockedTiling(block, out_blocks, 1, width, pixels, True, False, tile)
     vectors = tile_vectors(conv.out_blocks_per_group)
-    row_tile = pixel_tile(width, vectors, ctx)
+    row_tile = pixel_tile(width or _LONG_ROW, vectors, ctx, fill=width is None)
     pointwise = pointwise_pixels(info, conv.x_load) is not None
     window, unroll = _unroll_window(info)
     in_blocks = const_extent(info.loops[5]) if len(conv.x_load.indices) == 5 else None
     rc_block = reduction_block(info, vectors * block, in_blocks, block, conv.k_load.buffer.dtype)
     wide = pixel_tile(pixels, vectors, ctx, fill=True) if pixels is not None else 0
     flatten = pixels is not None and (
-        pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)
+        pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)  # type: ignore[operator]
     )
     tile = (vectors * block, wide if flatten else row_tile)
     return BlockedTiling(
@@ -228,7 +233,7 @@ def schedule_conv2d_blocked(sch: Schedule, info: BlockInfo, ctx: RuleContext) ->
     conv, tiling = match(info), blocked_tiling(info, ctx)
     assert conv is not None, "the caller checked `applies`"
     if tiling is None:
-        raise_unsupported("symbolic channel blocks or width")
+        raise_unsupported("symbolic channel blocks")
     to, tx = ctx.knob("conv.tile") or tiling.tile
     if to % tiling.block or tiling.per_group % (to // tiling.block) or tx < 1:
         raise_unsupported(f"the tile {(to, tx)} ({tiling.per_group} channel blocks per group)")
