@@ -261,7 +261,8 @@ class _Placer:
         return self._index.under.get(id(stmt), [])  # type: ignore[union-attr]  # set by index
 
     def _place(self, stmt: Stmt) -> Stmt:
-        if isinstance(stmt, For) and stmt.kind in _MOVABLE_INTO and self._disjoint(stmt):
+        one = isinstance(stmt, For) and isinstance(stmt.extent, IntImm) and stmt.extent.value == 1
+        if isinstance(stmt, For) and stmt.kind in _MOVABLE_INTO and (one or self._disjoint(stmt)):
             return stmt.replace(body=self._place(stmt.body))
         if isinstance(stmt, SeqStmt):
             users = [k for k, item in enumerate(stmt.seq) if self._accesses(item)]
