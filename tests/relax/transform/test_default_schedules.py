@@ -92,7 +92,8 @@ def test_constant_weights_are_packed_at_compile_time():
 
 def test_a_conv_over_a_symbolic_batch_gets_the_tiled_schedule_and_packed_weights():
     """Models exported with a dynamic batch: the conv of ``(n, 16, 28, 28)`` data is tiled
-    like a batch-1 conv (it ran as a plain loop nest, 20x slower on a ResNet-18)."""
+    like a batch-1 conv (it ran as a plain loop nest, 20x slower on a ResNet-18), or runs
+    as Winograd over ``n`` images' tiles."""
     wv = rng.standard_normal((32, 16, 3, 3), dtype=np.float32)
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo(("n", 16, 28, 28), "float32"))
@@ -101,12 +102,20 @@ def test_a_conv_over_a_symbolic_batch_gets_the_tiled_schedule_and_packed_weights
             out = bb.emit_output(op.nn.relu(op.nn.conv2d(x, relax.Constant(wv), padding=1)))
         bb.emit_func_output(out)
     mod = bb.get()
-    names = [gv.name_hint for gv, _ in get_pipeline()(mod).items()]
-    assert [n for n in names if "conv2d" in n and n.endswith("_prepacked")]
+    direct = unity.transform.PassContext(disabled_pass=["Conv2dWinograd"])
+    with direct:
+        names = [gv.name_hint for gv, _ in get_pipeline()(mod).items()]
+        assert [n for n in names if "conv2d" in n and n.endswith("_prepacked")]
+        vm_direct = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    lowered = get_pipeline()(mod)  # Winograd: its tile rows are `batch` images' tiles
+    (matmul,) = [f for gv, f in lowered.items() if gv.name_hint.startswith("winograd_matmul")]
+    assert "n" in str(matmul.params[0].shape[2])
     vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
     for n in (1, 3):
         a = rng.standard_normal((n, 16, 28, 28), dtype=np.float32)
-        np.testing.assert_allclose(vm["main"](a).numpy(), np.maximum(_conv_ref(a, wv), 0), rtol=1e-4, atol=1e-3)
+        want = np.maximum(_conv_ref(a, wv), 0)
+        np.testing.assert_allclose(vm_direct["main"](a).numpy(), want, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(vm["main"](a).numpy(), want, rtol=1e-4, atol=1e-3)
 
 
 def test_a_conv_over_a_symbolic_width_gets_row_tiles_with_a_guarded_last_one():

@@ -167,3 +167,22 @@ def test_a_prime_row_count_gets_the_register_tile_with_a_guarded_last_tile(ctx, 
     out = np.zeros((1, rows, 96), "float32")
     unity.build(scheduled)["main"](x, w, out)
     np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_symbolic_rows_of_constant_batches_spread_the_batches_over_the_threads() -> None:
+    """Winograd's products over a dynamic batch: 16 points x ``rows`` (symbolic) x one panel
+    of 16 columns.  The threads take the points (the one panel left a thread idle)."""
+    from unity import te, topi
+
+    rows = tir.Var("rows", "int64")
+    a = te.placeholder((16, rows, 32), name="a")
+    b = te.placeholder((16, 32, 16), name="b")
+    func = te.create_prim_func([a, b, topi.matmul(a, b)])
+    scheduled = schedule_primfunc(func, NARROW)
+    parallel = [s for s in walk(scheduled.body) if isinstance(s, For) and s.kind is ForKind.PARALLEL]
+    assert [int(s.extent.value) for s in parallel] == [16]
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((16, 9, 32)).astype("float32"), rng.standard_normal((16, 32, 16)).astype("float32")
+    out = np.zeros((16, 9, 16), "float32")
+    unity.build(scheduled)["main"](x, w, out)
+    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)

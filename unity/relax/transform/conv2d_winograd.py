@@ -46,6 +46,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy
+
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.transform import ModulePass, PassContext
 from unity.relax import op
@@ -134,9 +136,10 @@ def winograd_tile(
     sinfo = call.struct_info
     if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
         return None
-    if not all(d.is_number for d in sinfo.shape):
+    if not all(d.is_number for d in sinfo.shape[1:]):  # the batch may be symbolic
         return None
-    _, _, oh, ow, _ = (int(d) for d in sinfo.shape)
+    _, _, oh, ow, _ = sinfo.shape
+    oh, ow = int(oh), int(ow)
     o, c = w.data.shape[:2]  # c: the input channels of a group
     if (o // attrs.groups) % block or c % block or o % attrs.groups:
         return None
@@ -152,7 +155,7 @@ class _Rewriter(ExprMutator):
         super().__init__()
         self.bb = bb
         self.config = config
-        self.funcs: dict[tuple, tuple[GlobalVar, TensorStructInfo]] = {}
+        self.funcs: dict[tuple, tuple[GlobalVar, TensorStructInfo, Expr | None]] = {}
 
     def visit_binding(self, binding: Binding) -> list[Binding]:
         if not isinstance(binding, VarBinding) or not isinstance(binding.value, Call):
@@ -164,11 +167,13 @@ class _Rewriter(ExprMutator):
             return super().visit_binding(binding)
         x, w = call.args
         attrs = call.attrs
-        n, _, oh, ow, _ = (int(d) for d in call.struct_info.shape)
+        n, _, oh, ow, _ = call.struct_info.shape
+        n = int(n) if n.is_number else n  # a symbolic batch: symbolic tile rows
+        oh, ow = int(oh), int(ow)
         o, r, groups = w.data.shape[0], w.data.shape[2], attrs.groups
         panel = 2 * cfg.block if (o // groups) % (2 * cfg.block) == 0 else cfg.block
-        tiles = winograd_tiles(oh, ow, m, n)[2]
-        rows = -(-tiles // 4) * 4  # the matmul's register tile takes 4 rows
+        tiles = n * winograd_tiles(oh, ow, m)[2]
+        rows = -(-tiles // 4) * 4 if isinstance(tiles, int) else 4 * sympy.ceiling(tiles / 4)  # 4-row tiles
         u = Constant(winograd_weight_transform(w.data, m, panel, groups))
         v = self._call(
             "winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows, r, groups),
@@ -196,6 +201,7 @@ class _Rewriter(ExprMutator):
                 func = self.bb.get()[gv]
                 assert isinstance(func, PrimFunc)
                 self.bb.update_func(gv, func.with_attr("op_pattern", int(pattern)))
-            self.funcs[key] = (gv, made.sinfo_args[0])
-        gv, sinfo = self.funcs[key]
-        return self.bb.normalize(call_tir(gv, args, sinfo))
+            tir_vars = made.args[2] if len(made.args) > 2 else None  # a symbolic batch
+            self.funcs[key] = (gv, made.sinfo_args[0], tir_vars)
+        gv, sinfo, tir_vars = self.funcs[key]
+        return self.bb.normalize(call_tir(gv, args, sinfo, tir_vars=tir_vars))

@@ -287,7 +287,8 @@ def parallel_tiles(
         >>> parallel_tiles(sch, info, batch, i0, symbolic_rows=False)  # doctest: +SKIP
     """
     symbolic_batch = any(const_extent(info.loops[n]) is None for n in range(len(batch)))
-    if batch and (symbolic_rows or symbolic_batch):
+    few_panels = (const_extent(sch.get(outer)) or 0) < _TASKS_PER_CORE
+    if batch and (symbolic_batch or (symbolic_rows and not few_panels)):
         sch.reorder(outer, *batch)
         sch.parallel(outer)
     else:

@@ -179,12 +179,15 @@ def winograd_data_transform(
     """
     _, _, bt = winograd_matrices(m, r)
     alpha = m + r - 1
-    n, cb, h, w, b = (const_int(d) for d in data.shape)
+    cb, h, w, b = (const_int(d) for d in data.shape[1:])
+    n = const_int(data.shape[0])
+    images = data.shape[0] if n is None else n  # a symbolic batch: symbolic tile rows
     top, left, bottom, right = padding4(padding)
     oh, ow = h + top + bottom - (r - 1), w + left + right - (r - 1)
-    th, tw, count = winograd_tiles(oh, ow, m, n)
-    rows = tiles or count
-    if rows < count:
+    th, tw, _ = winograd_tiles(oh, ow, m)
+    count = images * (th * tw)
+    rows = count if tiles is None else tiles
+    if isinstance(rows, int) and isinstance(count, int) and rows < count:
         raise ValueError(f"winograd: {rows} tile rows for {count} tiles")
     per_group = cb * b // groups
     if per_group % b or groups * per_group != cb * b:
@@ -193,7 +196,8 @@ def winograd_data_transform(
     padded = pad(data, [0, 0, top, left, 0], [0, 0, extra_h, extra_w, 0], name="T_pad_data")
 
     def rows_body(p: PrimExpr, c: PrimExpr, e: PrimExpr, j: PrimExpr, lane: PrimExpr) -> PrimExpr:
-        q = min_value_of(p, const(count - 1, p.dtype))
+        last = const(count - 1, p.dtype) if isinstance(count, int) else (count - 1).astype(p.dtype)
+        q = min_value_of(p, last)
         image, t = q // (th * tw), q % (th * tw)
         y, x = t // tw * m, t % tw * m
         d = [padded[image, c, y + i, x + j, lane] for i in range(alpha)]
