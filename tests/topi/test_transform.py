@@ -120,12 +120,30 @@ def test_strided_slice_of_symbolic_axis():
     check([x], out2, [a], a[-3:-1])
 
 
-def test_take_wraps_negative_indices_and_clamps_out_of_range():
+def test_take_wraps_negative_indices():
     x = te.placeholder((5, 3), name="x")
     i = te.placeholder((2, 2), "int64", name="i")
     a, idx = rand((5, 3)), np.array([[0, -1], [4, -5]], "int64")
-    check([x, i], [topi.take(x, i, 0), topi.take(x, i, 1)], [a, idx],
-          [np.take(a, idx, 0), np.take(a, np.clip(np.where(idx < 0, idx + 3, idx), 0, 2), 1)])  # fmt: skip
+    check([x, i], topi.take(x, i, 0), [a, idx], np.take(a, idx, 0), build=True)
+
+
+def test_an_index_out_of_range_fails_in_the_interpreter_and_the_compiled_kernel():
+    """numpy and onnxruntime refuse it; the kernel used to clamp it (a silent wrong answer)."""
+    import unity
+    from unity import tir
+
+    x = te.placeholder((5, 3), name="x")
+    i = te.placeholder((2, 2), "int64", name="i")
+    func = te.create_prim_func([x, i, topi.take(x, i, 1)])
+    a, idx, out = rand((5, 3)), np.array([[0, -1], [4, -5]], "int64"), np.zeros((5, 2, 2), "float32")
+    with pytest.raises(tir.InterpretError, match="out of range"):
+        tir.interpret(func, a, idx, out)
+    lib = unity.build(func, target="llvm")
+    with pytest.raises(RuntimeError, match=r"an index into x axis 1 is outside \[0, 3\) \(it is read from i\)"):
+        lib["main"](a, idx, out)
+    idx[1] = [2, -3]  # in range: no error
+    lib["main"](a, idx, out)
+    np.testing.assert_array_equal(out, np.take(a, idx, 1))
 
 
 def test_gather_elements():

@@ -90,6 +90,33 @@ def reinterpret(x: PrimExpr) -> PrimExpr:
     return Call(dt.with_lanes(_REINTERPRET[element], dt.lanes(x.dtype)), reinterpret_op, (x,))
 
 
+def _index_check_numpy(index: object, extent: object) -> object:
+    bad = (np.asarray(index) < 0) | (np.asarray(index) >= np.asarray(extent))
+    if np.any(bad):
+        value = np.asarray(index)[bad].reshape(-1)[0] if np.ndim(index) else index
+        raise IndexError(f"index {value} is out of range [0, {extent})")
+    return index
+
+
+index_check_op = Op("tir.index_check", numpy=_index_check_numpy, llvm=None, arity=2, pure=False)
+"""``index_check(i, n)`` is `i`, which must lie in ``[0, n)``: an index read from data
+(ONNX Gather's).  `LowerIndexChecks` turns it into an `AssertStmt` before the statement
+using it (the kernel fails with a message naming the buffer) and clamps it."""
+
+
+def index_check(index: PrimExpr, extent: ExprLike) -> PrimExpr:
+    """`index`, checked at run time to lie in ``[0, extent)`` (see `index_check_op`).
+
+    Example:
+        >>> from unity import tir
+        >>> index_check(tir.Var("i", "int64"), 5).op is index_check_op
+        True
+    """
+    bound = const(extent)
+    bound = bound if bound.dtype == index.dtype else bound.astype(index.dtype)
+    return Call(index.dtype, index_check_op, (index, bound))
+
+
 UNARY_MATH = {
     op.name.removeprefix("tir."): op
     for op in (

@@ -15,6 +15,7 @@ from unity import tir
 from unity.te import Tensor
 from unity.tir.arith import Analyzer
 from unity.tir.expr import ExprLike, IntImm, PrimExpr, const
+from unity.tir.op import index_check
 
 AxisLike = int | Sequence[int] | None
 """An axis, a list of axes, or None (all axes)."""
@@ -149,9 +150,9 @@ def unravel(index: ExprLike, shape: Sequence[ExprLike]) -> list[PrimExpr]:
 
 
 def wrap_index(index: PrimExpr, dim: ExprLike) -> PrimExpr:
-    """Python-style index: negatives count from the end; then clamped into ``[0, dim)``.
-
-    Clamping keeps compiled code memory-safe on out-of-range indices.
+    """Python-style index: negatives count from the end; the result must lie in ``[0,
+    dim)``, checked when the kernel runs (`tir.op.index_check`: an error naming the
+    buffer on the CPU, a clamped index on the GPU), as numpy and onnxruntime check it.
 
     Example:
         >>> wrap_index(tir.Var("i", "int64"), 5).dtype
@@ -161,7 +162,7 @@ def wrap_index(index: PrimExpr, dim: ExprLike) -> PrimExpr:
     idx = index.astype(wide)
     d = const(dim).astype(wide)
     idx = tir.select(idx < 0, idx + d, idx)
-    return tir.max(tir.min(idx, d - 1), const(0, wide))
+    return index_check(idx, d)
 
 
 def as_float(x: PrimExpr) -> PrimExpr:

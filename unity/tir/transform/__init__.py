@@ -10,6 +10,7 @@ from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
+from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
 from unity.tir.transform.lower_thread_binding_cpu import LowerThreadBindingCPU
@@ -20,7 +21,7 @@ from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistGuards",
-    "HoistReductionInit",
+    "HoistReductionInit", "LowerIndexChecks",
     "LowerInitBlock",
     "LowerIntrinsics", "LowerThreadBindingCPU", "Simplify", "UnrollLoop", "VectorizeLoop",
     "lower", "lowering_passes",

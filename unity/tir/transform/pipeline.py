@@ -18,6 +18,7 @@ from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
+from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
 from unity.tir.transform.lower_thread_binding_cpu import LowerThreadBindingCPU
@@ -36,6 +37,7 @@ def lowering_passes() -> list[ModulePass]:
     return [
         LowerInitBlock(),         # block init -> if (reduce vars at their min)
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
+        LowerIndexChecks(),       # data-dependent indices asserted in range (hoisted), clamped
         HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         CompactBufferAllocation(),  # intermediate buffers shrunk to the region used
         HoistGuards(),            # a tile's bound guards tested once: a guard-free version

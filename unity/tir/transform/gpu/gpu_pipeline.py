@@ -40,6 +40,7 @@ from unity.tir.transform.gpu.lower_wmma import LowerWmma
 from unity.tir.transform.gpu.narrow_index_dtype import NarrowIndexDtype
 from unity.tir.transform.gpu.split_host_device import SplitHostDevice
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
+from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.simplify import Simplify
 from unity.tir.transform.unroll_loop import UnrollLoop
@@ -57,6 +58,7 @@ def gpu_lowering_passes() -> list[ModulePass]:
         LowerCrossThreadReduction(),  # thread-bound reductions -> partials + shuffle tree
         LowerInitBlock(),         # block init -> if (reduce vars at their min)
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
+        LowerIndexChecks(check=False),  # data-dependent indices clamped (kernels cannot fail)
         HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         LowerThreadBindingGPU(),  # thread-bound regions -> launch nests of canonical indices
         LowerStorageScopes(),     # shared/local buffers into their kernel, per block/thread size
