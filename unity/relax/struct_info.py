@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import field
 
@@ -74,6 +75,14 @@ def merge_floors(expr: Dim) -> Dim:
         floor(n/10)
     """
 
+    floors = expr.atoms(sympy.floor)
+    if not any(f.args[0].has(sympy.floor) for f in floors):
+        return expr  # nothing nested: most dims with a floor (one strided conv)
+    return _merge_nested_floors(expr)
+
+
+@functools.lru_cache(maxsize=4096)
+def _merge_nested_floors(expr: Dim) -> Dim:
     def merge(outer: sympy.Expr) -> sympy.Expr:
         num, den = sympy.fraction(sympy.together(outer.args[0]))
         num = sympy.expand(num)

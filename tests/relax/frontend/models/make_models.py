@@ -8,10 +8,12 @@ exporters emit.  Two exporters: the TorchScript one (opset 17, ``name.onnx``) an
 dynamo one (``name_dynamo.onnx``).  Batch and sequence lengths are dynamic axes.
 
 The tests (`test_exported_models.py`) need only onnx and onnxruntime; this script needs
-torch and transformers, which the project does not depend on::
+torch and transformers, which the project does not depend on (the fixtures were made with
+torch 2.14, transformers 5.25 and onnxscript 0.7)::
 
     pip install torch transformers onnxscript
     python tests/relax/frontend/models/make_models.py
+    python tests/relax/frontend/models/make_models.py --large DIR   # for the benchmark
 
 Example:
     >>> sorted(MODELS)[:3]  # doctest: +SKIP
@@ -135,5 +137,68 @@ def _export_gpt2_cache(torch, T, path):  # noqa: ANN001, N803
                       output_names=["logits", "key_0", "value_0", "key_1", "value_1"], dynamic_axes=axes)  # fmt: skip
 
 
+def _large_models(T):  # noqa: N803
+    """Mid-size versions (hidden size 384, 4 layers; ResNet-18 and friends at 224 x 224) for
+    `bench/exported_models.py`: batch and sequence dynamic, as exporters leave them."""
+    text = dict(hidden_size=384, num_hidden_layers=4, num_attention_heads=6, intermediate_size=1536,
+                vocab_size=1000, max_position_embeddings=512)  # fmt: skip
+    return {
+        "bert": ("text", lambda: T.BertModel(T.BertConfig(**text))),
+        "gpt2": ("text", lambda: T.GPT2Model(T.GPT2Config(n_embd=384, n_layer=4, n_head=6, vocab_size=1000))),
+        "llama": ("text", lambda: T.LlamaModel(T.LlamaConfig(**{**text, "intermediate_size": 1024},
+                                                              num_key_value_heads=2))),  # fmt: skip
+        "t5_encoder": ("text", lambda: T.T5EncoderModel(T.T5Config(d_model=384, num_layers=4, num_heads=6,
+                                                                   d_ff=1536, d_kv=64, vocab_size=1000))),  # fmt: skip
+        "vit": ("image", lambda: T.ViTModel(T.ViTConfig(**{k: v for k, v in text.items() if "vocab" not in k
+                                                           and "position" not in k}, image_size=224, patch_size=16))),  # fmt: skip
+        "convnext": ("image", lambda: T.ConvNextModel(T.ConvNextConfig(hidden_sizes=[48, 96, 192, 384],
+                                                                       depths=[1, 1, 3, 1]))),  # fmt: skip
+        "swin": ("image", lambda: T.SwinModel(T.SwinConfig(embed_dim=48, depths=[1, 1, 2, 1],
+                                                           num_heads=[2, 3, 6, 12]))),  # fmt: skip
+        "resnet18": ("image", lambda: T.ResNetModel(T.ResNetConfig(
+            embedding_size=64, hidden_sizes=[64, 128, 256, 512], depths=[2, 2, 2, 2], layer_type="basic"))),
+        "segformer": ("image", lambda: T.SegformerModel(T.SegformerConfig())),
+        "wav2vec2": ("audio", lambda: T.Wav2Vec2Model(T.Wav2Vec2Config(
+            hidden_size=384, num_hidden_layers=4, num_attention_heads=6, intermediate_size=1536))),
+    }
+
+
+def main_large(out: str) -> None:
+    """Export the mid-size models into `out` (TorchScript exporter, opset 17)."""
+    import torch
+    import transformers as T  # noqa: N812
+
+    for name, (kind, make) in _large_models(T).items():
+        torch.manual_seed(0)
+        model = make().eval()
+        key = {"image": "pixel_values", "audio": "input_values"}.get(kind)
+
+        class Wrap(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.m = model
+
+            def forward(self, *args):  # noqa: ANN002, ANN201
+                if kind == "text":
+                    return self.m(input_ids=args[0], attention_mask=args[1]).last_hidden_state
+                return self.m(**{key: args[0]}).last_hidden_state
+
+        if kind == "text":
+            names = ["input_ids", "attention_mask"]
+            args = (torch.randint(0, 1000, (1, 128)), torch.ones(1, 128, dtype=torch.int64))
+            axes = {n: {0: "batch", 1: "seq"} for n in names}
+        elif kind == "image":
+            names, args, axes = [key], (torch.randn(1, 3, 224, 224),), {key: {0: "batch"}}
+        else:
+            names, args, axes = [key], (torch.randn(1, 16000),), {key: {0: "batch", 1: "seq"}}
+        path = os.path.join(out, f"{name}.onnx")
+        torch.onnx.export(Wrap().eval(), args, path, input_names=names, output_names=["out"], dynamo=False,
+                          opset_version=17, dynamic_axes=axes)  # fmt: skip
+        print(path, os.path.getsize(path))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
+    if len(sys.argv) > 1 and sys.argv[1] == "--large":
+        main_large(sys.argv[2] if len(sys.argv) > 2 else "exported_models")
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
