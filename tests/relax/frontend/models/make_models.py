@@ -73,12 +73,14 @@ def main(out: str) -> None:
             if name == "gpt2_cache":
                 _export_gpt2_cache(torch, T, path)
             else:
-                _export(torch, makers[name]().eval(), name, path, dynamo)
+                kind = next(k for k, names in MODELS.items() if name in names)
+                _export(torch, makers[name]().eval(), kind, path, dynamo)
             print(path, os.path.getsize(path))
 
 
-def _export(torch, model, name, path, dynamo):  # noqa: ANN001
-    kind = next(k for k, names in MODELS.items() if name in names)
+def _export(torch, model, kind, path, dynamo, large=False):  # noqa: ANN001
+    """Export `model` (a text, image or audio model) with dynamic batch/sequence axes."""
+    key = {"text": "input_ids", "image": "pixel_values", "audio": "input_values"}[kind]
 
     class Wrap(torch.nn.Module):
         def __init__(self) -> None:
@@ -88,17 +90,19 @@ def _export(torch, model, name, path, dynamo):  # noqa: ANN001
         def forward(self, *args):  # noqa: ANN002, ANN201
             if kind == "text":
                 return self.m(input_ids=args[0], attention_mask=args[1]).last_hidden_state
-            key = "pixel_values" if kind == "image" else "input_values"
             return self.m(**{key: args[0]}).last_hidden_state
 
     if kind == "text":
         names = ["input_ids", "attention_mask"]
-        args = (torch.randint(0, VOCAB, (2, 7)), torch.ones(2, 7, dtype=torch.int64))
+        batch, seq, vocab = (1, 128, 1000) if large else (2, 7, VOCAB)
+        args = (torch.randint(0, vocab, (batch, seq)), torch.ones(batch, seq, dtype=torch.int64))
         axes = {n: {0: "batch", 1: "seq"} for n in names}
     elif kind == "image":
-        names, args, axes = ["pixel_values"], (torch.randn(2, 3, 32, 32),), {"pixel_values": {0: "batch"}}
+        names, axes = [key], {key: {0: "batch"}}
+        args = (torch.randn(1, 3, 224, 224) if large else torch.randn(2, 3, 32, 32),)
     else:
-        names, args, axes = ["input_values"], (torch.randn(2, 400),), {"input_values": {0: "batch", 1: "seq"}}
+        names, axes = [key], {key: {0: "batch", 1: "seq"}}
+        args = (torch.randn(1, 16000) if large else torch.randn(2, 400),)
     if not dynamo:
         torch.onnx.export(Wrap().eval(), args, path, input_names=names, output_names=["out"], dynamo=False,
                           opset_version=17, dynamic_axes={**axes, "out": {0: "batch"}})  # fmt: skip
@@ -170,30 +174,8 @@ def main_large(out: str) -> None:
 
     for name, (kind, make) in _large_models(T).items():
         torch.manual_seed(0)
-        model = make().eval()
-        key = {"image": "pixel_values", "audio": "input_values"}.get(kind)
-
-        class Wrap(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.m = model
-
-            def forward(self, *args):  # noqa: ANN002, ANN201
-                if kind == "text":
-                    return self.m(input_ids=args[0], attention_mask=args[1]).last_hidden_state
-                return self.m(**{key: args[0]}).last_hidden_state
-
-        if kind == "text":
-            names = ["input_ids", "attention_mask"]
-            args = (torch.randint(0, 1000, (1, 128)), torch.ones(1, 128, dtype=torch.int64))
-            axes = {n: {0: "batch", 1: "seq"} for n in names}
-        elif kind == "image":
-            names, args, axes = [key], (torch.randn(1, 3, 224, 224),), {key: {0: "batch"}}
-        else:
-            names, args, axes = [key], (torch.randn(1, 16000),), {key: {0: "batch", 1: "seq"}}
         path = os.path.join(out, f"{name}.onnx")
-        torch.onnx.export(Wrap().eval(), args, path, input_names=names, output_names=["out"], dynamo=False,
-                          opset_version=17, dynamic_axes=axes)  # fmt: skip
+        _export(torch, make().eval(), kind, path, dynamo=False, large=True)
         print(path, os.path.getsize(path))
 
 
