@@ -5,7 +5,8 @@ The fixtures in `models/` are tiny configs of real architectures with random wei
 ViT, Swin, wav2vec 2.0 and a GPT-2 decoding step with its key/value cache, from the
 TorchScript exporter (opset 17) and, for three of them, the dynamo one.  Their batch and
 sequence lengths are dynamic axes: each model is compiled once, with symbolic shapes,
-and run at two or three sizes.  Four models run in the default suite, all in the slow one.
+and run at two or three sizes (and, compiled for cuda, once in the GPU emulator).  Four
+models run in the default suite, all in the slow one.
 """
 
 from __future__ import annotations
@@ -97,3 +98,20 @@ def test_a_sequence_longer_than_the_position_table_fails_when_run_naming_the_sli
     ids = np.zeros((1, 65), np.int64)  # the table holds 64 positions
     with pytest.raises(ValueError, match=r"embeddings_Slice.*dim 1 must be seq = 65"):
         _vm("bert")["main"](ids, np.ones_like(ids))
+
+
+@pytest.mark.parametrize("name", _params(TEXT + IMAGE + AUDIO + DECODER))
+def test_exported_model_compiled_for_cuda_matches_onnxruntime_in_the_gpu_emulator(name: str):
+    from unity.runtime.cuda.device_api import use_driver
+    from unity.runtime.cuda.emulated import EmulatedDriver
+
+    proto = _load(name)
+    ex = unity.compile(from_onnx(proto), target="cuda")
+    feeds = _cases(name, np.random.default_rng(1))[0]  # the smaller size: emulation is slow
+    with use_driver(EmulatedDriver()):
+        vm = relax.VirtualMachine(ex, unity.cuda())
+        got = vm["main"](*[feeds[i.name] for i in proto.graph.input])
+        got = [got] if isinstance(got, unity.runtime.Tensor) else list(got)
+        got = [g.numpy() for g in got]
+    for g, w in zip(got, run_ort(proto, feeds), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)

@@ -346,7 +346,9 @@ def _slice_len(dim: Dim, begin: int | Dim, end: int | Dim, stride: int) -> Dim:
 
     Symbolic dims follow the same rules symbolically: a negative bound becomes
     ``max(bound + dim, lo)``, a non-negative one ``min(bound, hi)``, where ``[lo, hi]`` is
-    ``[0, dim]`` for positive strides and ``[-1, dim - 1]`` for negative ones.
+    ``[0, dim]`` for positive strides and ``[-1, dim - 1]`` for negative ones.  A symbolic
+    bound is a non-negative index: ``min(bound, hi)``.  A symbolic `dim` is a size, never
+    negative, so ``min(0, dim)`` is 0.
     """
     if dim.is_number and not (_is_symbolic(begin) or _is_symbolic(end)):
         begin, end = int(begin), int(end)

@@ -172,8 +172,8 @@ class _Rewriter(ExprMutator):
         oh, ow = int(oh), int(ow)
         o, r, groups = w.data.shape[0], w.data.shape[2], attrs.groups
         panel = 2 * cfg.block if (o // groups) % (2 * cfg.block) == 0 else cfg.block
-        tiles = n * winograd_tiles(oh, ow, m)[2]
-        rows = -(-tiles // 4) * 4 if isinstance(tiles, int) else 4 * sympy.ceiling(tiles / 4)  # 4-row tiles
+        tiles = n * winograd_tiles(oh, ow, m)[2]  # the matmul's register tile takes 4 rows
+        rows = -(-tiles // 4) * 4 if isinstance(tiles, int) else 4 * sympy.ceiling(tiles / 4)
         u = Constant(winograd_weight_transform(w.data, m, panel, groups))
         v = self._call(
             "winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows, r, groups),

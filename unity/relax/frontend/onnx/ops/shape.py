@@ -153,8 +153,8 @@ def _assume_bounds_in_axis(ctx: Context, out: Expr, bounds: list[Dim]) -> Expr:
     if not clamped:
         return out
     meant = tuple(d.xreplace(clamped) for d in shape)
-    return ctx.bb.match_cast(out, TensorStructInfo(meant, ctx.dtype(out)),
-                             name_hint=re.sub(r"\W", "_", ctx.node.name.strip("/") if ctx.node else "slice") + "_bounds")  # fmt: skip
+    name = re.sub(r"\W", "_", ctx.node.name.strip("/") if ctx.node else "slice") + "_bounds"
+    return ctx.bb.match_cast(out, TensorStructInfo(meant, ctx.dtype(out)), name_hint=name)
 
 
 def _expand(ctx: Context, node: NodeView) -> Value:
