@@ -16,19 +16,20 @@ transformers) and timed with ``python bench/exported_models.py DIR``.
 Run: ``python bench/exported_models.py [DIR] [--repeat 10] [--batch 1] [--seq 128]``
 
 Where it stood on 2026-12-05 (2-core AMD EPYC Zen 3, AVX2, shared; batch 1, sequence 128;
-``--repeat 10``; hidden size 384 and 4 layers for the transformers)::
+``--repeat 15``; hidden size 384 and 4 layers for the transformers).  In brackets, what
+each did earlier in the session, before the fixes of stop 27 it needed (same-run ratios)::
 
-    model        compile  unity ms   ort ms   ratio
-    bert             5.5     17.3     17.9    0.96x
-    llama            5.1     16.1     16.4    0.98x
-    gpt2             5.5     15.3     14.7    1.04x
-    t5_encoder       4.2     13.5     13.6    0.99x
-    vit              2.6     25.2     24.3    1.04x   (69.4 ms, 2.90x, before this session)
-    convnext         5.8      7.6      8.4    0.91x   (18.2 ms, 2.22x before)
-    swin             9.7     12.0     13.0    0.92x   (14.7 ms before)
-    resnet18         7.1     17.3     21.7    0.80x   (498 ms, 22.6x before)
-    segformer       12.9     12.0     14.2    0.84x
-    wav2vec2        23.3     58.4     45.8    1.28x   (did not import before)
+    model        compile  unity ms    ort ms    ratio  max|diff|
+    bert             5.4     15.92     16.63    0.96x  1.7e-06   (did not import)
+    convnext         5.9      8.58      9.68    0.89x  2.3e-06   (2.22x)
+    gpt2             5.2     15.65     14.84    1.05x  5.2e-06   (did not import)
+    llama            5.0     23.27     22.83    1.02x  3.7e-06   (did not import)
+    resnet18         7.6     15.60     22.01    0.71x  2.1e-05   (22.6x)
+    segformer       12.4     11.92     15.58    0.76x  5.7e-06   (not measured before)
+    swin            10.3     11.55     12.48    0.93x  4.3e-06   (did not import)
+    t5_encoder       4.5     13.54     13.45    1.01x  3.3e-06   (did not import)
+    vit              2.2     23.24     21.48    1.08x  5.7e-06   (did not import; then 2.90x)
+    wav2vec2        21.9     45.01     41.51    1.08x  1.0e-05   (did not import; then 12.8x)
 """
 
 from __future__ import annotations
