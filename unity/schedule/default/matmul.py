@@ -167,10 +167,10 @@ def _three_vectors(m: int | None, n: int | None, ctx: RuleContext) -> bool:
     """True for a 4-row x 3-vector tile on 16 vector registers (AVX2): 12 accumulators, 3
     loads of B and 4 broadcasts of A per 12 FMAs (the 2-vector tiles: 8 FMAs per 6 loads
     at 4 rows, 12 per 8 at 6).  Needs the columns to be a multiple of 3 vectors and the
-    rows of 4 (or symbolic, with a guarded last tile).  On Zen 3, 4x24 against the 2-vector
-    tile: the encoder's 128x768x3072, 128x3072x768 and 128x768x768 projections 6-9%
-    faster in the model (23.0 -> 21.3 ms for all of them), 512x768x768 and 1024x1024x1536
-    4-6%; against 6x16 where the rows allow it (96, 384 rows) level.
+    rows of 4 (or symbolic, or of no small divisor: a guarded last tile).  On Zen 3, 4x24
+    against the 2-vector tile: the encoder's 128x768x3072, 128x3072x768 and 128x768x768
+    projections 6-9% faster in the model (23.0 -> 21.3 ms for all of them), 512x768x768
+    and 1024x1024x1536 4-6%; against 6x16 where the rows allow it (96, 384 rows) level.
 
     Example:
         >>> avx2 = RuleContext(lanes=8)
@@ -281,7 +281,10 @@ def parallel_tiles(
     """Make the batch loops and the outer tile loop `outer` (directly inside them) one
     parallel loop.  With a symbolic batch or row count, `outer` alone moves above the
     batch loops instead: a fused loop's `//` and `%` would keep `CompactBufferAllocation`
-    from proving the tiles disjoint, and the tile would not stay in registers.
+    from proving the tiles disjoint, and the tile would not stay in registers.  Except
+    for symbolic rows under constant batches when `outer` has fewer than
+    `_TASKS_PER_CORE` panels: Winograd's products over a dynamic batch (16 points, one
+    panel at 7x7) ran on one thread; fused with the batches they take both cores.
 
     Example:
         >>> parallel_tiles(sch, info, batch, i0, symbolic_rows=False)  # doctest: +SKIP
