@@ -36,7 +36,9 @@ groups, multiples of it; or depthwise) stays NCHW and costs a layout copy on eac
 the policy is per function: it converts when at most `max_misfit_share` of its convs are
 such misfits (SqueezeNet's 1000-class conv, a conv writing 24 channels), not counting
 convs over an image of at most `max_image_channels` channels, whose result is blocked
-once.  ShuffleNet (most of its convs in groups of 34 channels) stays NCHW.
+once, nor convs over one pixel (the squeeze-and-excitation blocks of EfficientNet and
+RegNet-Y squeeze to 4, 6 or 10 channels after a global pool: their copies are a few
+values).  ShuffleNet (most of its convs in groups of 34 channels) stays NCHW.
 
 With an image conv (C = 3, W0: (32, 3, 3, 3)) first, ``AlterConvLayout(16)`` gives::
 
@@ -116,6 +118,9 @@ def _fits(call: Call, block: int, image_channels: int) -> bool | None:
         return True
     if writes_blocked(int(c), int(o), attrs.groups, block) or int(c) <= image_channels:
         return None
+    h, wd = x.shape[2], x.shape[3]
+    if h.is_number and wd.is_number and int(h) * int(wd) == 1:
+        return None  # squeeze-and-excitation over pooled channels: its copies are one pixel
     return False
 
 
