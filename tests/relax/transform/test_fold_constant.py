@@ -124,3 +124,22 @@ def test_call_tir_with_too_much_work_stays_unfolded():
     assert FoldConstant(max_interpret_iterations=512)(mod) is mod
     folded = FoldConstant()(mod)["main"].body.blocks[0].bindings[0].value
     np.testing.assert_allclose(folded.data, np.full((4, 4), 64.0, "float32"))
+
+
+def test_an_index_out_of_range_in_constants_is_an_error_naming_the_op():
+    """A gather of a constant table by constant ids past its end: a diagnostic, not a raw
+    IndexError from numpy (the op's fold rule) or the interpreter (its call_tir)."""
+    import pytest
+
+    from unity.ir.diagnostics import DiagnosticError
+
+    table, ids = const(np.ones((10, 4), "float32")), const(np.array([1, 12], "int64"))
+    x = Var("x", TensorStructInfo((2, 4), "float32"))
+    for make in (lambda bb: bb.emit(op.take(table, ids, axis=0)), lambda bb: bb.emit_te(topi.take, table, ids)):
+        bb = BlockBuilder()
+        with bb.function("main", [x]):
+            with bb.dataflow():
+                out = bb.emit_output(op.add(x, make(bb)))
+            bb.emit_func_output(out)
+        with pytest.raises(DiagnosticError, match=r"on constants: .*(out of bounds|out of range)"):
+            FoldConstant()(bb.get())

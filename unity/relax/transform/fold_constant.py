@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from unity.ir.diagnostics import DiagnosticError
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.op import Op
 from unity.ir.transform import ModulePass, PassContext
@@ -104,7 +105,11 @@ class _Folder(ExprMutator):
         same_size = min(_elements(values), self.options.max_same_size_elements)
         if not _is_small(call.struct_info_, max(self.options.max_elements, same_size)):
             return call
-        return _as_constant(rule(call, *values), call)
+        try:
+            folded = rule(call, *values)
+        except (IndexError, ValueError) as err:  # bad constant data (an index out of range)
+            raise DiagnosticError(f"{call.op.name} on constants: {err}", call) from None
+        return _as_constant(folded, call)
 
     def _fold_call_tir(self, call: Call) -> Expr:
         gv, inputs = call.args[0], self._value(call.args[1])
@@ -117,11 +122,14 @@ class _Folder(ExprMutator):
             return call
         if _iterations(prim.body) > self.options.max_interpret_iterations:  # type: ignore[attr-defined]
             return call
-        from unity.tir import interpret
+        from unity.tir import InterpretError, interpret
 
         assert isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None
         out = np.zeros(tuple(int(d) for d in sinfo.shape), sinfo.dtype)
-        interpret(prim, *inputs, out, *scalars)  # type: ignore[arg-type]  # a PrimFunc
+        try:
+            interpret(prim, *inputs, out, *scalars)  # type: ignore[arg-type]  # a PrimFunc
+        except InterpretError as err:  # bad constant data (an index out of range)
+            raise DiagnosticError(f"{gv.name_hint} on constants: {err}", call) from None
         return _as_constant(out, call)
 
     def _value(self, expr: Expr) -> Any:
