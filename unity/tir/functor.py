@@ -295,6 +295,20 @@ def post_order_visit(node: Node, fn: Callable[[Node], object]) -> None:
         visitor._visit_other(node)
 
 
+def post_order_nodes(node: Node) -> list[Node]:
+    """Every expression and statement under `node`, children first (`post_order_visit`'s
+    order).
+
+    Example:
+        >>> from unity import tir
+        >>> [type(n).__name__ for n in post_order_nodes(tir.Var("i") + 1)]
+        ['Var', 'IntImm', 'Add']
+    """
+    out: list[Node] = []
+    post_order_visit(node, out.append)
+    return out
+
+
 def uses_var(node: Node, var: Var) -> bool:
     """True when `var` occurs anywhere under `node` (an expression or a statement).
 

@@ -44,7 +44,7 @@ from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import BinaryOp, Call, IterType
 from unity.tir.function import PrimFunc
-from unity.tir.functor import post_order_visit
+from unity.tir.functor import post_order_nodes
 from unity.tir.stmt import Block, BufferStore
 
 __all__ = ["apply_default_schedules", "schedule_primfunc"]
@@ -197,8 +197,7 @@ def _costly(block: Block) -> bool:
     """True when `block`'s value calls a math function or has many arithmetic nodes."""
     if not isinstance(block.body, BufferStore):
         return True
-    nodes: list[object] = []
-    post_order_visit(block.body.value, nodes.append)
+    nodes = post_order_nodes(block.body.value)
     if any(isinstance(n, Call) and n.op.name not in _CHEAP_CALLS for n in nodes):
         return True
     return sum(isinstance(n, BinaryOp) for n in nodes) > _COSTLY_OPS

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from unity.tir.arith import Analyzer
 from unity.tir.expr import GE, GT, LE, LT, And, BufferLoad, Call, PrimExpr, Range, Var
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_nodes, substitute
 from unity.tir.stmt import Allocate, For, IfThenElse, LetStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, with_body
 
@@ -135,18 +135,12 @@ class _Hoister(StmtExprMutator):
         return None if edge is None or _uses(edge, defined) else edge
 
 
-def _nodes(expr: PrimExpr) -> list[object]:
-    out: list[object] = []
-    post_order_visit(expr, out.append)
-    return out
-
-
 def _uses(expr: PrimExpr, names: set[Var]) -> bool:
-    return any(isinstance(n, Var) and n in names for n in _nodes(expr))
+    return any(isinstance(n, Var) and n in names for n in post_order_nodes(expr))
 
 
 def _reads_memory(expr: PrimExpr) -> bool:
-    return any(isinstance(n, BufferLoad | Call) for n in _nodes(expr))
+    return any(isinstance(n, BufferLoad | Call) for n in post_order_nodes(expr))
 
 
 class _Scan(StmtExprVisitor):

@@ -21,22 +21,25 @@ After ``LowerIndexChecks()``::
 An assertion moves out of the loops around its statement while it uses none of their
 variables, they run at least once and write none of the buffers it reads (so vectorized
 copies stay vector code); it stays inside `if`s and before the item of a sequence that
-holds it.  An index evaluated only on one side of a `select` is clamped, not asserted.
+holds it.  An index evaluated only on one side of a `select`, or outside a store (an
+`if` condition, a `let` value), is clamped, not asserted.
 With ``check=False`` (GPU kernels, which cannot fail) every index is only clamped.  Run
 after `ConvertBlocksToLoops`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from unity.tir.arith import Analyzer
+from unity.tir.arith.key import expr_key
 from unity.tir.buffer import Buffer
 from unity.tir.expr import And, BufferLoad, Call, IntImm, PrimExpr, Select, Var, const
 from unity.tir.expr import max_value_of as tir_max
 from unity.tir.expr import min_value_of as tir_min
 from unity.tir.function import PrimFunc
-from unity.tir.functor import ExprMutator, ExprVisitor, child_fields, post_order_visit
+from unity.tir.functor import ExprMutator, ExprVisitor, child_fields, post_order_nodes
 from unity.tir.op import index_check_op
 from unity.tir.stmt import AssertStmt, BufferStore, For, IfThenElse, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, with_body
@@ -97,7 +100,7 @@ class _Placer:
             return self._store(stmt)
         if isinstance(stmt, For):
             body, checks = self.visit(stmt.body)
-            up = [c for c in checks if _hoistable(c, stmt, body)]
+            up = _hoistable(checks, stmt, body)
             stay = [c for c in checks if c not in up]
             return stmt.replace(body=_wrap(body, stay)), up
         if isinstance(stmt, LetStmt):
@@ -132,14 +135,14 @@ class _Placer:
 def _check(call: Call, buffer: Buffer | None, axis: int | None, store: BufferStore) -> _Check:
     index, extent = (_Clamp().visit_expr(a) for a in call.args)
     condition = And(const(0, index.dtype) <= index, index < extent)
-    sources = sorted({n.buffer.name for n in _nodes(index) if isinstance(n, BufferLoad)})
+    sources = sorted({n.buffer.name for n in post_order_nodes(index) if isinstance(n, BufferLoad)})
     where = f"into {buffer.name} axis {axis}" if buffer is not None else f"computing {store.buffer.name}"
     bound = Analyzer().simplify(extent)
     size = bound.value if isinstance(bound, IntImm) else bound.script()
     message = f"an index {where} is outside [0, {size})"
     if sources:
         message += f" (it is read from {', '.join(sources)})"
-    nodes = _nodes(condition)
+    nodes = post_order_nodes(condition)
     return _Check(
         condition, message,
         frozenset(n for n in nodes if isinstance(n, Var)),
@@ -147,20 +150,19 @@ def _check(call: Call, buffer: Buffer | None, axis: int | None, store: BufferSto
     )  # fmt: skip
 
 
-def _hoistable(check: _Check, loop: For, body: Stmt) -> bool:
-    """The check may run once before `loop`: it does not use the loop's variable, the loop
-    runs at least once, and its body writes none of the buffers the check reads."""
-    if loop.loop_var in check.vars or not (isinstance(loop.extent, IntImm) and loop.extent.value >= 1):
-        return False
-    written: set[Var] = set()
-    post_order_visit(body, lambda n: written.add(n.buffer.data) if isinstance(n, BufferStore) else None)
-    return written.isdisjoint(check.reads)
+def _hoistable(checks: list[_Check], loop: For, body: Stmt) -> list[_Check]:
+    """The checks that may run once before `loop`: they do not use the loop's variable,
+    the loop runs at least once, and its body writes none of the buffers they read."""
+    if not checks or not (isinstance(loop.extent, IntImm) and loop.extent.value >= 1):
+        return []
+    written = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, BufferStore)}
+    return [c for c in checks if loop.loop_var not in c.vars and written.isdisjoint(c.reads)]
 
 
 def _wrap(stmt: Stmt, checks: list[_Check]) -> Stmt:
-    seen: set[str] = set()
+    seen: set[Hashable] = set()
     for c in reversed(checks):
-        key = c.condition.script()
+        key = expr_key(c.condition)
         if key not in seen:
             seen.add(key)
             stmt = AssertStmt(c.condition, c.message, stmt)
@@ -209,13 +211,5 @@ class _Clamp(ExprMutator):
 
 
 def _uses_index_check(stmt: Stmt) -> bool:
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Call) and n.op is index_check_op else None)
-    return bool(found)
-
-
-def _nodes(expr: PrimExpr) -> list[object]:
-    out: list[object] = []
-    post_order_visit(expr, out.append)
-    return out
+    return any(isinstance(n, Call) and n.op is index_check_op for n in post_order_nodes(stmt))
 

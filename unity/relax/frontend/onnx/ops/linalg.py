@@ -10,8 +10,7 @@ from __future__ import annotations
 from unity.relax import op as R
 from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
-from unity.relax.op.base import product
+from unity.relax.frontend.onnx.ops.common import Converter, binary, cast, const_like
 
 
 def _gemm(ctx: Context, node: NodeView) -> Value:
@@ -84,19 +83,7 @@ def _einsum(ctx: Context, node: NodeView) -> Value:
     return lower_einsum(ctx, terms, rhs, operands)
 
 
-def _matmul(ctx: Context, node: NodeView) -> Value:
-    a, b = ctx.expr(node.input(0)), ctx.expr(node.input(1))
-    shape = ctx.shape(a)
-    if len(shape) < 4 or ctx.ndim(b) != 2:
-        return ctx.emit(R.matmul(a, b))
-    # (n, h, w, k) x (k, m), a token-wise linear layer on an image (ConvNeXt, Swin): its
-    # rows are h * w, not w, for the GEMM's row tiles
-    rows = ctx.emit(R.reshape(a, (shape[0], product(shape[1:-1]), shape[-1])))
-    out = ctx.emit(R.matmul(rows, b))
-    return ctx.emit(R.reshape(out, (*shape[:-1], ctx.shape(b)[1])))
-
-
 CONVERTERS: dict[str, Converter] = {
-    "MatMul": _matmul, "Gemm": _gemm, "MatMulInteger": _matmul_integer,
+    "MatMul": binary(R.matmul), "Gemm": _gemm, "MatMulInteger": _matmul_integer,
     "Einsum": _einsum, "Det": _det,
 }  # fmt: skip
