@@ -184,6 +184,21 @@ def test_grouped_convs_take_a_matmul_per_group() -> None:
     assert bindings[1].value.args[1].fields[1].data.shape == (36, 2, 1, 16, 16)
 
 
+def test_groups_of_one_block_stay_direct() -> None:
+    """RegNet's 3x3 convs in groups of 8 channels (one block): each point's product is
+    8 x 8, cheaper than the transforms around it, so the conv stays direct."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 4, 16, 16, 8), "float32"))
+    w = RNG.standard_normal((32, 8, 3, 3)).astype("float32")
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            conv = op.nn.conv2d(x, relax.Constant(w), padding=1, groups=4, data_layout="NCHW8c")
+            out = bb.emit_output(conv)
+        bb.emit_func_output(out)
+    before = bb.get()
+    assert Conv2dWinograd(8)(before) is before
+
+
 
 def test_the_pass_can_be_disabled_by_name() -> None:
     """``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv."""

@@ -227,13 +227,15 @@ def test_blocked_conv_with_a_window_tiles_pixels_across_rows() -> None:
 
 
 @pytest.mark.parametrize(
-    ("o", "k", "tile"), [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (8, 10))]
+    ("o", "k", "tile"),
+    [(120, 3, (24, 3)), (40, 1, (40, 2)), (56, 1, (16, 5)), (104, 3, (16, 6)), (104, 1, (16, 5))],
 )
 def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
     o: int, k: int, tile: tuple[int, int]
 ) -> None:
     """15 output channel blocks take tiles of 3 vectors x 3 pixels, 5 blocks 5 x 2 (one
-    vector per tile left the FMA units waiting on broadcasts); 7 blocks keep 1 x 10."""
+    vector per tile left the FMA units waiting on broadcasts); a prime count of 7 or more
+    (7, 13) takes 2 vectors, its last channel tile guarded."""
     from default_workloads import conv_blocked
 
     from unity.schedule.default import conv2d_blocked
@@ -247,6 +249,27 @@ def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
     np.testing.assert_allclose(
         _run(schedule_primfunc(func, avx2)), _run(func), rtol=1e-4, atol=1e-4
     )
+
+
+def test_a_prime_count_of_channel_blocks_guards_its_last_tile() -> None:
+    """1x1 16->104 (13 blocks) in tiles of 2 blocks: 7 channel tiles, the 7th of one
+    block (the guard is hoisted: only the edge tiles' loop nest tests it), the weights
+    packed per block; the output matches the unscheduled conv."""
+    from default_workloads import conv_blocked
+
+    from unity.tir import lower
+
+    avx2 = RuleContext(lanes=8, num_cores=2)
+    func = conv_blocked(16, 6, 6, 104, 1, pad=0, bias_relu=True)
+    scheduled = schedule_primfunc(func, avx2)
+    # 8 tiles of 5 of the 36 pixels / 7 channel tiles / 2 x 1 x 1 x 8 reduction / 5 x 2 x 8
+    assert _loops_above(scheduled, "T_conv2d_update") == [8, 7, 2, 1, 1, 8, 5, 2, 8]
+    packed = [b for b in scheduled.body.block.alloc_buffers if b.name.endswith("_global")]
+    assert [tuple(int(d.value) for d in b.shape) for b in packed] == [(13, 2, 1, 1, 8, 8)]
+    np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
+    text = str(lower(unity.IRModule({"main": scheduled})))
+    assert "< 6 and" in text  # the hoisted test: not the last channel tile (6 whole tiles)
+    assert text.count("< 13") == 2  # only the edge tiles' init and write-back test a block
 
 
 def test_flattened_tiles_take_reduction_chunks_by_knob() -> None:
