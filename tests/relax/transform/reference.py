@@ -17,7 +17,7 @@ from unity import tir
 from unity.ir.module import GlobalVar, IRModule
 from unity.relax import (
     Call, Constant, DataTypeImm, Function, If, MatchCast, PrimValue, SeqExpr, ShapeExpr,
-    StringImm, TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, op,
+    ShapeStructInfo, StringImm, TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, op,
 )  # fmt: skip
 from unity.relax.op import fold_rules  # noqa: F401 - registers the fold rules
 
@@ -123,6 +123,10 @@ class _Evaluator:
 def _bind_symbols(sinfo: Any, value: Any, syms: dict[sympy.Symbol, int]) -> None:
     if isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None:
         for dim, size in zip(sinfo.shape, np.shape(value), strict=True):
+            if isinstance(dim, sympy.Symbol) and dim not in syms:
+                syms[dim] = int(size)
+    if isinstance(sinfo, ShapeStructInfo) and sinfo.values is not None:
+        for dim, size in zip(sinfo.values, value, strict=True):
             if isinstance(dim, sympy.Symbol) and dim not in syms:
                 syms[dim] = int(size)
     if isinstance(sinfo, TupleStructInfo):

@@ -16,6 +16,7 @@ from unity.ir.transform import PassContext
 from unity.relax import BlockBuilder, Call, Function, Var, op
 from unity.relax import TensorStructInfo as TS
 from unity.relax.analysis import well_formed
+from unity.relax.struct_info import sym
 from unity.relax.transform import AnnotateTIROpPattern, FuseOps, FuseTIR, LegalizeOps
 from unity.script import ir as I
 from unity.script import relax as R
@@ -202,6 +203,34 @@ def test_injective_chain_fuses():
     before, after = _fused(body, x)
     assert len(_main_calls(after)) == 1 and _main_calls(after)[0].startswith("fused_")
     _check_same_results(before, after, _rand(3, 6))
+
+
+def test_kernels_over_compound_or_unread_symbols_fuse_with_a_shape_parameter():
+    """``ones((n,))`` reads no tensor and ``exp`` over ``n + m`` rows takes `n` and `m` as
+    scalars (tir_vars): both still fuse (a GPT-2 step's position and mask kernels did
+    not).  Each fused function takes the symbols no input has as a whole dim in an
+    ``R.Shape`` parameter, so it is well formed and runs on its own; FuseTIR passes them
+    to the kernel as scalars."""
+    x = Var("x", TS(("n", 4), "float32"))
+    y = Var("y", TS(("m", 4), "float32"))
+
+    def body(bb, x, y):
+        rows = bb.emit(op.concat([x, y], axis=0))  # (n + m, 4): defines neither
+        ones = bb.emit(op.ones(relax.ShapeExpr((sym("n"),)), "float32"))
+        e = bb.emit(op.exp(rows))
+        return bb.emit(op.add(bb.emit(op.exp(ones)), bb.emit(op.sum(e, axis=[0, 1]))))
+
+    before, after = _fused(body, x, y)
+    fused = [f for f in after.functions.values() if isinstance(f, Function) and f.attrs.get("Primitive")]
+    shape_params = [p for f in fused for p in f.params if isinstance(p.struct_info, relax.ShapeStructInfo)]
+    assert sorted([str(v) for v in p.struct_info.values] for p in shape_params) == [["m", "n"], ["n"]]
+    assert well_formed(after)
+    a, b = _rand(3, 4), _rand(2, 4)
+    expected = np.exp(np.ones(3)) + np.exp(np.concatenate([a, b])).sum()
+    lowered = FuseTIR()(after)
+    assert well_formed(lowered)
+    for mod in (before, after, lowered):
+        np.testing.assert_allclose(evaluate(mod, a, b), expected, rtol=1e-5)
 
 
 def _shuffle_then_conv(bb, x, w, padding):

@@ -1,9 +1,9 @@
 """Build the `IndexedForwardGraph` of a relax dataflow block, for `FuseOps`.
 
 One node per binding, in binding order, with the pattern of its value: a `call_tir`
-takes its PrimFunc's `op_pattern` attribute (opaque when absent, or when it passes
-extra symbolic values `tir_vars`), a tuple is `TUPLE`, a tuple item `INJECTIVE`, anything
-else `OPAQUE`.  Values from outside the block (parameters, earlier blocks, constants)
+takes its PrimFunc's `op_pattern` attribute (opaque when absent), also when it passes
+extra symbolic values `tir_vars` (`FuseTIR` passes them on to the fused kernel), a tuple
+is `TUPLE`, a tuple item `INJECTIVE`, anything else `OPAQUE`.  Values from outside the block (parameters, earlier blocks, constants)
 get opaque nodes of their own.  A binding whose var is not a `DataflowVar` is used after
 the block, so it is marked `extern_ref`.  An edge carries its consumer's pattern, except
 that a broadcast op reads an argument of its result's shape elementwise (as in TVM).
@@ -91,7 +91,7 @@ def value_pattern(value: Expr, mod: IRModule) -> OpPatternKind:
     if isinstance(value, TupleGetItem):
         return OpPatternKind.INJECTIVE
     func = called_prim_func(value, mod)
-    if func is None or len(value.args) > 2:  # type: ignore[attr-defined]  # a call_tir
+    if func is None:
         return OpPatternKind.OPAQUE
     pattern = func.attrs.get("op_pattern")
     return OpPatternKind(pattern) if pattern is not None else OpPatternKind.OPAQUE

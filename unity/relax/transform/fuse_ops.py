@@ -40,12 +40,17 @@ shuffle is computed inside the copy.  Only dataflow blocks are fused; a group of
 binding stays as it is.  The PrimFuncs are left in the module: `FuseTIR` merges each
 fused function into one PrimFunc.  Values from outside a group (parameters, other
 bindings, constants) become parameters of its function; a group with several values
-used outside returns a tuple.
+used outside returns a tuple.  A group that uses shape symbols no input has as a whole
+dim (``ones((batch,))`` reads no tensor; ``(batch * seq, 16)`` rows define neither) takes
+them in a trailing ``symbols: R.Shape([batch, seq])`` parameter, so that the function
+can run on its own; `FuseTIR` passes them to the kernel as scalars.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import sympy
 
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.pass_context import register_config
@@ -54,10 +59,12 @@ from unity.relax.analysis.fusion_graph import called_prim_func, create_fusion_gr
 from unity.relax.analysis.graph_partitioner import Group, partition_graph
 from unity.relax.expr import (
     Binding, BindingBlock, Call, Constant, DataflowBlock, DataflowVar, Expr, Function, SeqExpr,
-    Tuple, TupleGetItem, Var, VarBinding,
+    ShapeExpr, Tuple, TupleGetItem, Var, VarBinding,
 )  # fmt: skip
 from unity.relax.expr_functor import ExprMutator
-from unity.relax.struct_info import TupleStructInfo
+from unity.relax.op.call_tir import call_tir
+from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
+from unity.relax.utils import free_symbols
 
 register_config("relax.FuseOps.max_depth", int, 256)
 
@@ -143,6 +150,9 @@ def _emit_group(group: list[Binding], block: DataflowBlock, mod: IRModule,
     """Make the group's function; return the bindings that call it in place of the group."""
     inside = {b.var for b in group}
     params = _group_inputs(group, inside)
+    symbols = _undefined_symbols(group, params)
+    if symbols:  # a shape argument defines them (`FuseTIR` passes them as scalars)
+        params.append(ShapeExpr(symbols))
     outputs = _group_outputs(group, block)
     func = _make_function(group, params, outputs)
     gv = out.add(_group_name(group, mod), func)
@@ -178,6 +188,24 @@ def _group_inputs(group: list[Binding], inside: set[Var]) -> list[Expr]:
     return list(seen.values())
 
 
+def _undefined_symbols(group: list[Binding], inputs: list[Expr]) -> tuple[sympy.Symbol, ...]:
+    """Shape symbols the group's bindings use (in their shapes or `tir_vars`) that no
+    input has as a whole dim (``ones((batch,))`` reads no tensor; ``(batch * seq, 16)``
+    rows define neither symbol), sorted by name."""
+    defined: set[object] = set()
+    for value in inputs:
+        sinfo = value.struct_info
+        if isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None:
+            defined.update(d for d in sinfo.shape if isinstance(d, sympy.Symbol))
+    used: set[sympy.Symbol] = set()
+    for binding in group:
+        used |= free_symbols(binding.var.struct_info)
+        value = binding.value  # type: ignore[attr-defined]  # fused bindings are VarBindings
+        if isinstance(value, Call) and value.op is call_tir and len(value.args) > 2:
+            used |= free_symbols(value.args[2].struct_info)
+    return tuple(sorted(used - defined, key=str))
+
+
 def _group_outputs(group: list[Binding], block: DataflowBlock) -> list[Var]:
     """Vars of the group used after the block or by bindings outside the group."""
     inside = {id(b) for b in group}
@@ -208,6 +236,8 @@ def _make_function(group: list[Binding], inputs: list[Expr], outputs: list[Var])
     for k, value in enumerate(inputs):
         if isinstance(value, Var):
             param = renamer.var_remap[value] = Var(value.name_hint, value.struct_info)
+        elif isinstance(value, ShapeExpr):
+            param = Var("symbols", value.struct_info)
         else:
             assert isinstance(value, Constant)
             param = renamer.constants[value] = Var(f"param_{k}", value.struct_info)

@@ -44,7 +44,10 @@ After ``FuseTIR()``::
 
 The PrimFuncs of a group are inlined one after another (loop, block and buffer variables
 renewed, symbolic shapes mapped onto the fused parameters' shapes); tensors passed between
-them become `alloc_buffers` of the root block.  PrimFuncs no longer called are removed.
+them become `alloc_buffers` of the root block.  Shape symbols that no parameter has as a
+whole dim (those of a `FuseOps` ``R.Shape`` parameter, or of ``batch * seq`` rows) become
+trailing scalar parameters, which the caller passes as `tir_vars`.  PrimFuncs no longer
+called are removed.
 Groups that fuse to structurally equal PrimFuncs (the repeated blocks of a ResNet) share
 the first one, as TVM's `BlockBuilder.add_func` does, so each is scheduled, lowered and
 compiled once.
@@ -62,7 +65,7 @@ from unity.ir.transform import ModulePass, PassContext
 from unity.relax.expr import Call, Expr, Function, ShapeExpr, Tuple, TupleGetItem, Var
 from unity.relax.expr_functor import ExprMutator, ExprVisitor
 from unity.relax.op.call_tir import call_tir
-from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
+from unity.relax.struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from unity.relax.transform.fuse_tir_inline import FusedPrimFuncBuilder
 from unity.relax.transform.prim_func_dedupe import first_equal
 from unity.tir.function import PrimFunc
@@ -119,6 +122,8 @@ def fuse_primitive_function(func: Function, mod: IRModule) -> tuple[PrimFunc, tu
     builder = FusedPrimFuncBuilder()
     env: dict[Var, object] = {}
     for param in func.params:
+        if isinstance(param.struct_info, ShapeStructInfo):
+            continue  # it only defines symbols (`FuseOps`): they become scalar parameters
         env[param] = builder.add_param(param.name_hint, _tensor_sinfo(param))
     for block in func.body.blocks:
         for binding in block.bindings:
@@ -197,7 +202,8 @@ class _CallRewriter(ExprMutator):
         outs = ret.fields if isinstance(ret, TupleStructInfo) else (ret,)
         extra = self.extra_symbols[call.op]
         tir_vars = ShapeExpr(extra) if extra else None
-        new = call_tir(self.same[call.op], list(call.args), list(outs), tir_vars=tir_vars)
+        tensors = [a for a in call.args if not isinstance(a.struct_info, ShapeStructInfo)]
+        new = call_tir(self.same[call.op], tensors, list(outs), tir_vars=tir_vars)
         return new.replace(struct_info_=ret, span=call.span)
 
 
