@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -256,6 +258,38 @@ def test_allocate_inside_parallel_loop_with_symbolic_size():
     b = np.zeros_like(a)
     lib["main"](a, b)
     np.testing.assert_allclose(b, (a + 1) ** 2, rtol=1e-6)
+
+
+def _main_ir(lib) -> str:
+    """The optimized LLVM IR of the kernel `main` alone (not its outlined loop bodies)."""
+    source = lib.get_source("ll")
+    start = re.search(r"^define [^@]*@\"?main\"?\(", source, re.M)
+    assert start is not None
+    main = source[start.start() :]
+    return main[: main.index("\n}\n")]
+
+
+@pytest.mark.parametrize("n", [1, 100, 8192, 100_000])
+def test_a_parallel_loop_of_symbolic_size_runs_small_sizes_on_the_calling_thread(n: int):
+    """`n * 4` stores below 2^13 (`PARALLEL_MIN_WORK`) run the loop body on this thread,
+    decided at each call; larger ones wake the team.  Either way every store happens,
+    and an assertion failing inside still raises."""
+    size = tir.SizeVar("size")
+    A = tir.decl_buffer((size, 4), "int32", "A")
+    i, j = tir.Var("i"), tir.Var("j")
+    store = tir.AssertStmt(tir.ge(A[i, j], 0), "negative", tir.BufferStore(A, i * 4 + j, (i, j)))
+    body = _loop(i, size, tir.For(j, tir.const(0), tir.const(4), ForKind.SERIAL, store), ForKind.PARALLEL)
+    lib = unity.build(tir.PrimFunc((A,), body))
+    main = _main_ir(lib)  # the loop body inlined into main: the serial arm
+    assert main.count("@GOMP_parallel") == 1 and "for.head.j" in main
+    a = np.zeros((n, 4), "int32")
+    lib["main"](a)
+    np.testing.assert_array_equal(a.ravel(), np.arange(n * 4))
+    a[n // 2, 1] = -1
+    with pytest.raises(RuntimeError, match="negative"):
+        lib["main"](a)
+    constant = _main_ir(unity.build(_parallel_vector_add(1000, 16)))  # the schedule chose
+    assert constant.count("@GOMP_parallel") == 1 and "for.head.io" not in constant
 
 
 def test_failed_assert_raises_its_message():

@@ -24,6 +24,7 @@ from typing import Any
 from llvmlite import ir
 
 from unity.codegen.llvm_expr import I32, I64, PTR, ExprCodegen
+from unity.ir import dtype as dt
 from unity.tir import expr as E
 from unity.tir import stmt as S
 from unity.tir.buffer import Buffer
@@ -64,10 +65,20 @@ class ParallelCodegen(ExprCodegen):
                 ),
             )
         self.builder.store(ir.Constant(I32, 0), status)
-        body = self._outline(stmt, captured, values, closure_type)
-        gomp = self._libc("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        threads = self.builder.load(self._num_threads, typ=I32)
-        self.builder.call(gomp, [body, closure, threads, ir.Constant(I32, 0)])
+        work = nest_work(stmt, set(self.env))
+        small = None  # a constant size: the schedule chose for it
+        if work is not None and not isinstance(work, E.IntImm):  # decided at each call
+            limit = ir.Constant(I64, PARALLEL_MIN_WORK)
+            small = self.builder.icmp_signed("<", self.emit(work), limit)
+        launcher, body = self._outline(stmt, captured, values, closure_type)
+        if small is None:
+            self._launch(launcher, closure)
+        else:  # a small nest runs on this thread: no team wake-up, no barrier
+            with self.builder.if_else(small) as (serial, parallel):
+                with serial:
+                    self.builder.call(body, [lo, self.builder.add(lo, extent), *values, status])
+                with parallel:
+                    self._launch(launcher, closure)
         code = self.builder.load(status, typ=I32)
         ok, fail = (
             self.builder.append_basic_block("par.ok"),
@@ -78,14 +89,21 @@ class ParallelCodegen(ExprCodegen):
         self._fail(code)
         self.builder.position_at_end(ok)
 
+    def _launch(self, launcher: ir.Function, closure: ir.Value) -> None:
+        """Run `launcher(closure)` on the thread team."""
+        gomp = self._libc("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
+        threads = self.builder.load(self._num_threads, typ=I32)
+        self.builder.call(gomp, [launcher, closure, threads, ir.Constant(I32, 0)])
+
     def _outline(
         self,
         stmt: S.For,
         captured: list[Var],
         values: list[ir.Value],
         closure_type: ir.LiteralStructType,
-    ) -> ir.Function:
-        """Emit `void name_parN(ptr closure)`, run by every thread of the team.
+    ) -> tuple[ir.Function, ir.Function]:
+        """Emit `void name_parN(ptr closure)`, run by every thread of the team, and return
+        it with the loop function it calls on chunks.
 
         Each thread takes chunks of `grain = max(1, extent / (4 * threads))` iterations
         from a shared counter (an atomic add) until none is left or an assert failed:
@@ -119,7 +137,7 @@ class ParallelCodegen(ExprCodegen):
         ]
         self._take_chunks(body, fields)
         self.builder, self.state, self.env = saved
-        return launcher
+        return launcher, body
 
     def _closure_field(
         self, closure: ir.Value, closure_type: ir.LiteralStructType, i: int
@@ -152,6 +170,71 @@ class ParallelCodegen(ExprCodegen):
         b.cbranch(failed, done, loop)
         b.position_at_end(done)
         b.ret_void()
+
+
+PARALLEL_MIN_WORK = 1 << 13
+"""Iterations (stores times vector lanes) below which a parallel nest of symbolic size
+runs on the calling thread, decided at each call; the same bound as the default
+schedules' `parallel_min_work` for constant sizes.  Waking the team and its barrier
+cost about a microsecond each time: a GPT-2 decoding step (one token, ~50 small
+kernels) ran 20% faster on one thread."""
+
+
+def nest_work(stmt: S.Stmt, outer: set[Var]) -> E.PrimExpr | None:
+    """The iterations of the loop nest `stmt` (each store counts its vector lanes; both
+    arms of a branch count), an int64 expression over the variables `outer`; None when
+    an extent depends on a variable bound inside the nest, or the nest has a while loop.
+
+    Example:
+        >>> from unity import tir
+        >>> n, i = tir.Var("n", "int64"), tir.Var("i", "int64")
+        >>> buf = tir.decl_buffer((n,), "float32", "a")
+        >>> store = tir.BufferStore(buf, tir.const(1.0, "float32"), [i])
+        >>> loop = tir.For(i, 0, n, tir.ForKind.PARALLEL, store)
+        >>> str(nest_work(loop, {n}))
+        'n'
+    """
+    if isinstance(stmt, S.For):
+        inner = nest_work(stmt.body, outer)
+        if inner is None or not _uses_only(stmt.extent, outer):
+            return None
+        extent = stmt.extent
+        if isinstance(extent, E.IntImm):
+            return _times(E.IntImm("int64", extent.value), inner)
+        return _times(extent if extent.dtype == "int64" else extent.astype("int64"), inner)
+    if isinstance(stmt, S.SeqStmt | S.IfThenElse):
+        parts = stmt.seq if isinstance(stmt, S.SeqStmt) else [stmt.then_case, stmt.else_case]
+        works = [nest_work(p, outer) for p in parts if p is not None]
+        if any(w is None for w in works):
+            return None
+        total: E.PrimExpr = E.IntImm("int64", 0)
+        for w in works:
+            total = w if _is_zero(total) else total + w  # type: ignore[operator]
+        return total
+    if isinstance(stmt, S.While):
+        return None
+    if isinstance(stmt, S.BufferStore):
+        return E.IntImm("int64", dt.lanes(stmt.value.dtype))
+    body = getattr(stmt, "body", None)  # LetStmt, Allocate, AssertStmt, AttrStmt, ...
+    return nest_work(body, outer) if isinstance(body, S.Stmt) else E.IntImm("int64", 1)
+
+
+def _uses_only(expr: E.PrimExpr, outer: set[Var]) -> bool:
+    found: list[Var] = []
+    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, Var) else None)
+    return all(v in outer for v in found)
+
+
+def _times(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
+        return E.IntImm("int64", a.value * b.value)
+    if isinstance(b, E.IntImm) and b.value == 1:
+        return a
+    return a * b
+
+
+def _is_zero(e: E.PrimExpr) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 0
 
 
 def free_vars(stmt: S.Stmt) -> list[Var]:
