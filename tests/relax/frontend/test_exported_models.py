@@ -94,6 +94,41 @@ def test_exported_models_keep_batch_and_sequence_symbolic():
     assert [str(d) for d in step["main"].ret_struct_info.fields[1].shape] == ["batch", "2", "past + seq", "8"]
 
 
+def test_greedy_generation_with_the_cache_fed_back_matches_onnxruntime():
+    """GPT-2 generates 40 tokens after a 5-token prompt: one step over the prompt with an
+    empty cache (past = 0), then one step per token, each taking the cache the last one
+    returned (unity's output tensors go back in as they are).  The tokens, the last
+    logits and the grown cache match onnxruntime's.  A step at position 64, past the
+    position table's end, fails naming the table's axis, as onnxruntime refuses it."""
+    import onnxruntime as ort
+
+    proto = _load("gpt2_cache")
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in proto.graph.input]
+    prompt = np.array([[5, 9, 3, 17, 2]], np.int64)
+    runs = {}
+    for runtime in ("unity", "onnxruntime"):
+        ids, cache, total, tokens = prompt, [np.zeros((1, 2, 0, 8), np.float32)] * 4, 5, []
+        for _ in range(40):
+            mask = np.ones((1, total), np.int64)
+            if runtime == "unity":
+                logits, *cache = _vm("gpt2_cache")["main"](ids, mask, *cache)
+                logits = logits.numpy()
+            else:
+                logits, *cache = session.run(None, dict(zip(names, [ids, mask, *cache], strict=True)))
+            tokens.append(int(logits[0, -1].argmax()))
+            ids, total = np.array([[tokens[-1]]], np.int64), total + 1
+        runs[runtime] = tokens, logits, cache
+    (ours, our_logits, our_cache), (theirs, their_logits, their_cache) = runs.values()
+    assert ours == theirs
+    np.testing.assert_allclose(our_logits, their_logits, rtol=1e-4, atol=1e-5)
+    assert our_cache[0].shape == (1, 2, 44, 8)  # the prompt and 39 tokens fed back
+    np.testing.assert_allclose(our_cache[-1].numpy(), their_cache[-1], rtol=1e-4, atol=1e-5)
+    full = [np.zeros((1, 2, 64, 8), np.float32)] * 4  # 64 positions taken: the next is 64
+    with pytest.raises(RuntimeError, match=r"outside \[0, 64\)"):
+        _vm("gpt2_cache")["main"](np.array([[1]]), np.ones((1, 65), np.int64), *full)
+
+
 def test_a_sequence_longer_than_the_position_table_fails_when_run_naming_the_slice():
     ids = np.zeros((1, 65), np.int64)  # the table holds 64 positions
     with pytest.raises(ValueError, match=r"embeddings_Slice.*dim 1 must be seq = 65"):

@@ -114,31 +114,36 @@ def _export(torch, model, kind, path, dynamo, large=False):  # noqa: ANN001
                       dynamic_shapes=(shapes,), external_data=False)  # fmt: skip
 
 
-def _export_gpt2_cache(torch, T, path):  # noqa: ANN001, N803
-    """GPT-2 with its LM head and a key/value cache in and out (one decoding step)."""
-    model = T.GPT2LMHeadModel(T.GPT2Config(n_embd=16, n_layer=2, n_head=2, vocab_size=VOCAB, n_positions=64))
+def _export_gpt2_cache(torch, T, path, large=False):  # noqa: ANN001, N803
+    """GPT-2 with its LM head and a key/value cache in and out (one decoding step); `large`:
+    hidden size 384, 4 layers, 1024 positions (`bench/generate.py`)."""
+    config = (dict(n_embd=384, n_layer=4, n_head=6, vocab_size=1000, n_positions=1024) if large
+              else dict(n_embd=16, n_layer=2, n_head=2, vocab_size=VOCAB, n_positions=64))  # fmt: skip
+    model = T.GPT2LMHeadModel(T.GPT2Config(**config))
+    layers, heads = config["n_layer"], config["n_head"]
 
     class Step(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.m = model.eval()
 
-        def forward(self, input_ids, attention_mask, k0, v0, k1, v1):  # noqa: ANN001, ANN201
+        def forward(self, input_ids, attention_mask, *kv):  # noqa: ANN001, ANN002, ANN201
             cache = T.DynamicCache()
-            cache.update(k0, v0, 0)
-            cache.update(k1, v1, 1)
+            for k in range(layers):
+                cache.update(kv[2 * k], kv[2 * k + 1], k)
             out = self.m(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache, use_cache=True)
-            layers = out.past_key_values.layers
-            return out.logits, layers[0].keys, layers[0].values, layers[1].keys, layers[1].values
+            return out.logits, *[t for layer in out.past_key_values.layers for t in (layer.keys, layer.values)]
 
     b, s, p = 2, 3, 5
-    args = (torch.randint(0, VOCAB, (b, s)), torch.ones(b, p + s, dtype=torch.int64),
-            *[torch.randn(b, 2, p, 8) for _ in range(4)])  # fmt: skip
-    names = ["input_ids", "attention_mask", "past_key_0", "past_value_0", "past_key_1", "past_value_1"]
+    head_dim = config["n_embd"] // heads
+    args = (torch.randint(0, config["vocab_size"], (b, s)), torch.ones(b, p + s, dtype=torch.int64),
+            *[torch.randn(b, heads, p, head_dim) for _ in range(2 * layers)])  # fmt: skip
+    kv = [f"{kind}_{k}" for k in range(layers) for kind in ("key", "value")]
+    names = ["input_ids", "attention_mask", *(f"past_{n}" for n in kv)]
     axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
             **{n: {0: "batch", 2: "past"} for n in names[2:]}}  # fmt: skip
     torch.onnx.export(Step().eval(), args, path, input_names=names, dynamo=False, opset_version=17,
-                      output_names=["logits", "key_0", "value_0", "key_1", "value_1"], dynamic_axes=axes)  # fmt: skip
+                      output_names=["logits", *kv], dynamic_axes=axes)  # fmt: skip
 
 
 def _large_models(T):  # noqa: N803
@@ -177,6 +182,10 @@ def main_large(out: str) -> None:
         path = os.path.join(out, f"{name}.onnx")
         _export(torch, make().eval(), kind, path, dynamo=False, large=True)
         print(path, os.path.getsize(path))
+    torch.manual_seed(0)
+    path = os.path.join(out, "gpt2_cache.onnx")
+    _export_gpt2_cache(torch, T, path, large=True)
+    print(path, os.path.getsize(path))
 
 
 if __name__ == "__main__":
