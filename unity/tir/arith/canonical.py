@@ -148,16 +148,36 @@ def merge_div_mod_pairs(b: BoundAnalyzer, lin: Linear) -> Linear:
     for key, (atom, coeff) in lin.terms.items():
         if type(atom) is not FloorMod or type(key) is not tuple:
             continue
-        div_key = (FloorDiv, *key[1:])
-        div = lin.terms.get(div_key)
-        c = atom.b.value if type(atom.b) is IntImm else 0  # type: ignore[attr-defined]
-        if div is None or c <= 0 or div[1] != coeff * c:
-            continue
+        if type(atom.b) is IntImm:  # type: ignore[attr-defined]
+            div_key: Hashable | None = (FloorDiv, *key[1:])
+            div = lin.terms.get(div_key)
+            c = atom.b.value  # type: ignore[attr-defined]
+            if div is None or c <= 0 or div[1] != coeff * c:
+                continue
+        else:  # a symbolic divisor: the pair's quotient is the atom `floordiv(x, n) * n`
+            div_key = _symbolic_quotient(lin, atom, coeff)
+            if div_key is None:
+                continue
         rest = Linear(lin.dtype, dict(lin.terms), lin.const)
         del rest.terms[key], rest.terms[div_key]
         merged = rest.plus(to_linear(atom.a, b.keys).scaled(coeff))  # type: ignore[attr-defined]
         return merge_div_mod_pairs(b, merged)
     return lin
+
+
+def _symbolic_quotient(lin: Linear, mod: PrimExpr, coeff: int) -> Hashable | None:
+    """The key of the term ``coeff * (floordiv(x, n) * n)`` of `lin` that pairs with
+    ``coeff * floormod(x, n)`` (`mod`) for a symbolic `n`, else None.  Reshapes over a
+    symbolic length (``seq``) leave such pairs: ``i // seq * seq + i % seq`` is `i`."""
+    x, n = expr_key(mod.a), expr_key(mod.b)  # type: ignore[attr-defined]
+    for key, (atom, c) in lin.terms.items():
+        if c != coeff or type(atom) is not E.Mul:
+            continue
+        for div, other in ((atom.a, atom.b), (atom.b, atom.a)):
+            if type(div) is FloorDiv and expr_key(other) == n:
+                if expr_key(div.a) == x and expr_key(div.b) == n:
+                    return key
+    return None
 
 
 def as_nonpositive(cls: type, d: Linear) -> list[Linear]:

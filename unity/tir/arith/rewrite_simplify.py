@@ -304,7 +304,7 @@ class Simplifier:
         if quotient.is_const() and quotient.const == 0:
             return None
         remainder = self.emit(rest)
-        if not self._nonneg_below(remainder, b):
+        if not (_mod_by(remainder, b) or self._nonneg_below(remainder, b)):
             return None
         return self.emit(quotient), remainder
 
@@ -458,6 +458,13 @@ _DISPATCH: dict[type, Callable[[Simplifier, Any], E.PrimExpr]] = {
     E.Select: Simplifier._select, E.Cast: Simplifier._cast, E.Let: Simplifier._let,
     E.Ramp: Simplifier._ramp,
 }  # fmt: skip
+
+
+def _mod_by(r: E.PrimExpr, b: E.PrimExpr) -> bool:
+    """Whether `r` is ``floormod(x, b)``: it has the sign of `b` and is smaller, so
+    ``floordiv(q * b + r, b)`` is `q` whatever the sign of `b` (a reshape that splits
+    and merges a symbolic axis: ``(h * seq + i % seq) // seq`` is `h`)."""
+    return type(r) is E.FloorMod and expr_key(r.b) == expr_key(b)
 
 
 def _other_factor(atom: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
