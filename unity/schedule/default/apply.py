@@ -40,6 +40,7 @@ from unity.schedule.default import conv2d, conv2d_blocked, injective, matmul, re
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, loads_of
 from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
+from unity.schedule.default.row_fusion import merge_row_loops
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import BinaryOp, Call, IterType
@@ -106,7 +107,7 @@ def schedule_primfunc(func: PrimFunc, ctx: RuleContext | None = None) -> PrimFun
             if info.name in done:
                 continue
             done |= _schedule_block(sch, info, ctx)
-    return sch.mod["main"].with_attr("tir.is_scheduled", True)
+    return merge_row_loops(sch.mod["main"]).with_attr("tir.is_scheduled", True)
 
 
 def _anchor_rule(info: BlockInfo) -> Rule | None:
