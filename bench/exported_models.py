@@ -15,21 +15,25 @@ transformers) and timed with ``python bench/exported_models.py DIR``.
 
 Run: ``python bench/exported_models.py [DIR] [--repeat 10] [--batch 1] [--seq 128]``
 
-Where it stood on 2026-12-05 (2-core AMD EPYC Zen 3, AVX2, shared; batch 1, sequence 128;
-``--repeat 15``; hidden size 384 and 4 layers for the transformers).  In brackets, what
-each did earlier in the session, before the fixes of stop 27 it needed (same-run ratios)::
+Where it stood at the end of stop 28 (2026-12-05, 2-core AMD EPYC Zen 3, AVX2, shared;
+batch 1, sequence 128; ``--repeat 15``; hidden size 384 and 4 layers for the
+transformers).  In brackets, stop 27's ratios (and what they were before its fixes)::
 
     model        compile  unity ms    ort ms    ratio  max|diff|
-    bert             5.4     15.92     16.63    0.96x  1.7e-06   (did not import)
-    convnext         5.9      8.58      9.68    0.89x  2.3e-06   (2.22x)
-    gpt2             5.2     15.65     14.84    1.05x  5.2e-06   (did not import)
-    llama            5.0     23.27     22.83    1.02x  3.7e-06   (did not import)
-    resnet18         7.6     15.60     22.01    0.71x  2.1e-05   (22.6x)
-    segformer       12.4     11.92     15.58    0.76x  5.7e-06   (not measured before)
-    swin            10.3     11.55     12.48    0.93x  4.3e-06   (did not import)
-    t5_encoder       4.5     13.54     13.45    1.01x  3.3e-06   (did not import)
-    vit              2.2     23.24     21.48    1.08x  5.7e-06   (did not import; then 2.90x)
-    wav2vec2        21.9     45.01     41.51    1.08x  1.0e-05   (did not import; then 12.8x)
+    bert             3.6     12.83     13.92    0.92x  1.9e-06   (0.96x; did not import)
+    convnext         5.1      7.08      7.78    0.91x  2.3e-06   (0.89x; 2.22x)
+    deberta          2.9     13.01     14.15    0.92x  1.7e-06   (not timed)
+    gpt2             3.7     13.76     14.15    0.97x  6.2e-06   (1.05x; did not import)
+    llama            3.6     12.03     12.99    0.93x  4.3e-06   (1.02x; did not import)
+    resnet18         7.7     14.29     20.86    0.68x  3.7e-05   (0.71x; 22.6x)
+    segformer       11.2     13.06     16.03    0.81x  5.2e-06   (0.76x)
+    swin             8.2     11.64     13.52    0.86x  4.5e-06   (0.93x; did not import)
+    t5_encoder       3.1     14.32     14.85    0.96x  3.1e-06   (1.01x; did not import)
+    vit              2.0     24.00     24.58    0.98x  5.2e-06   (1.08x; 2.90x)
+    wav2vec2        11.0     45.58     44.25    1.03x  9.2e-06   (1.08x; 12.8x; compile 21.9 s)
+
+At sequence 512 (``--seq 512 --repeat 10``): BERT 0.91x, GPT-2 1.01x, Llama 1.02x; the
+commit before stop 28's fusion changes, same hour: 0.99x, 1.15x, 1.09x.
 """
 
 from __future__ import annotations
