@@ -168,17 +168,22 @@ def test_weight_transform_matches_the_pass_constant() -> None:
     np.testing.assert_array_equal(u.data, winograd_weight_transform(w, 4, 16))
 
 
-def test_grouped_convs_take_a_matmul_per_group() -> None:
-    """Two groups of 16 channels (AlexNet's convs are in two groups)."""
+def _grouped_conv(groups: int, per_group: int) -> unity.IRModule:
+    """A 3x3 conv over 32 channels (4 blocks of 8) in `groups` of `per_group` input channels."""
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo((1, 4, 16, 16, 8), "float32"))
-    w = RNG.standard_normal((32, 16, 3, 3)).astype("float32")
+    w = RNG.standard_normal((32, per_group, 3, 3)).astype("float32")
     with bb.function("main", [x]):
         with bb.dataflow():
-            conv = op.nn.conv2d(x, relax.Constant(w), padding=1, groups=2, data_layout="NCHW8c")
+            conv = op.nn.conv2d(x, relax.Constant(w), padding=1, groups=groups, data_layout="NCHW8c")
             out = bb.emit_output(conv)
         bb.emit_func_output(out)
-    after = Conv2dWinograd(8)(bb.get())
+    return bb.get()
+
+
+def test_grouped_convs_take_a_matmul_per_group() -> None:
+    """Two groups of 16 channels (AlexNet's convs are in two groups)."""
+    after = Conv2dWinograd(8)(_grouped_conv(2, 16))
     bindings = after["main"].body.blocks[0].bindings
     assert tuple(int(d) for d in bindings[0].var.struct_info.shape) == (36, 2, 16, 16)
     assert bindings[1].value.args[1].fields[1].data.shape == (36, 2, 1, 16, 16)
@@ -187,17 +192,8 @@ def test_grouped_convs_take_a_matmul_per_group() -> None:
 def test_groups_of_one_block_stay_direct() -> None:
     """RegNet's 3x3 convs in groups of 8 channels (one block): each point's product is
     8 x 8, cheaper than the transforms around it, so the conv stays direct."""
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, 4, 16, 16, 8), "float32"))
-    w = RNG.standard_normal((32, 8, 3, 3)).astype("float32")
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            conv = op.nn.conv2d(x, relax.Constant(w), padding=1, groups=4, data_layout="NCHW8c")
-            out = bb.emit_output(conv)
-        bb.emit_func_output(out)
-    before = bb.get()
+    before = _grouped_conv(4, 8)
     assert Conv2dWinograd(8)(before) is before
-
 
 
 def test_the_pass_can_be_disabled_by_name() -> None:
