@@ -76,7 +76,7 @@ class HoistGuards(PrimFuncPass):
         >>> @T.prim_func
         ... def f(a: T.handle, n: T.int32):
         ...     A = T.match_buffer(a, (n,), "float32")
-        ...     for i0 in T.serial((n + 3) // 4):
+        ...     for i0 in T.parallel((n + 3) // 4):
         ...         for i1 in T.serial(4):
         ...             if i0 * 4 + i1 < n:
         ...                 A[i0 * 4 + i1] = T.float32(1)
