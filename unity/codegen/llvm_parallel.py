@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from unity.tir import expr as E
 from unity.tir import stmt as S
 from unity.tir.buffer import Buffer
 from unity.tir.expr import Var
-from unity.tir.functor import post_order_visit
+from unity.tir.functor import post_order_nodes, post_order_visit
 
 
 class ParallelCodegen(ExprCodegen):
@@ -207,10 +208,7 @@ def nest_work(stmt: S.Stmt, outer: set[Var]) -> E.PrimExpr | None:
         works = [nest_work(p, outer) for p in parts if p is not None]
         if any(w is None for w in works):
             return None
-        total: E.PrimExpr = E.IntImm("int64", 0)
-        for w in works:
-            total = w if _is_zero(total) else total + w  # type: ignore[operator]
-        return total
+        return functools.reduce(_plus, works)  # type: ignore[arg-type]
     if isinstance(stmt, S.While):
         return None
     if isinstance(stmt, S.BufferStore):
@@ -220,9 +218,13 @@ def nest_work(stmt: S.Stmt, outer: set[Var]) -> E.PrimExpr | None:
 
 
 def _uses_only(expr: E.PrimExpr, outer: set[Var]) -> bool:
-    found: list[Var] = []
-    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, Var) else None)
-    return all(v in outer for v in found)
+    return all(n in outer for n in post_order_nodes(expr) if isinstance(n, Var))
+
+
+def _plus(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
+        return E.IntImm("int64", a.value + b.value)
+    return a + b
 
 
 def _times(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
@@ -231,10 +233,6 @@ def _times(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
     if isinstance(b, E.IntImm) and b.value == 1:
         return a
     return a * b
-
-
-def _is_zero(e: E.PrimExpr) -> bool:
-    return isinstance(e, E.IntImm) and e.value == 0
 
 
 def free_vars(stmt: S.Stmt) -> list[Var]:

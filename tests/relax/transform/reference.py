@@ -121,14 +121,14 @@ class _Evaluator:
 
 
 def _bind_symbols(sinfo: Any, value: Any, syms: dict[sympy.Symbol, int]) -> None:
+    dims, sizes = None, None
     if isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None:
-        for dim, size in zip(sinfo.shape, np.shape(value), strict=True):
-            if isinstance(dim, sympy.Symbol) and dim not in syms:
-                syms[dim] = int(size)
+        dims, sizes = sinfo.shape, np.shape(value)
     if isinstance(sinfo, ShapeStructInfo) and sinfo.values is not None:
-        for dim, size in zip(sinfo.values, value, strict=True):
-            if isinstance(dim, sympy.Symbol) and dim not in syms:
-                syms[dim] = int(size)
+        dims, sizes = sinfo.values, value
+    for dim, size in zip(dims or (), sizes or (), strict=True):
+        if isinstance(dim, sympy.Symbol) and dim not in syms:
+            syms[dim] = int(size)
     if isinstance(sinfo, TupleStructInfo):
         for f, v in zip(sinfo.fields, value, strict=True):
             _bind_symbols(f, v, syms)

@@ -36,8 +36,8 @@ from unity.ir.structural import structural_equal
 from unity.tir.arith.analyzer import Analyzer
 from unity.tir.expr import IntImm, PrimExpr, Var
 from unity.tir.function import PrimFunc
-from unity.tir.functor import post_order_visit, substitute, uses_var
-from unity.tir.stmt import Block, BlockRealize, For, ForKind, SeqStmt, Stmt
+from unity.tir.functor import post_order_nodes, substitute, uses_var
+from unity.tir.stmt import BlockRealize, For, ForKind, SeqStmt, Stmt
 
 __all__ = ["merge_row_loops"]
 
@@ -93,7 +93,7 @@ def _merge(run: list[Stmt]) -> For | None:
     loops: list[For] = run  # type: ignore[assignment]  # `_same_loop` checked each
     r = Var("r", loops[0].loop_var.dtype)
     bodies = [substitute(loop.body, {loop.loop_var: r}) for loop in loops]
-    written = {region.buffer for body in bodies for block in _blocks(body) for region in block.writes}
+    written = {rg.buffer for body in bodies for realize in _realizes(body) for rg in realize.block.writes}
     rows: list[PrimExpr] | None = None
     analyzer = Analyzer()
     for body in bodies:
@@ -139,10 +139,4 @@ def _row_dims(dims: list[tuple[PrimExpr, PrimExpr]], r: Var) -> list[PrimExpr] |
 
 
 def _realizes(stmt: Stmt) -> list[BlockRealize]:
-    found: list[BlockRealize] = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
-    return found
-
-
-def _blocks(stmt: Stmt) -> list[Block]:
-    return [realize.block for realize in _realizes(stmt)]
+    return [n for n in post_order_nodes(stmt) if isinstance(n, BlockRealize)]

@@ -128,9 +128,7 @@ class _Hoister(StmtExprMutator):
                 return None  # a guard that cannot be decided for the whole tile: go inside
             checks.append(check)
         condition = functools.reduce(And, checks)
-        fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt)
-        fast = substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})  # own loop vars
-        return IfThenElse(condition, fast, stmt, span=stmt.span)
+        return IfThenElse(condition, _guard_free(stmt, scan), stmt, span=stmt.span)
 
     def _split_tiles(self, loop: For) -> Stmt | None:
         """A serial loop over the tiles of a symbolic length, whose guards hold for every
@@ -154,11 +152,10 @@ class _Hoister(StmtExprMutator):
                 return None
             lasts.append(last)
         whole = self.analyzer.simplify(Max(Min(functools.reduce(Min, lasts), end), loop.min))
-        fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(loop.body)
-        fast = substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
         rest = Var(loop.loop_var.name, loop.loop_var.dtype)
         return SeqStmt((
-            loop.replace(extent=self.analyzer.simplify(whole - loop.min), body=fast),
+            loop.replace(extent=self.analyzer.simplify(whole - loop.min),
+                         body=_guard_free(loop.body, scan)),
             loop.replace(loop_var=rest, min=whole, extent=self.analyzer.simplify(end - whole),
                          body=substitute(loop.body, {loop.loop_var: rest})),
         ))  # fmt: skip
@@ -204,6 +201,12 @@ class _Hoister(StmtExprMutator):
         bounds = self.analyzer.int_set(expr, domains)
         edge = bounds.max_value if largest else bounds.min_value
         return None if edge is None or _uses(edge, defined) else edge
+
+
+def _guard_free(stmt: Stmt, scan: _Scan) -> Stmt:
+    """A copy of `stmt` without the guards `scan` found, its loop variables its own."""
+    fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt)
+    return substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
 
 
 def _partial_tile_inside(cond: PrimExpr, domains: dict[Var, Range]) -> bool:
