@@ -54,6 +54,8 @@ class PassProgress(PassInstrument):
         '[unity]   pass FoldConstant ... ms\\n'
     """
 
+    needs_every_pass = False  # the kernels may lower in worker processes, unseen
+
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.depth = 0

@@ -15,10 +15,15 @@ same array is passed twice.
 Parallel loops (`ForKind.PARALLEL`, outermost only) are outlined and launched with
 libgomp's `GOMP_parallel`: see `unity.codegen.llvm_parallel`.
 
+The kernels' module only declares the globals the runtime reads and writes
+(`__unity_num_threads`); `globals_module` defines them, and the metadata, once per
+library, so that kernels compiled as separate modules (in worker processes, see
+`unity.codegen.build_jobs`) link into one.
+
 Example:
     >>> cg = CodeGenLLVM(Target("llvm"))            # doctest: +SKIP
     >>> meta = cg.add_function("main", prim_func)   # doctest: +SKIP
-    >>> print(cg.finish({"functions": {"main": meta}}))  # doctest: +SKIP
+    >>> print(cg.module)                            # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -80,8 +85,7 @@ class CodeGenLLVM(ParallelCodegen):
         self.state: _FunctionState
         self.builder: ir.IRBuilder
         self._parallel_count = 0
-        self._num_threads = ir.GlobalVariable(self.module, I32, NUM_THREADS_SYMBOL)
-        self._num_threads.initializer = ir.Constant(I32, 0)
+        self._num_threads = ir.GlobalVariable(self.module, I32, NUM_THREADS_SYMBOL)  # declared
 
     # -- functions ------------------------------------------------------------------------
     def add_function(self, name: str, func: PrimFunc) -> dict[str, Any]:
@@ -123,18 +127,6 @@ class CodeGenLLVM(ParallelCodegen):
         meta = function_metadata(name, func, shape_vars, self.asserts)
         meta["symbol"] = symbol
         return meta
-
-    def finish(self, metadata: dict[str, Any]) -> ir.Module:
-        """Embed `metadata` (as `__unity_metadata`) and return the finished module.
-
-        Example:
-            >>> ir_module = cg.finish({"functions": {"main": meta}})  # doctest: +SKIP
-        """
-        data = bytearray(json.dumps(metadata).encode()) + b"\0"
-        blob = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(data)), METADATA_SYMBOL)
-        blob.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
-        blob.global_constant = True
-        return self.module
 
     def _enter(self, fn: ir.Function, status_ptr: ir.Value | None) -> None:
         """Start `fn`: an entry block holding only allocas, then a "start" block."""
@@ -347,6 +339,27 @@ class CodeGenLLVM(ParallelCodegen):
         if fn is None:
             fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
         return fn
+
+
+def globals_module(target: Target, metadata: dict[str, Any]) -> ir.Module:
+    """The globals of a library, linked once beside its kernels' modules: the thread
+    count the runtime sets (`__unity_num_threads`, 0 = one thread per core) and
+    `metadata` as JSON (`__unity_metadata`, read when an exported library is loaded).
+
+    Example:
+        >>> text = str(globals_module(Target("llvm"), {"functions": {}}))
+        >>> '@"__unity_num_threads" = global i32 0' in text, '@"__unity_metadata"' in text
+        (True, True)
+    """
+    module = ir.Module(name="unity_globals")
+    module.triple = target.triple
+    threads = ir.GlobalVariable(module, I32, NUM_THREADS_SYMBOL)
+    threads.initializer = ir.Constant(I32, 0)
+    data = bytearray(json.dumps(metadata).encode()) + b"\0"
+    blob = ir.GlobalVariable(module, ir.ArrayType(I8, len(data)), METADATA_SYMBOL)
+    blob.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+    blob.global_constant = True
+    return module
 
 
 def _reserved(name: str) -> bool:

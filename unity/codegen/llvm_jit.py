@@ -3,8 +3,13 @@
 Optimization: LLVM's new pass manager at O3 (`PassBuilder` with loop and SLP
 vectorization on) for a target machine made from the target's CPU and features.
 
+Each module of kernels is optimized and compiled to an object file on its own
+(`compile_module`, possibly in a worker process); `load_compiled` loads the objects
+into one MCJIT engine beside the library's globals.
+
 Example:
-    >>> lib = jit_module(ir_module, Target("llvm"), metadata)  # doctest: +SKIP
+    >>> part = compile_module(cg.module, Target("llvm"))          # doctest: +SKIP
+    >>> lib = load_compiled([part], Target("llvm"), metadata)     # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ import functools
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from unity.codegen.llvm import globals_module
 from unity.runtime.module import Module
 from unity.runtime.thread_pool import gomp_library
 from unity.target import Target
@@ -107,32 +114,80 @@ def optimize(module: ir.Module, target: Target) -> llvm.ModuleRef:
     return ref
 
 
-def jit_module(module: ir.Module, target: Target, metadata: dict[str, Any]) -> Module:
-    """Optimize and JIT-compile `module`; return the runtime `Module` over it.
+@dataclass(frozen=True)
+class CompiledModule:
+    """One LLVM module after `compile_module`: its optimized IR as bitcode (for
+    `get_source` and `export_library`) and its machine code for the JIT (an object file
+    of the large code model, which the JIT can load at any address).
 
     Example:
-        >>> lib = jit_module(cg.finish(metadata), Target("llvm"), metadata)  # doctest: +SKIP
+        >>> part = CompiledModule(bitcode=b"BC...", obj=b"\\x7fELF...")
+        >>> len(part.obj)
+        7
+    """
+
+    bitcode: bytes
+    obj: bytes
+
+
+def compile_module(module: ir.Module, target: Target) -> CompiledModule:
+    """Optimize `module` (`optimize`) and compile it to JIT-loadable machine code.
+
+    Both halves are plain bytes, so a worker process can do this and send the result
+    back (`unity.codegen.build_jobs`).
+
+    Example:
+        >>> part = compile_module(cg.module, Target("llvm"))  # doctest: +SKIP
+        >>> part.obj[:4]                                      # doctest: +SKIP
+        b'\\x7fELF'
     """
     ref = optimize(module, target)
-    optimized = str(ref)
+    return CompiledModule(ref.as_bitcode(), target_machine(target, jit=True).emit_object(ref))
+
+
+def load_compiled(
+    parts: list[CompiledModule], target: Target, metadata: dict[str, Any]
+) -> Module:
+    """Load compiled kernel modules into the JIT beside `globals_module(metadata)`;
+    return the runtime `Module` over them.
+
+    Example:
+        >>> lib = load_compiled([compile_module(cg.module, target)], target, metadata)  # doctest: +SKIP
+    """
+    base = optimize(globals_module(target, metadata), target)
+    bitcodes = [base.as_bitcode(), *(part.bitcode for part in parts)]
     # the engine takes ownership of (and frees) its target machine: give it a fresh one
-    engine = llvm.create_mcjit_compiler(ref, new_target_machine(target, jit=True))
+    engine = llvm.create_mcjit_compiler(base, new_target_machine(target, jit=True))
+    for part in parts:
+        engine.add_object_file(llvm.ObjectFileRef.from_data(part.obj))
     engine.finalize_object()
 
     def address_of(symbol: str) -> int:
         return engine.get_function_address(symbol) or engine.get_global_value_address(symbol)
 
+    @functools.cache
+    def optimized() -> str:
+        return str(_link(bitcodes))
+
     def source(fmt: str) -> str:
         if fmt == "ll":
-            return optimized
+            return optimized()
         if fmt in ("asm", "s"):
-            return target_machine(target, jit=False).emit_assembly(llvm.parse_assembly(optimized))
+            return target_machine(target, jit=False).emit_assembly(_link(bitcodes))
         raise ValueError(f"get_source: unknown format {fmt!r}; use 'll' or 'asm'")
 
     def exporter(path: str) -> None:
-        export_shared_library(optimized, target, path)
+        export_shared_library(optimized(), target, path)
 
     return Module(metadata, address_of, sources=source, exporter=exporter, keepalive=engine)
+
+
+def _link(bitcodes: list[bytes]) -> llvm.ModuleRef:
+    """One module holding every module of `bitcodes` (their symbols are distinct)."""
+    linked = llvm.parse_bitcode(bitcodes[0])
+    for code in bitcodes[1:]:
+        linked.link_in(llvm.parse_bitcode(code))
+    return linked
 
 
 def export_shared_library(llvm_ir: str, target: Target, path: str) -> None:

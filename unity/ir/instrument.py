@@ -38,6 +38,13 @@ class PassInstrument:
         ...         self.runs += 1
     """
 
+    needs_every_pass: bool = True
+    """Whether the instrument must see the passes that lower each PrimFunc inside
+    `unity.build`.  A large build lowers and compiles its functions in worker processes
+    (`unity.codegen.build_jobs`), where no instrument runs; an instrument that keeps this
+    True keeps the build in this process.  Progress displays and timers that only follow
+    the top-level pipeline set it False."""
+
     def enter_pass_ctx(self) -> None:
         """Called when a `PassContext` holding this instrument is entered.
 

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import difflib
+import importlib
 import threading
 from types import MappingProxyType
 from collections.abc import Mapping, Sequence
@@ -76,8 +77,16 @@ def list_configs() -> dict[str, tuple[type, Any]]:
     return dict(_CONFIGS)
 
 
+_DECLARING_PACKAGES = ("unity.codegen", "unity.relax.transform")
+"""Packages whose modules declare config keys when imported; `import unity` leaves them
+unimported (the compiler loads lazily), so an unknown key imports them and looks again."""
+
+
 def _check_config(config: Mapping[str, Any]) -> dict[str, Any]:
     checked: dict[str, Any] = {}
+    if any(key not in _CONFIGS for key in config):
+        for package in _DECLARING_PACKAGES:
+            importlib.import_module(package)
     for key, value in config.items():
         if key not in _CONFIGS:
             close = difflib.get_close_matches(str(key), _CONFIGS, n=3)
