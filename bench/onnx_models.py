@@ -3,7 +3,9 @@
 For each "light" real-architecture model shipped in the `onnx` package (weights made
 by `ConstantOfShape` replaced by seeded random ones, as `unity bench` does), in one
 run: unity's compile time with default schedules (split into ONNX import, the relax
-pipeline, TIR lowering and the rest: VM codegen + LLVM), the median latency of
+pipeline, and the kernels: TIR lowering and LLVM, in ``--jobs`` worker processes, and
+VM codegen; the tables before 2026-12-06 split lowering from LLVM, in one process), the
+median latency of
 unity and of onnxruntime (runs alternate between the two so both see the same load),
 their ratio, each one's GFLOP/s (the multiply-adds of Conv / MatMul / Gemm, counted
 from the ONNX graph and its inferred shapes, as two flops) as a share of the FMA peak
@@ -12,9 +14,39 @@ that `peak.py` measures in the same run, and max |unity - onnxruntime| over outp
 The machine is shared: the peak is the best of a measurement before and after the
 models, and each latency is a median of `--repeat` runs.
 
-Run: ``python bench/onnx_models.py [--models resnet50,vgg19] [--repeat 5] [--profile N]
-[--tune TRIALS [--work-dir tune_logs]]``; with ``--tune`` each model is first tuned
-(`unity.tune`, resumable) and its tuned build is timed in the same alternation.
+Run: ``python bench/onnx_models.py [--models resnet50,vgg19] [--repeat 5] [--jobs N]
+[--profile N] [--tune TRIALS [--work-dir tune_logs]]``; with ``--tune`` each model is
+first tuned (`unity.tune`, resumable) and its tuned build is timed in the same
+alternation.
+
+On 2026-12-06 (2-core Zen 4, AVX-512, peak ~233 GFLOP/s; `--repeat 7`), the kernels
+built in this process (``--jobs 1``), then the default (two workers), one run after the
+other::
+
+    model        compile relax kernels unity ms   ort ms   ratio  GFLOP   unity     ort
+    resnet50         9.6   1.7     7.9     31.6     38.9   0.81x   8.18  111.2%   90.3%
+    densenet121     27.6   3.6    23.8     27.8     39.8   0.70x   5.67   87.4%   61.1%
+    inception_v1    25.2   2.1    23.0     12.6     27.3   0.46x   2.86   97.5%   45.0%
+    inception_v2    19.0   2.5    16.4     15.5     21.7   0.71x   4.04  112.1%   79.8%
+    shufflenet       3.0   0.8     2.2      3.6      4.4   0.83x   0.25   29.7%   24.5%
+    squeezenet       9.8   1.7     8.1      4.9      4.8   1.02x   0.70   61.0%   61.9%
+    vgg19            8.3   2.3     5.7     96.8    195.4   0.50x  39.26  174.1%   86.3%
+    zfnet512         4.0   1.3     2.5     22.7     46.9   0.48x   2.96   56.1%   27.1%
+    alexnet          3.9   1.0     2.8     13.5     21.1   0.64x   1.31   41.6%   26.6%
+    encoder          2.9   0.3     2.6     24.0     25.4   0.95x   3.72   66.5%   62.9%
+
+    resnet50         6.4   1.6     4.7     33.3     39.8   0.84x   8.18  105.2%   88.1%
+    densenet121     16.4   3.2    13.1     26.0     36.8   0.71x   5.67   93.5%   66.1%
+    inception_v1    13.9   2.1    11.8     19.0     32.3   0.59x   2.86   64.8%   38.1%
+    inception_v2    10.5   1.7     8.7     16.0     21.0   0.76x   4.04  108.0%   82.5%
+    shufflenet       2.0   0.7     1.3      3.3      3.6   0.91x   0.25   32.7%   29.7%
+    squeezenet       4.6   0.7     3.8      4.0      4.2   0.97x   0.70   74.3%   71.8%
+    vgg19            5.3   2.2     2.8    103.8    206.2   0.50x  39.26  162.2%   81.7%
+    zfnet512         3.1   1.3     1.6     22.6     42.5   0.53x   2.96   56.2%   29.9%
+    alexnet          2.5   1.1     1.4     13.3     20.9   0.63x   1.31   42.3%   26.8%
+    encoder          1.5   0.2     1.3     18.9     20.2   0.93x   3.72   84.6%   79.1%
+
+max |unity - onnxruntime| as before (ResNet-50 9e-10, VGG-19 6.5e-6).
 
 Where it stood on 2026-12-01 (2 cores, Zen 4, shared with other jobs; `--repeat 10`;
 the tuned rows are `--models resnet50,encoder --repeat 15 --tune 600`, another run)::

@@ -28,9 +28,9 @@ from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_nodes
 
 SECONDS_PER_NODE = 4e-4
-"""About what lowering and compiling takes per node of a PrimFunc's body (0.3-0.7 ms on
-the light ONNX models, on a 2-core Zen 3): the cost estimate that splits a build into
-jobs (`unity.codegen.build_jobs`)."""
+"""About what lowering and compiling takes per node of a PrimFunc's body before lowering
+(0.3-0.7 ms over the light ONNX models' kernels, on a 2-core Zen 4): the cost estimate
+that splits a build into jobs (`unity.codegen.build_jobs`)."""
 
 
 def build(
@@ -40,8 +40,9 @@ def build(
 ) -> Module:
     """Lower (`unity.tir.lower`) and compile every PrimFunc; return the runtime module.
 
-    A module of many PrimFuncs compiles them in worker processes, one job per function
-    (see `unity.codegen.build_jobs`; ``PassContext(config={"build.jobs": 1})`` keeps it
+    A module whose PrimFuncs take long to compile (by an estimate from their size) is
+    split into jobs of consecutive functions, run in worker processes (see
+    `unity.codegen.build_jobs`; ``PassContext(config={"build.jobs": 1})`` keeps it all
     in this process).
 
     Args:
