@@ -198,8 +198,9 @@ def dispatch_table(visitor_cls: type, node_cls: type, prefix: str = "visit_") ->
         >>> dispatch_table(V, Node).__name__
         'visit_node_'
     """
-    cache: dict[type, Any] = visitor_cls.__dict__.get("_dispatch_cache") or {}
-    if "_dispatch_cache" not in visitor_cls.__dict__:
+    cache: dict[type, Any] | None = visitor_cls.__dict__.get("_dispatch_cache")
+    if cache is None:
+        cache = {}
         visitor_cls._dispatch_cache = cache  # type: ignore[attr-defined]  # per-class cache
     hook = cache.get(node_cls, MISSING)
     if hook is MISSING:

@@ -34,6 +34,24 @@ _LEAF_FIELDS = frozenset(
 )  # fmt: skip
 
 
+_EXPR, _STMT, _TUPLE, _BUFFER, _NODE, _LEAF = range(6)
+_KINDS: dict[type, int] = {}
+"""What a child value of each class is to the walkers: one dict lookup per child
+instead of a chain of isinstance tests."""
+
+
+def _kind(cls: type) -> int:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = next(
+            (k for k, base in ((_EXPR, PrimExpr), (_STMT, Stmt), (_TUPLE, tuple),
+                               (_BUFFER, Buffer), (_NODE, Node)) if issubclass(cls, base)),
+            _LEAF,
+        )  # fmt: skip
+        _KINDS[cls] = kind
+    return kind
+
+
 def child_fields(cls: type) -> tuple[str, ...]:
     """Names of the fields of node class `cls` that may hold child nodes.
 
@@ -81,8 +99,7 @@ class ExprVisitor:
 
     def visit_prim_expr_(self, expr: PrimExpr) -> Any:
         """Generic hook: visit every child."""
-        for name in child_fields(type(expr)):
-            self._visit_child(getattr(expr, name))
+        self._visit_other(expr)
 
     def visit_buffer(self, buffer: Buffer) -> Any:
         """Called for every buffer a node refers to (default: nothing).
@@ -97,18 +114,28 @@ class ExprVisitor:
         """
 
     def _visit_child(self, value: object) -> None:
-        if isinstance(value, PrimExpr):
-            self.visit_expr(value)
-        elif isinstance(value, tuple):
-            for item in value:  # type: ignore[union-attr]  # a tuple of children
+        kind = _KINDS.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind == _EXPR:
+            self.visit_expr(value)  # type: ignore[arg-type]
+        elif kind == _TUPLE:
+            for item in value:  # type: ignore[attr-defined]  # a tuple of children
                 self._visit_child(item)
-        elif isinstance(value, Buffer):
-            self.visit_buffer(value)
-        elif isinstance(value, Node):
-            self._visit_other(value)
+        elif kind == _BUFFER:
+            self.visit_buffer(value)  # type: ignore[arg-type]
+        elif kind == _STMT:
+            self._visit_stmt_child(value)  # type: ignore[arg-type]
+        elif kind == _NODE:
+            self._visit_other(value)  # type: ignore[arg-type]
+
+    def _visit_stmt_child(self, stmt: Stmt) -> None:
+        """A statement under an expression visitor: walked as a plain node."""
+        self._visit_other(stmt)
 
     def _visit_other(self, value: Node) -> None:
-        for name in child_fields(type(value)):
+        fields = _CHILD_FIELDS.get(type(value))
+        for name in child_fields(type(value)) if fields is None else fields:
             self._visit_child(getattr(value, name))
 
 
@@ -161,25 +188,40 @@ class ExprMutator:
         return buffer
 
     def _mutate_fields(self, node: Any) -> Any:
-        changes = {}
-        for name in child_fields(type(node)):
+        changes = None
+        fields = _CHILD_FIELDS.get(type(node))
+        for name in child_fields(type(node)) if fields is None else fields:
             old = getattr(node, name)
             new = self._mutate_child(old)
             if new is not old:
+                if changes is None:
+                    changes = {}
                 changes[name] = new
-        return node.replace(**changes) if changes else node
+        return node if changes is None else dataclasses.replace(node, **changes)
 
     def _mutate_child(self, value: Any) -> Any:
-        if isinstance(value, PrimExpr):
+        kind = _KINDS.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind == _EXPR:
             return self.visit_expr(value)
-        if isinstance(value, tuple):
-            new = tuple(self._mutate_child(v) for v in value)  # type: ignore[union-attr]
-            return value if all(a is b for a, b in zip(new, value)) else new  # type: ignore[arg-type]
-        if isinstance(value, Buffer):
+        if kind == _TUPLE:
+            new = [self._mutate_child(v) for v in value]
+            for a, b in zip(new, value):
+                if a is not b:
+                    return tuple(new)
+            return value
+        if kind == _BUFFER:
             return self.visit_buffer(value)
-        if isinstance(value, Node):
+        if kind == _STMT:
+            return self._mutate_stmt_child(value)
+        if kind == _NODE:
             return self._mutate_other(value)
         return value
+
+    def _mutate_stmt_child(self, stmt: Stmt) -> Any:
+        """A statement under an expression mutator: rebuilt as a plain node."""
+        return self._mutate_other(stmt)
 
     def _mutate_other(self, value: Node) -> Node:
         return self._mutate_fields(value)
@@ -215,11 +257,8 @@ class StmtExprVisitor(ExprVisitor):
         """Generic hook: visit every child statement and expression."""
         self._visit_other(stmt)
 
-    def _visit_child(self, value: object) -> None:
-        if isinstance(value, Stmt):
-            self.visit_stmt(value)
-        else:
-            super()._visit_child(value)
+    def _visit_stmt_child(self, stmt: Stmt) -> None:
+        self.visit_stmt(stmt)
 
 
 class StmtExprMutator(ExprMutator):
@@ -255,10 +294,8 @@ class StmtExprMutator(ExprMutator):
         """Generic hook: mutate every child, rebuild if one changed."""
         return self._mutate_fields(stmt)
 
-    def _mutate_child(self, value: Any) -> Any:
-        if isinstance(value, Stmt):
-            return self.visit_stmt(value)
-        return super()._mutate_child(value)
+    def _mutate_stmt_child(self, stmt: Stmt) -> Any:
+        return self.visit_stmt(stmt)
 
 
 class _PostOrder(StmtExprVisitor):
