@@ -4,8 +4,10 @@ same results (and errors) as a build in this process."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -169,3 +171,28 @@ def test_the_config_key_is_known_right_after_import_unity():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+@needs_fork
+def test_ctrl_c_ends_the_build_and_its_workers_at_once():
+    code = (
+        "import time\n"
+        "from unity.codegen.build_jobs import map_jobs\n"
+        "from unity.ir.transform import PassContext\n"
+        "print('start', flush=True)\n"
+        "with PassContext(config={'build.jobs': 2}):\n"
+        "    map_jobs(8, lambda i: time.sleep(60))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "start"
+        time.sleep(1.0)  # the workers are in their first jobs
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 10  # not the 60 s jobs
+        assert "KeyboardInterrupt" in err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import warnings
@@ -133,8 +134,11 @@ def _in_workers(count: int, work: Callable[[int], Any], workers: int) -> list[An
         with warnings.catch_warnings():  # Python 3.12+ warns on fork beside native threads
             warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(workers, mp_context=context, initializer=_in_worker) as pool:
+            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_in_worker)
+            try:
                 results = list(pool.map(_run, range(count)))
+            finally:  # on Ctrl-C too: the jobs not started are dropped, not waited for
+                pool.shutdown(wait=True, cancel_futures=True)
     except (BrokenProcessPool, OSError) as err:
         warnings.warn(f"unity.build: a worker process failed ({err}); building in this process",
                       RuntimeWarning, stacklevel=4)  # fmt: skip
@@ -155,8 +159,10 @@ def _can_fork() -> bool:
 
 
 def _in_worker() -> None:
-    """A worker's start: the same settings, without the instruments (which stay in the
+    """A worker's start: Ctrl-C ends it at once (even inside LLVM; the parent raises
+    KeyboardInterrupt); the same settings, without the instruments (which stay in the
     parent; here they would report to nobody)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     ctx = PassContext.current()
     PassContext(ctx.opt_level, ctx.required_pass, ctx.disabled_pass, ctx.config).__enter__()
 
