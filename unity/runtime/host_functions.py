@@ -1,7 +1,9 @@
 """Host functions: operators whose output shape depends on input values, run with numpy.
 
 A compiled kernel writes into a buffer of a shape known before it runs; `NonZero`,
-`Compress`, `Unique` and `NonMaxSuppression` cannot.  The graph calls them by name
+`Compress`, `Unique` and `NonMaxSuppression` cannot, nor a node whose shape-giving input
+is run-time data (`onnx_node`: ``Range(0, ReduceMax(lengths))``, run by onnx's reference
+implementation).  The graph calls them by name
 (``R.call_pure_packed("unity.host.nonzero", x, ...)``, the VM instruction
 ``["host", dst, name, [reg, ...]]``); the VM runs them on
 host arrays (a CUDA VM copies the inputs to the host and the result back) and the
@@ -16,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -48,7 +51,7 @@ def host_function(name: str) -> Callable[..., Any]:
         >>> host_function("unity.host.nope")
         Traceback (most recent call last):
         ...
-        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, unity.host.nonmax_suppression, unity.host.nonzero, unity.host.unique)
+        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, unity.host.nonmax_suppression, unity.host.nonzero, unity.host.onnx_node, unity.host.unique)
     """
     fn = HOST_FUNCTIONS.get(name)
     if fn is None:
@@ -85,6 +88,37 @@ def compress(x: np.ndarray, condition: np.ndarray, axis: np.ndarray) -> np.ndarr
     """
     cond = np.asarray(condition, bool).reshape(-1)
     return _c(np.compress(cond, x, axis=_axis(axis)))
+
+
+@register("onnx_node")
+def onnx_node(*args: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
+    """One ONNX node whose shape-giving inputs are run-time data: `args` are its run-time
+    inputs, then the node as a serialized one-node model (uint8; constant inputs are its
+    initializers), run by onnx's reference implementation.
+
+    Example:
+        >>> from onnx import TensorProto, ValueInfoProto, helper
+        >>> node = helper.make_node("Range", ["a", "b", "c"], ["y"])
+        >>> ins = [helper.make_tensor_value_info(n, TensorProto.INT64, []) for n in "abc"]
+        >>> g = helper.make_graph([node], "g", ins, [ValueInfoProto(name="y")])
+        >>> m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        >>> blob = np.frombuffer(m.SerializeToString(), np.uint8)
+        >>> onnx_node(np.array(1), np.array(7), np.array(2), blob).tolist()
+        [1, 3, 5]
+    """
+    *inputs, blob = args
+    evaluator, names = _evaluator(bytes(np.asarray(blob, np.uint8)))
+    results = [_c(r) for r in evaluator.run(None, dict(zip(names, inputs, strict=True)))]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+@functools.lru_cache(maxsize=64)
+def _evaluator(blob: bytes) -> tuple[Any, list[str]]:
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    model = onnx.load_from_string(blob)
+    return ReferenceEvaluator(model), [i.name for i in model.graph.input]
 
 
 def _axis(axis: np.ndarray) -> int | None:

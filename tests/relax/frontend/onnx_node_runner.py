@@ -49,20 +49,22 @@ class Imported:
 
 
 def import_case(case: object) -> Imported:
-    """Import `case.model`, freezing shape-like inputs into initializers when needed."""
+    """Import `case.model`, freezing shape-like inputs into initializers when needed (and
+    possible: a node whose every input is shape-like runs on the host, `host_nodes`)."""
     model: onnx.ModelProto = case.model  # type: ignore[attr-defined]
     inputs = [_array(v) for v in case.data_sets[0][0]]  # type: ignore[attr-defined]
     names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     values = dict(zip(names, inputs, strict=False))
     frozen: list[str] = []
-    while True:
+    while True:  # the converters first: shape-like inputs become constants
         try:
-            mod = from_onnx(_freeze(model, {n: values[n] for n in frozen}))
+            mod = from_onnx(_freeze(model, {n: values[n] for n in frozen}), host_nodes=False)
             break
         except ConstantInputRequired as err:
             new = [n for n in err.input_names if n in values and n not in frozen]
-            if not new or len(frozen) + len(new) >= len(names):
-                raise
+            if not new or len(frozen) + len(new) >= len(names):  # nothing would be left to
+                mod = from_onnx(_freeze(model, {n: values[n] for n in frozen}))  # run: the host
+                break
             frozen.extend(new)
     runtime = [values[n] for n in names if n not in frozen]
     return Imported(mod, runtime, frozen)

@@ -89,3 +89,88 @@ def test_compress_needs_a_1d_bool_condition():
     with pytest.raises(unity.relax.frontend.onnx.OnnxImportError,
                        match=r"Compress node \"pick\": condition must be a 1-D bool tensor, got 1-D float32"):
         from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def _mask_model():
+    """A padding mask from run-time lengths: ``arange(max(lengths)) < lengths[:, None]``
+    (Range's limit is data); and `scale` reshaped to a shape that is itself an input,
+    then doubled."""
+    nodes = [
+        helper.make_node("ReduceMax", ["lengths"], ["maxlen"], keepdims=0),
+        helper.make_node("Range", ["zero", "maxlen", "one"], ["pos"], name="positions"),
+        helper.make_node("Unsqueeze", ["pos", "ax0"], ["pos2"]),
+        helper.make_node("Unsqueeze", ["lengths", "ax1"], ["len2"]),
+        helper.make_node("Less", ["pos2", "len2"], ["mask"]),
+        helper.make_node("Cast", ["mask"], ["maskf"], to=F),
+        helper.make_node("Reshape", ["scale", "shape"], ["scale2"], name="by_shape"),
+        helper.make_node("Add", ["scale2", "scale2"], ["doubled"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("lengths", I64, ["b"]),
+         helper.make_tensor_value_info("scale", F, ["s"]),
+         helper.make_tensor_value_info("shape", I64, [2])],
+        [helper.make_tensor_value_info("maskf", F, ["b", "t"]),
+         helper.make_tensor_value_info("doubled", F, ["r", "c"])],
+        initializer=[helper.make_tensor("zero", I64, [], [0]), helper.make_tensor("one", I64, [], [1]),
+                     helper.make_tensor("ax0", I64, [1], [0]), helper.make_tensor("ax1", I64, [1], [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_shape_inputs_computed_from_data_run_on_the_host(tmp_path):
+    model = _mask_model()
+    mod = from_onnx(model)
+    text = mod.script()
+    assert text.count('R.ExternFunc("unity.host.onnx_node")') == 2  # Range and Reshape
+    assert "positions_n0_0" in text  # the arange's length: a fresh symbol
+    ex = unity.compile(mod, target="llvm")
+    vm = relax.VirtualMachine(ex, unity.cpu())
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    cases = [
+        (np.array([3, 5, 1], "int64"), np.array([1.0, 2.0, 3.0], "float32"), np.array([3, 1], "int64")),
+        (np.array([2, 7], "int64"), np.array([0.5, 4.0], "float32"), np.array([2, 1], "int64")),
+        (np.array([4], "int64"), np.arange(4, dtype="float32"), np.array([1, 4], "int64")),
+    ]
+    path = str(tmp_path / "mask.so")
+    ex.export_library(path)
+    loaded = relax.VirtualMachine(unity.runtime.load_module(path), unity.cpu())
+    for machine in (vm, loaded):
+        for lengths, scale, shape in cases:
+            want = session.run(None, {"lengths": lengths, "scale": scale, "shape": shape})
+            got = machine["main"](lengths, scale, shape)
+            for g, w in zip(got, want, strict=True):
+                assert g.numpy().shape == w.shape
+                np.testing.assert_array_equal(g.numpy(), w)
+
+
+def test_a_run_time_shape_of_unknown_length_keeps_the_import_error():
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", F, [6]),
+                                            helper.make_tensor_value_info("shape", I64, ["k"])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    with pytest.raises(unity.relax.frontend.onnx.ConstantInputRequired,
+                       match=r'Reshape node "r": input shape must be known at import time .* from shape'):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_unrelated_symbolic_dims_that_broadcast_are_taken_equal_and_checked():
+    """Inputs of dims ``n``, ``m`` and ``k`` (tf2onnx names every unknown dim apart):
+    ``a + b`` is ``(n,)`` with ``m == n`` checked at run time, the `Where` over the
+    condition of dim ``k`` then ``(k,)`` (its first operand's)."""
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"]),
+             helper.make_node("Where", ["c", "s", "a"], ["y"])]  # fmt: skip
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("a", F, ["n"]), helper.make_tensor_value_info("b", F, ["m"]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, ["k"])],
+        [helper.make_tensor_value_info("y", F, None)])
+    mod = from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert str(mod["main"].ret_struct_info.shape) == "(k,)"
+    vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    a, b = np.arange(3, dtype="float32"), np.full(3, 10, "float32")
+    c = np.array([True, False, True])
+    np.testing.assert_array_equal(vm["main"](a, b, c).numpy(), np.where(c, a + b, a))
+    with pytest.raises(ValueError, match=r"match_cast .* got \(2,\): dim 0 must be n = 3"):
+        vm["main"](a, b[:2], c)

@@ -52,6 +52,8 @@ def register_op(name: str, infer: InferFn, **attrs: Any) -> Callable[[Callable[.
     """Decorate the builder of op `relax.<name>`; the result is the op itself.
 
     The builder receives the op first. `legalize` and `fold` slots start empty.
+    ``broadcasts=True`` marks an elementwise op whose tensor arguments broadcast together
+    (numpy's rules; the ONNX frontend unifies their unrelated symbolic dims).
 
     Example:
         >>> @register_op("example.identity", infer=lambda call: call.args[0].struct_info)

@@ -41,7 +41,7 @@ def _binary(name: str, infer: object = infer_binary) -> RelaxOp:
         return Call(op, (x1, x2))
 
     make.__doc__ = f"Elementwise `{name}(x1, x2)` with broadcasting."
-    return register_op(name, infer=infer)(make)  # type: ignore[arg-type]  # an InferFn
+    return register_op(name, infer=infer, broadcasts=True)(make)  # type: ignore[arg-type]  # an InferFn
 
 
 add = _binary("add")

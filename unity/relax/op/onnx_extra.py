@@ -79,7 +79,7 @@ def _binary_int(name: str) -> RelaxOp:
         return Call(op, (x1, x2))
 
     make.__doc__ = f"Elementwise `{name}(x1, x2)` with broadcasting."
-    return register_op(name, infer=infer_elementwise)(make)  # type: ignore[arg-type]  # an InferFn
+    return register_op(name, infer=infer_elementwise, broadcasts=True)(make)  # type: ignore[arg-type]
 
 
 bitwise_xor = _binary_int("bitwise_xor")

@@ -31,7 +31,7 @@ def _infer_where(call: Call) -> StructInfo:
     return TensorStructInfo(shape, dtype, max(s.ndim for s in infos))
 
 
-@register_op("where", infer=_infer_where)
+@register_op("where", infer=_infer_where, broadcasts=True)
 def where(op: RelaxOp, condition: Expr, x1: Expr, x2: Expr) -> Call:
     """Pick `x1` where `condition` holds, else `x2` (broadcasting).
 

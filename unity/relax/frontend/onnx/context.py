@@ -25,10 +25,11 @@ import sympy
 
 from unity.relax import op as R
 from unity.relax.block_builder import BlockBuilder
-from unity.relax.expr import Constant, Expr, ShapeExpr, Var
+from unity.ir.op import Op
+from unity.relax.expr import Call, Constant, Expr, ShapeExpr, Var
 from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportError
 from unity.relax.frontend.onnx.symbolic import SymTensor
-from unity.relax.struct_info import Dim, TensorStructInfo
+from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal, prove_not_equal
 
 Value = np.ndarray | SymTensor | Expr
 """A tensor during import: known now (numpy / `SymTensor`) or at run time (relax)."""
@@ -103,7 +104,36 @@ class Context:
         Example:
             >>> y = ctx.emit(R.exp(x))  # doctest: +SKIP
         """
+        if isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.attrs.get("broadcasts"):
+            expr = self._same_dims(expr)
         return self.bb.emit(expr)
+
+    def _same_dims(self, call: Call) -> Call:
+        """`call` with its operands' unrelated symbolic dims taken to be equal.
+
+        Where two broadcasting operands have dims that are different symbols (inputs of
+        dims ``n`` and ``m``, a dim made at run time), only the run time knows whether
+        they are equal or one is 1, and the result's shape cannot be inferred.  As in
+        nearly every model, they are taken to be equal: the later operand is cast
+        (`match_cast`, checked at run time) to the dim of the first, or to a constant
+        dim another operand has.
+        """
+        infos = [a.struct_info for a in call.args]
+        if not all(isinstance(i, TensorStructInfo) and i.shape is not None for i in infos):
+            return call
+        rank = max(len(i.shape) for i in infos)  # type: ignore[arg-type]  # shapes known
+        targets = []
+        for axis in range(rank):
+            dims = [i.shape[axis - rank + len(i.shape)] for i in infos if axis - rank + len(i.shape) >= 0]  # type: ignore[index,arg-type]
+            fixed = [d for d in dims if d.is_number and d != 1]
+            targets.append(fixed[0] if fixed else next((d for d in dims if isinstance(d, sympy.Symbol)), None))
+        args = list(call.args)
+        for k, info in enumerate(infos):
+            shape = list(info.shape)  # type: ignore[arg-type]  # known
+            cast = [_unified(d, targets[axis + rank - len(shape)]) for axis, d in enumerate(shape)]
+            if any(a is not b for a, b in zip(cast, shape, strict=True)):
+                args[k] = self.bb.match_cast(args[k], TensorStructInfo(tuple(cast), info.dtype))
+        return call if all(a is b for a, b in zip(args, call.args, strict=True)) else call.replace(args=tuple(args))
 
     def expr(self, value: Value | None) -> Expr:
         """`value` as a relax expression (constants become `Constant`s, shared per array).
@@ -278,3 +308,10 @@ class Context:
                 raise self.fail(f"axis {a} is out of range for a tensor of rank {ndim}")
             out.append(a % ndim)
         return out
+
+
+def _unified(dim: Dim, target: Dim | None) -> Dim:
+    """`target` where `dim` and it are dims the compiler cannot compare, else `dim`."""
+    if target is None or dim.is_number or dim == target or prove_equal(dim, target):
+        return dim
+    return dim if prove_not_equal(dim, target) else target

@@ -38,8 +38,9 @@ from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Constant, Expr, Var
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.control_flow import CONTROL_FLOW, NeedsBindingBlocks, subgraphs
-from unity.relax.frontend.onnx.errors import OnnxImportError, UnsupportedOpError
+from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportError, UnsupportedOpError
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
+from unity.relax.frontend.onnx.host_node import host_node
 from unity.relax.frontend.onnx.ops import CONVERTERS
 from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
 from unity.relax.frontend.onnx.validate import (
@@ -65,6 +66,7 @@ def from_onnx(
     dtype_dict: Mapping[str, str] | str | None = None,
     opset: int | None = None,
     keep_params_in_input: bool = False,
+    host_nodes: bool = True,
 ) -> IRModule:
     """Convert an ONNX model to an `IRModule` whose relax function `main` computes it.
 
@@ -77,6 +79,11 @@ def from_onnx(
         keep_params_in_input: make float initializers parameters of `main` after the
             inputs (their values, in order, go to ``mod.attrs["params"]["main"]`` as `Constant`s) instead of
             constants.
+        host_nodes: a node whose shape-giving input is run-time data (``Range`` up to a
+            length computed from an input's values) is evaluated on the host at run
+            time, by onnx's reference implementation (`unity.relax.frontend.onnx.host_node`);
+            False raises `ConstantInputRequired` for it instead, naming the graph inputs
+            that would have to be constants.
 
     Returns:
         The module; ``mod["main"].attrs["num_input"]`` counts the true inputs.
@@ -107,7 +114,7 @@ def from_onnx(
     check_attribute_types(order, domains)
     for dataflow in (True, False):  # without dataflow blocks when an If is decided at run time
         importer = _GraphImporter(model.graph, max(version, MIN_OPSET), shape_dict or {}, dtype_dict,
-                                  keep_params_in_input, dataflow)  # fmt: skip
+                                  keep_params_in_input, dataflow, host_nodes)  # fmt: skip
         importer.domains = domains
         importer.order = order
         try:
@@ -177,8 +184,9 @@ def _decode_attr(attr: onnx.AttributeProto) -> Any:
 class _GraphImporter:
     def __init__(self, graph: onnx.GraphProto, opset: int, shape_dict: Mapping[str, Sequence[int | str]],
                  dtype_dict: Mapping[str, str] | str | None, keep_params: bool,
-                 dataflow: bool = True) -> None:  # fmt: skip
+                 dataflow: bool = True, host_nodes: bool = True) -> None:  # fmt: skip
         self.graph = graph
+        self.host_nodes = host_nodes
         self.dataflow = dataflow
         self.opset = opset
         self.shape_dict = shape_dict
@@ -299,6 +307,10 @@ class _GraphImporter:
             try:
                 result = (CONTROL_FLOW[proto.op_type](self, proto, node) if proto.op_type in CONTROL_FLOW
                           else CONVERTERS[proto.op_type](self.ctx, node))  # fmt: skip
+            except ConstantInputRequired as err:  # run-time data: the host evaluates it
+                result = host_node(self.ctx, proto, node, opset) if self.host_nodes else None
+                if result is None:
+                    raise err from None
             except (OnnxImportError, NeedsBindingBlocks):
                 raise
             except Exception as err:  # converters and struct-info inference: name the node

@@ -1,0 +1,130 @@
+"""Nodes whose shape-giving inputs are run-time data: evaluated on the host at run time.
+
+A converter needs some inputs known at import time: Reshape's shape, Range's limit,
+ConstantOfShape's shape, TopK's k...  Constants and values computed from shapes
+(`SymTensor`) are; a value computed from the data of a graph input is not (``Range(0,
+ReduceMax(lengths))``, a padding mask's length).  Such a node becomes a host call
+(``unity.host.onnx_node``, `unity.runtime.host_functions`) that runs the node alone
+through onnx's reference implementation (numpy), and a `match_cast` gives each output
+dimension that ONNX shape inference does not fix a fresh symbol, so the nodes after it
+compile for any size::
+
+    >>> # Range(zero, ReduceMax(lengths), one)
+    >>> # lv = R.call_pure_packed("unity.host.onnx_node", maxlen, model,
+    >>> #                         sinfo_args=R.Tensor(ndim=1, dtype="int64"))
+    >>> # pos = R.match_cast(lv, R.Tensor((Range_1_n0_0,), "int64"))
+
+`model` is the node as a one-node ONNX model (its constant inputs as initializers),
+serialized into a uint8 constant, so the compiled program stays one exportable file.
+A node whose output ranks shape inference cannot tell, or that the reference
+implementation does not know, keeps the converter's error.
+
+Only ops with a converter take this way (standard-domain ops; not control flow, whose
+subgraphs see the enclosing graph's values).
+
+Example:
+    >>> host_node(ctx, range_proto, node, 17)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from unity.relax.expr import Expr
+from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.frontend.onnx.function_expand import tensor_type
+from unity.relax.frontend.onnx.ops import CONVERTERS
+from unity.relax.frontend.onnx.ops.dynamic import OutSpec, host_call
+
+
+_RANKS = {"Range": 1, "HannWindow": 1, "HammingWindow": 1, "BlackmanWindow": 1}
+"""Output ranks ONNX shape inference leaves out when the size is run-time data."""
+
+
+def host_node(
+    ctx: Context, proto: onnx.NodeProto, node: NodeView, opset: int
+) -> list[Value | None] | None:
+    """`proto` as a host call evaluated at run time: a value per output of `proto` (None
+    for an unnamed one); None when it cannot be one (unknown output ranks or dtypes, an
+    op the reference implementation lacks).
+
+    Example:
+        >>> outs = host_node(ctx, range_proto, node, 17)  # doctest: +SKIP
+    """
+    if proto.op_type not in CONVERTERS or proto.domain not in ("", "ai.onnx"):
+        return None
+    runtime = [(name, value) for name, value in zip(proto.input, node.inputs, strict=True)
+               if name and not isinstance(value, np.ndarray | np.generic)]  # fmt: skip
+    constants = {name: np.asarray(value) for name, value in zip(proto.input, node.inputs, strict=True)
+                 if name and isinstance(value, np.ndarray | np.generic)}  # fmt: skip
+    model = _one_node_model(ctx, proto, opset, runtime, constants)
+    outs = _output_specs(model, proto)
+    if outs is None or not _evaluable(model):
+        return None
+    blob = np.frombuffer(model.SerializeToString(), np.uint8)
+    args: list[Value] = [value for _, value in runtime] + [blob]
+    results = iter(host_call(ctx, "onnx_node", args, outs))
+    return [next(results) if name else None for name in proto.output]  # aligned with the outputs
+
+
+def _one_node_model(
+    ctx: Context,
+    proto: onnx.NodeProto,
+    opset: int,
+    runtime: Sequence[tuple[str, Value]],
+    constants: dict[str, np.ndarray],
+) -> onnx.ModelProto:
+    inputs = []
+    for name, value in runtime:
+        sinfo = ctx.sinfo(ctx.expr(value) if not isinstance(value, Expr) else value)
+        inputs.append(helper.make_value_info(name, tensor_type(sinfo.dtype, sinfo.shape)))
+    inits = [onnx.numpy_helper.from_array(array, name) for name, array in constants.items()]
+    outputs = [onnx.ValueInfoProto(name=o) for o in proto.output if o]
+    graph = helper.make_graph([proto], "host_node", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _output_specs(model: onnx.ModelProto, proto: onnx.NodeProto) -> list[OutSpec] | None:
+    """Each output's dtype and dims (None where only the run time knows) from ONNX shape
+    inference; None when it cannot tell an output's dtype or rank."""
+    from unity.relax.frontend.onnx.importer import elem_dtype
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - inference errors mean: no host form
+        return None
+    types = {v.name: v.type for v in (*inferred.graph.value_info, *inferred.graph.output)}
+    specs: list[OutSpec] = []
+    for name in proto.output:
+        if not name:
+            continue
+        ttype = types.get(name)
+        if ttype is None or not ttype.HasField("tensor_type"):
+            return None
+        if not ttype.tensor_type.HasField("shape"):
+            if len(specs) or proto.op_type not in _RANKS:
+                return None
+            ttype.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension()] * _RANKS[proto.op_type])
+        try:
+            dtype = elem_dtype(ttype.tensor_type.elem_type, f"output {name!r}")
+        except Exception:  # noqa: BLE001 - an element type we do not support
+            return None
+        dims = [int(d.dim_value) if d.HasField("dim_value") else None for d in ttype.tensor_type.shape.dim]
+        specs.append((dtype, dims))
+    return specs
+
+
+def _evaluable(model: onnx.ModelProto) -> bool:
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ReferenceEvaluator(model)
+    except Exception:  # noqa: BLE001 - an op the reference implementation lacks
+        return False
+    return True
