@@ -137,3 +137,26 @@ def test_bench_on_the_embedded_default_model(capsys):
     out = capsys.readouterr().out
     diff = float(out.split("max |unity - onnxruntime| over outputs:")[1].split()[0])
     assert diff < 1e-4
+
+
+def test_jobs_reach_the_build_and_must_not_be_negative(tmp_path, capsys, monkeypatch):
+    import unity.codegen.build_jobs as build_jobs
+    from unity.ir.transform import PassContext
+
+    seen = []
+    split = build_jobs.split_jobs
+
+    def spy(costs):
+        seen.append(PassContext.current().get_config("build.jobs"))
+        return split(costs)
+
+    monkeypatch.setattr(sys.modules["unity.codegen.build"], "split_jobs", spy)
+    model = tmp_path / "mlp.onnx"
+    _mlp_model(model)
+    assert main(["compile", str(model), "-j", "1", "-o", str(tmp_path / "mlp.so")]) == 0
+    assert seen == [1]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["compile", str(model), "--jobs", "-1"])
+    assert exit_.value.code == 2
+    assert "argument -j/--jobs: must be >= 0, got -1" in capsys.readouterr().err

@@ -69,7 +69,8 @@ def compile_model(model: Any, args: argparse.Namespace, shapes: dict[str, tuple[
         Path(args.dump_ir).mkdir(parents=True, exist_ok=True)
         (Path(args.dump_ir) / "00_imported.py").write_text(mod.script())
     with Stage(f"compile for {args.target} (opt level {args.opt_level})"):
-        with PassContext(opt_level=args.opt_level, instruments=[PassProgress()]):
+        jobs = {"build.jobs": getattr(args, "jobs", 0)}
+        with PassContext(opt_level=args.opt_level, instruments=[PassProgress()], config=jobs):
             ex = unity.compile(mod, target=args.target)
     return ex
 

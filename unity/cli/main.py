@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--target", type=_target, default="llvm", help="llvm (host CPU) or cuda")
     build.add_argument("--opt-level", type=_int_in(0, 4), default=3, dest="opt_level")
     build.add_argument("--dump-ir", metavar="DIR", dest="dump_ir", help="write the IR to DIR")
+    build.add_argument("-j", "--jobs", type=_int_in(0, None), default=0,
+                       help="worker processes that compile the kernels (0: one per core; 1: none)")
     p = sub.add_parser("compile", parents=[common, build], help="compile an ONNX model")
     p.add_argument("-o", "--output", help="output library (default: MODEL.so)")
     p.set_defaults(func=cmd_compile)
