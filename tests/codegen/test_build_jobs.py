@@ -196,3 +196,19 @@ def test_ctrl_c_ends_the_build_and_its_workers_at_once():
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+@needs_fork
+def test_daemon_threads_allow_workers_other_threads_do_not():
+    import threading
+
+    done = threading.Event()
+    for daemon, allowed in ((True, True), (False, False)):
+        thread = threading.Thread(target=done.wait, daemon=daemon)
+        thread.start()
+        try:
+            assert build_jobs._can_fork() is allowed
+        finally:
+            done.set()
+            thread.join()
+            done.clear()

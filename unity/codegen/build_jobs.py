@@ -15,8 +15,8 @@ The jobs run here, one after another, when any of these holds:
 - an instrument of the `PassContext` wants to see every pass (`DumpIR`, `PrintAfterAll`,
   a `should_run` that skips passes...): one whose `needs_every_pass` is not False;
 - this process cannot fork safely: not Linux, a daemonic process (which may not have
-  children), or other Python threads running (one of them could hold a lock the
-  workers need).
+  children), or another Python thread that is not a daemon (it could be compiling too,
+  holding a lock the workers would need; a Jupyter kernel's threads are daemons).
 
 A job that fails in a worker, or a worker that dies, sends all the jobs back here, so
 an error is raised as it would be without workers: with its own type, message and
@@ -151,11 +151,14 @@ def _in_workers(count: int, work: Callable[[int], Any], workers: int) -> list[An
 
 
 def _can_fork() -> bool:
-    return (
-        sys.platform.startswith("linux")
-        and not multiprocessing.current_process().daemon
-        and threading.active_count() == 1
-    )
+    """Linux, not a daemonic process, and no other thread but daemon threads: those of
+    a Jupyter kernel or a progress display, which do not compile; a non-daemon thread
+    could be compiling too, inside llvmlite's lock, which a worker would then wait on
+    forever."""
+    if not sys.platform.startswith("linux") or multiprocessing.current_process().daemon:
+        return False
+    here = threading.current_thread()
+    return all(t.daemon for t in threading.enumerate() if t is not here)
 
 
 def _in_worker() -> None:
