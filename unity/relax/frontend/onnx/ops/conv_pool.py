@@ -1,4 +1,5 @@
-"""Convolution and pooling ONNX ops (1-D runs as 2-D with a unit height; auto_pad resolved here).
+"""Convolution and pooling ONNX ops (1-D runs as 2-D with a unit height, a 3-D conv as one
+2-D conv over stacked depth taps, 3-D pooling as two 2-D poolings; auto_pad resolved here).
 
 Example:
     >>> same_pads(7, 3, 2, 1, "SAME_UPPER")
@@ -90,6 +91,8 @@ def _conv(ctx: Context, node: NodeView) -> Value:
 
 
 def _conv_core(ctx: Context, node: NodeView, x: Expr, w: Expr, out_dtype: str | None) -> Expr:
+    if ctx.ndim(x) == 5:
+        return _bias(ctx, _conv3d(ctx, node, x, w, out_dtype), node.input(2), 3)
     x2, rank = _to_2d(ctx, node, x)
     w2, _ = _to_2d(ctx, node, w)
     kernel = [int(k) for k in node.attr("kernel_shape", [int(d) for d in ctx.shape(w)[2:]])]
@@ -98,6 +101,47 @@ def _conv_core(ctx: Context, node: NodeView, x: Expr, w: Expr, out_dtype: str | 
                                node.attr("group", 1), out_dtype=out_dtype))  # fmt: skip
     out = _from_2d(ctx, out, rank)
     return _bias(ctx, out, node.input(2), rank)
+
+
+def _conv3d(ctx: Context, node: NodeView, x: Expr, w: Expr, out_dtype: str | None) -> Expr:
+    """A 3-D conv as one 2-D conv: the `kd` depth taps of each output depth stacked as
+    input channels, the output depths folded into the batch.
+
+    ``x (N, C, D, H, W)`` padded in depth, sliced once per tap ``t`` (depths ``t * dd``
+    on, stride ``sd``: ``(N, C, Do, H, W)``), stacked per group as ``(N*Do, g*kd*C/g, H,
+    W)``; the weight ``(O, C/g, kd, kh, kw)`` reordered to ``(O, kd*C/g, kh, kw)``; the 2-D
+    conv's ``(N*Do, O, Ho, Wo)`` reordered to ``(N, O, Do, Ho, Wo)``.  The depth must be
+    static (the taps are slices of fixed bounds); batch, height and width may be symbols.
+    """
+    n, c, d, h, wd = ctx.shape(x)
+    o, cg, kd, kh, kw = ctx.shape(w)
+    if not all(v.is_number for v in (d, cg, kd, kh, kw)):
+        raise ctx.fail(f"3-D convolution needs a static depth and kernel, got input depth {d} "
+                       f"and kernel {(kd, kh, kw)}")  # fmt: skip
+    kernel = [int(k) for k in node.attr("kernel_shape", [int(kd), int(kh), int(kw)])]
+    strides, dilations, pads = _window(ctx, node, ctx.shape(x)[2:], kernel)
+    groups = int(node.attr("group", 1))
+    (sd, sh, sw), (dd, dh, dw), (pd, ph, pw, ed, eh, ew) = strides, dilations, pads
+    depth = int(d) + pd + ed
+    out_d = (depth - dd * (kernel[0] - 1) - 1) // sd + 1
+    if out_d < 1:
+        raise ctx.fail(f"3-D convolution: depth {int(d)} padded by ({pd}, {ed}) is shorter than "
+                       f"the kernel's {dd * (kernel[0] - 1) + 1}")  # fmt: skip
+    if pd or ed:
+        x = ctx.emit(R.nn.pad(x, [0, 0, 0, 0, pd, ed, 0, 0, 0, 0]))
+    per_group = (n, groups, int(cg), out_d, h, wd)
+    taps = []
+    for t in range(kernel[0]):
+        tap = ctx.emit(R.strided_slice(x, [2], [t * dd], [t * dd + sd * (out_d - 1) + 1], [sd]))
+        taps.append(ctx.emit(R.expand_dims(ctx.emit(R.reshape(tap, per_group)), [2])))
+    stacked = taps[0] if len(taps) == 1 else ctx.emit(R.concat(taps, axis=2))  # (N, g, kd, C/g, Do, H, W)
+    stacked = ctx.emit(R.permute_dims(stacked, [0, 4, 1, 2, 3, 5, 6]))
+    x2 = ctx.emit(R.reshape(stacked, (n * out_d, groups * kernel[0] * int(cg), h, wd)))
+    w2 = ctx.emit(R.reshape(ctx.emit(R.permute_dims(w, [0, 2, 1, 3, 4])), (o, kernel[0] * int(cg), kh, kw)))
+    out = ctx.emit(R.nn.conv2d(x2, w2, (sh, sw), (ph, pw, eh, ew), (dh, dw), groups, out_dtype=out_dtype))
+    _, _, oh, ow = ctx.shape(out)
+    out = ctx.emit(R.reshape(out, (n, out_d, o, oh, ow)))
+    return ctx.emit(R.permute_dims(out, [0, 2, 1, 3, 4]))
 
 
 def _conv_transpose(ctx: Context, node: NodeView) -> Value:
