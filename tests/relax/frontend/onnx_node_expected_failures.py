@@ -178,7 +178,6 @@ IMPORT_FAILURES: dict[str, str] = {
     'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ': 'element type FLOAT8E5M2FNUZ is not supported',
     'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ_expanded': 'element type FLOAT8E5M2FNUZ is not supported',
     'test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2_expanded': 'element type FLOAT8E5M2 is not supported',
-    'test_convtranspose_3d': '3-D convolution/pooling has no relax op',
     'test_dequantizelinear_e4m3fn': 'element type FLOAT8E4M3FN is not supported',
     'test_dequantizelinear_e4m3fn_float16': 'element type FLOAT8E4M3FN is not supported',
     'test_dequantizelinear_e4m3fn_zero_point': 'element type FLOAT8E4M3FN is not supported',
