@@ -2,9 +2,10 @@
 
 Lowering and compiling one PrimFunc does not depend on any other, and nearly all of it
 is Python (where the GIL keeps threads from helping) or LLVM under llvmlite's global
-lock.  So `unity.build` gives each function of a large module its own job and runs the
-jobs in worker processes forked from this one: a worker starts with everything this
-process holds (the functions, the `PassContext`), and sends back only bytes.
+lock.  So `unity.build` splits a large module's functions into jobs (`split_jobs`, by an
+estimate of their cost) and runs the jobs in worker processes forked from this one
+(`map_jobs`): a worker starts with everything this process holds (the functions, the
+`PassContext`), and sends back only bytes.
 
 The jobs run here, one after another, when any of these holds:
 
@@ -61,6 +62,8 @@ register_config("build.jobs", int, 0)
 _WORK: Callable[[int], Any] | None = None
 """The job function of the running `_in_workers` (a forked worker inherits it)."""
 
+_FORKING = threading.Lock()
+
 
 def split_jobs(costs: Sequence[float]) -> list[list[int]]:
     """Group items of estimated `costs` (seconds) into jobs for `map_jobs`: a single job
@@ -114,7 +117,8 @@ def _workers() -> int:
     ctx = PassContext.current()
     jobs = ctx.get_config("build.jobs")
     if jobs < 0:
-        raise ValueError(f"PassContext config build.jobs must be >= 0 (0: one per core), got {jobs}")
+        raise ValueError(f"PassContext config build.jobs must be >= 0 (0: one per core), "
+                         f"got {jobs}")
     if jobs == 0:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
         jobs = min(cores, MAX_AUTO_JOBS)
@@ -128,6 +132,11 @@ def _workers() -> int:
 def _in_workers(count: int, work: Callable[[int], Any], workers: int) -> list[Any] | None:
     """``[work(0), ..., work(count - 1)]`` from `workers` forked processes; None when a
     job raised or a worker died."""
+    with _FORKING:  # one build's workers at a time: they read `_WORK` as they start
+        return _in_workers_locked(count, work, workers)
+
+
+def _in_workers_locked(count: int, work: Callable[[int], Any], workers: int) -> list[Any] | None:
     global _WORK
     _WORK = work
     try:
@@ -141,7 +150,7 @@ def _in_workers(count: int, work: Callable[[int], Any], workers: int) -> list[An
                 pool.shutdown(wait=True, cancel_futures=True)
     except (BrokenProcessPool, OSError) as err:
         warnings.warn(f"unity.build: a worker process failed ({err}); building in this process",
-                      RuntimeWarning, stacklevel=4)  # fmt: skip
+                      RuntimeWarning, stacklevel=5)  # fmt: skip
         return None
     finally:
         _WORK = None

@@ -121,19 +121,21 @@ class Context:
         infos = [a.struct_info for a in call.args]
         if not all(isinstance(i, TensorStructInfo) and i.shape is not None for i in infos):
             return call
-        rank = max(len(i.shape) for i in infos)  # type: ignore[arg-type]  # shapes known
+        shapes = [list(i.shape) for i in infos]  # type: ignore[union-attr,arg-type]  # known
+        rank = max(len(s) for s in shapes)
+        aligned = [[None] * (rank - len(s)) + s for s in shapes]  # right-aligned, as numpy
         targets = []
-        for axis in range(rank):
-            dims = [i.shape[axis - rank + len(i.shape)] for i in infos if axis - rank + len(i.shape) >= 0]  # type: ignore[index,arg-type]
-            fixed = [d for d in dims if d.is_number and d != 1]
-            targets.append(fixed[0] if fixed else next((d for d in dims if isinstance(d, sympy.Symbol)), None))
+        for dims in zip(*aligned):
+            fixed = [d for d in dims if d is not None and d.is_number and d != 1]
+            symbols = [d for d in dims if isinstance(d, sympy.Symbol)]
+            targets.append(fixed[0] if fixed else symbols[0] if symbols else None)
         args = list(call.args)
-        for k, info in enumerate(infos):
-            shape = list(info.shape)  # type: ignore[arg-type]  # known
-            cast = [_unified(d, targets[axis + rank - len(shape)]) for axis, d in enumerate(shape)]
+        for k, shape in enumerate(shapes):
+            cast = [_unified(d, t) for d, t in zip(shape, targets[rank - len(shape):], strict=True)]
             if any(a is not b for a, b in zip(cast, shape, strict=True)):
-                args[k] = self.bb.match_cast(args[k], TensorStructInfo(tuple(cast), info.dtype))
-        return call if all(a is b for a, b in zip(args, call.args, strict=True)) else call.replace(args=tuple(args))
+                args[k] = self.bb.match_cast(args[k], TensorStructInfo(tuple(cast), infos[k].dtype))
+        changed = any(a is not b for a, b in zip(args, call.args, strict=True))
+        return call.replace(args=tuple(args)) if changed else call
 
     def expr(self, value: Value | None) -> Expr:
         """`value` as a relax expression (constants become `Constant`s, shared per array).

@@ -58,10 +58,9 @@ def host_node(
     """
     if proto.op_type not in CONVERTERS or proto.domain not in ("", "ai.onnx"):
         return None
-    runtime = [(name, value) for name, value in zip(proto.input, node.inputs, strict=True)
-               if name and not isinstance(value, np.ndarray | np.generic)]  # fmt: skip
-    constants = {name: np.asarray(value) for name, value in zip(proto.input, node.inputs, strict=True)
-                 if name and isinstance(value, np.ndarray | np.generic)}  # fmt: skip
+    given = [(name, value) for name, value in zip(proto.input, node.inputs, strict=True) if name]
+    runtime = [(name, v) for name, v in given if not isinstance(v, np.ndarray | np.generic)]
+    constants = {name: np.asarray(v) for name, v in given if isinstance(v, np.ndarray | np.generic)}
     model = _one_node_model(ctx, proto, opset, runtime, constants)
     outs = _output_specs(model, proto)
     if outs is None or not _evaluable(model):
@@ -108,12 +107,14 @@ def _output_specs(model: onnx.ModelProto, proto: onnx.NodeProto) -> list[OutSpec
         if not ttype.tensor_type.HasField("shape"):
             if len(specs) or proto.op_type not in _RANKS:
                 return None
-            ttype.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension()] * _RANKS[proto.op_type])
+            unknown = [onnx.TensorShapeProto.Dimension()] * _RANKS[proto.op_type]
+            ttype.tensor_type.shape.dim.extend(unknown)
         try:
             dtype = elem_dtype(ttype.tensor_type.elem_type, f"output {name!r}")
         except Exception:  # noqa: BLE001 - an element type we do not support
             return None
-        dims = [int(d.dim_value) if d.HasField("dim_value") else None for d in ttype.tensor_type.shape.dim]
+        shape = ttype.tensor_type.shape.dim
+        dims = [int(d.dim_value) if d.HasField("dim_value") else None for d in shape]
         specs.append((dtype, dims))
     return specs
 

@@ -38,7 +38,9 @@ from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Constant, Expr, Var
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.control_flow import CONTROL_FLOW, NeedsBindingBlocks, subgraphs
-from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportError, UnsupportedOpError
+from unity.relax.frontend.onnx.errors import (
+    ConstantInputRequired, OnnxImportError, UnsupportedOpError,
+)  # fmt: skip
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.host_node import host_node
 from unity.relax.frontend.onnx.ops import CONVERTERS

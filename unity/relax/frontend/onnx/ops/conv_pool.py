@@ -137,11 +137,14 @@ def _conv3d(ctx: Context, node: NodeView, x: Expr, w: Expr, out_dtype: str | Non
     for t in range(kernel[0]):
         tap = ctx.emit(R.strided_slice(x, [2], [t * dd], [t * dd + sd * (out_d - 1) + 1], [sd]))
         taps.append(ctx.emit(R.expand_dims(ctx.emit(R.reshape(tap, per_group)), [2])))
-    stacked = taps[0] if len(taps) == 1 else ctx.emit(R.concat(taps, axis=2))  # (N, g, kd, C/g, Do, H, W)
+    # (N, g, kd, C/g, Do, H, W)
+    stacked = taps[0] if len(taps) == 1 else ctx.emit(R.concat(taps, axis=2))
     stacked = ctx.emit(R.permute_dims(stacked, [0, 4, 1, 2, 3, 5, 6]))
     x2 = ctx.emit(R.reshape(stacked, (n * out_d, groups * kernel[0] * int(cg), h, wd)))
-    w2 = ctx.emit(R.reshape(ctx.emit(R.permute_dims(w, [0, 2, 1, 3, 4])), (o, kernel[0] * int(cg), kh, kw)))
-    out = ctx.emit(R.nn.conv2d(x2, w2, (sh, sw), (ph, pw, eh, ew), (dh, dw), groups, out_dtype=out_dtype))
+    w2 = ctx.emit(R.permute_dims(w, [0, 2, 1, 3, 4]))
+    w2 = ctx.emit(R.reshape(w2, (o, kernel[0] * int(cg), kh, kw)))
+    out = ctx.emit(R.nn.conv2d(x2, w2, (sh, sw), (ph, pw, eh, ew), (dh, dw), groups,
+                               out_dtype=out_dtype))  # fmt: skip
     _, _, oh, ow = ctx.shape(out)
     out = ctx.emit(R.reshape(out, (n, out_d, o, oh, ow)))
     return ctx.emit(R.permute_dims(out, [0, 2, 1, 3, 4]))
@@ -178,16 +181,19 @@ def _conv_transpose(ctx: Context, node: NodeView) -> Value:
     elif auto_pad == "VALID":
         pads = [0] * (2 * rank)
     if rank == 3:
-        out = _conv_transpose3d(ctx, x, w, _Transposed(strides, pads, out_pad, dilations, node.attr("group", 1)))
+        window = _Transposed(strides, pads, out_pad, dilations, node.attr("group", 1))
+        out = _conv_transpose3d(ctx, x, w, window)
         return _bias(ctx, out, node.input(2), rank)
-    out = _transpose2d(ctx, x2, w2, _pair(strides, rank), _pads4(pads, rank), _pair(out_pad, rank, 0),
-                       _pair(dilations, rank), node.attr("group", 1))  # fmt: skip
+    out = _transpose2d(ctx, x2, w2, _pair(strides, rank), _pads4(pads, rank),
+                       _pair(out_pad, rank, 0), _pair(dilations, rank), node.attr("group", 1))
     out = _from_2d(ctx, out, rank)
     return _bias(ctx, out, node.input(2), rank)
 
 
-def _transpose2d(ctx: Context, x: Expr, w: Expr, strides: tuple[int, int], pads: tuple[int, int, int, int],
-                 out_pad: tuple[int, int], dilations: tuple[int, int], groups: int) -> Expr:  # fmt: skip
+def _transpose2d(
+    ctx: Context, x: Expr, w: Expr, strides: tuple[int, int], pads: tuple[int, int, int, int],
+    out_pad: tuple[int, int], dilations: tuple[int, int], groups: int,
+) -> Expr:  # fmt: skip
     """A 2-D transposed conv as one 2-D conv over the input, whose output channels are
     the ``sh * sw`` output phases of each channel, spread back into pixels.
 
@@ -205,9 +211,10 @@ def _transpose2d(ctx: Context, x: Expr, w: Expr, strides: tuple[int, int], pads:
     top, left, bottom, right = pads
     out_h = (h - 1) * strides[0] + kh + out_pad[0] - top - bottom
     out_w = (wd - 1) * strides[1] + kw + out_pad[1] - left - right
-    if (groups != 1 or dilations != (1, 1) or not (kh.is_number and kw.is_number)
-            or not (out_h.is_number and out_w.is_number or (top, left, bottom, right) == (0, 0, 0, 0)
-                    and (kh, kw) == strides and out_pad == (0, 0))):  # a crop needs static ends
+    uncropped = (top, left, bottom, right) == (0, 0, 0, 0) and (kh, kw) == strides and out_pad == (0, 0)
+    static = out_h.is_number and out_w.is_number  # a crop needs static ends
+    if groups != 1 or dilations != (1, 1) or not (kh.is_number and kw.is_number) or not (
+            static or uncropped):  # fmt: skip
         return ctx.emit(R.nn.conv2d_transpose(x, w, strides, pads, out_pad, dilations, groups))
     (sh, sw), (kh, kw) = strides, (int(kh), int(kw))
     mh, mw = -(-kh // sh), -(-kw // sw)
@@ -217,14 +224,17 @@ def _transpose2d(ctx: Context, x: Expr, w: Expr, strides: tuple[int, int], pads:
     for axis, m in ((2, mh), (4, mw)):
         if m > 1:  # reversed: the conv correlates
             w = ctx.emit(R.take(w, ctx.expr(np.arange(m - 1, -1, -1, dtype="int64")), axis))
-    w = ctx.emit(R.reshape(ctx.emit(R.permute_dims(w, [1, 3, 5, 0, 2, 4])), (og * sh * sw, c, mh, mw)))
+    w = ctx.emit(R.permute_dims(w, [1, 3, 5, 0, 2, 4]))
+    w = ctx.emit(R.reshape(w, (og * sh * sw, c, mh, mw)))
     y = ctx.emit(R.nn.conv2d(x, w, (1, 1), (mh - 1, mw - 1, mh - 1, mw - 1), (1, 1), 1))
     qh, qw = h + mh - 1, wd + mw - 1
     y = ctx.emit(R.reshape(y, (n, og, sh, sw, qh, qw)))
-    y = ctx.emit(R.reshape(ctx.emit(R.permute_dims(y, [0, 1, 4, 2, 5, 3])), (n, og, qh * sh, qw * sw)))
-    if (kh, kw) == (sh, sw) and (top, left, bottom, right) == (0, 0, 0, 0) and out_pad == (0, 0):
+    y = ctx.emit(R.permute_dims(y, [0, 1, 4, 2, 5, 3]))
+    y = ctx.emit(R.reshape(y, (n, og, qh * sh, qw * sw)))
+    if uncropped:
         return y  # exactly the output (any size)
-    extra_h, extra_w = int(top + out_h - qh * sh), int(left + out_w - qw * sw)  # rows no input reaches
+    # rows and columns past the phases' reach (output_padding): no input lands there
+    extra_h, extra_w = int(top + out_h - qh * sh), int(left + out_w - qw * sw)
     if extra_h > 0 or extra_w > 0:
         y = ctx.emit(R.nn.pad(y, [0, 0, 0, 0, 0, max(extra_h, 0), 0, max(extra_w, 0)]))
     return ctx.emit(R.strided_slice(y, [2, 3], [top, left], [top + int(out_h), left + int(out_w)]))
