@@ -24,17 +24,23 @@ CASES = [  # input shape, weight shape, attributes
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("xshape", "wshape", "attrs"), CASES)
-def test_conv3d_matches_onnxruntime(xshape, wshape, attrs):
+def _check_against_onnxruntime(op: str, xshape, wshape, channels: int, attrs: dict) -> None:
+    """One `op` node (weight `wshape`, a bias of `channels`) on random data, vs onnxruntime."""
     w = RNG.standard_normal(wshape).astype("float32")
-    b = RNG.standard_normal(wshape[0]).astype("float32")
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], **attrs)
-    proto = model([node], [tensor("x", FLOAT, xshape)], [tensor("y", FLOAT, [None] * 5)], {"w": w, "b": b})
+    b = RNG.standard_normal(channels).astype("float32")
+    node = helper.make_node(op, ["x", "w", "b"], ["y"], **attrs)
+    proto = model([node], [tensor("x", FLOAT, xshape)], [tensor("y", FLOAT, [None] * 5)],
+                  {"w": w, "b": b})  # fmt: skip
     x = RNG.standard_normal(xshape).astype("float32")
     (want,) = run_ort(proto, {"x": x})
     (got,) = run_unity(from_onnx(proto), x)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("xshape", "wshape", "attrs"), CASES)
+def test_conv3d_matches_onnxruntime(xshape, wshape, attrs):
+    _check_against_onnxruntime("Conv", xshape, wshape, wshape[0], attrs)
 
 
 def test_conv3d_over_a_symbolic_batch_and_size():
@@ -67,15 +73,7 @@ TRANSPOSED = [  # input shape, weight shape (C, O/g, kd, kh, kw), attributes
 
 @pytest.mark.parametrize(("xshape", "wshape", "attrs"), TRANSPOSED)
 def test_conv_transpose3d_matches_onnxruntime(xshape, wshape, attrs):
-    w = RNG.standard_normal(wshape).astype("float32")
-    b = RNG.standard_normal(wshape[1] * attrs.get("group", 1)).astype("float32")
-    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
-    proto = model([node], [tensor("x", FLOAT, xshape)], [tensor("y", FLOAT, [None] * 5)], {"w": w, "b": b})
-    x = RNG.standard_normal(xshape).astype("float32")
-    (want,) = run_ort(proto, {"x": x})
-    (got,) = run_unity(from_onnx(proto), x)
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    _check_against_onnxruntime("ConvTranspose", xshape, wshape, wshape[1] * attrs.get("group", 1), attrs)
 
 
 def test_a_small_3d_unet_matches_onnxruntime():
