@@ -131,29 +131,23 @@ def _workers() -> int:
 
 def _in_workers(count: int, work: Callable[[int], Any], workers: int) -> list[Any] | None:
     """``[work(0), ..., work(count - 1)]`` from `workers` forked processes; None when a
-    job raised or a worker died."""
-    with _FORKING:  # one build's workers at a time: they read `_WORK` as they start
-        return _in_workers_locked(count, work, workers)
-
-
-def _in_workers_locked(count: int, work: Callable[[int], Any], workers: int) -> list[Any] | None:
+    job raised or a worker died.  One build's workers at a time: they read `_WORK` as
+    they start."""
     global _WORK
-    _WORK = work
-    try:
-        with warnings.catch_warnings():  # Python 3.12+ warns on fork beside native threads
-            warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
-            context = multiprocessing.get_context("fork")
-            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_in_worker)
-            try:
-                results = list(pool.map(_run, range(count)))
-            finally:  # on Ctrl-C too: the jobs not started are dropped, not waited for
-                pool.shutdown(wait=True, cancel_futures=True)
-    except (BrokenProcessPool, OSError) as err:
-        warnings.warn(f"unity.build: a worker process failed ({err}); building in this process",
-                      RuntimeWarning, stacklevel=5)  # fmt: skip
-        return None
-    finally:
-        _WORK = None
+    with _FORKING, warnings.catch_warnings():  # Python 3.12+ warns on fork beside threads
+        warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
+        _WORK = work
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_in_worker)  # fmt: skip
+        try:
+            results = list(pool.map(_run, range(count)))
+        except (BrokenProcessPool, OSError) as err:
+            warnings.warn(f"unity.build: a worker process failed ({err}); building in this "
+                          "process", RuntimeWarning, stacklevel=4)  # fmt: skip
+            return None
+        finally:  # on Ctrl-C too: the jobs not started are dropped, not waited for
+            pool.shutdown(wait=True, cancel_futures=True)
+            _WORK = None
     if not all(ok for ok, _ in results):
         return None
     return [value for _, value in results]

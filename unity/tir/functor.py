@@ -41,14 +41,13 @@ instead of a chain of isinstance tests."""
 
 
 def _kind(cls: type) -> int:
-    kind = _KINDS.get(cls)
-    if kind is None:
-        kind = next(
-            (k for k, base in ((_EXPR, PrimExpr), (_STMT, Stmt), (_TUPLE, tuple),
-                               (_BUFFER, Buffer), (_NODE, Node)) if issubclass(cls, base)),
-            _LEAF,
-        )  # fmt: skip
-        _KINDS[cls] = kind
+    """The kind of `cls`, remembered in `_KINDS` (the walkers look there first)."""
+    kind = next(
+        (k for k, base in ((_EXPR, PrimExpr), (_STMT, Stmt), (_TUPLE, tuple),
+                           (_BUFFER, Buffer), (_NODE, Node)) if issubclass(cls, base)),
+        _LEAF,
+    )  # fmt: skip
+    _KINDS[cls] = kind
     return kind
 
 

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import sympy
 
+from unity.ir.op import Op
 from unity.relax import op as R
 from unity.relax.block_builder import BlockBuilder
-from unity.ir.op import Op
 from unity.relax.expr import Call, Constant, Expr, ShapeExpr, Var
 from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportError
 from unity.relax.frontend.onnx.symbolic import SymTensor

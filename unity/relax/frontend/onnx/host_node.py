@@ -29,13 +29,11 @@ Example:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 import onnx
 from onnx import helper
 
-from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.function_expand import tensor_type
 from unity.relax.frontend.onnx.ops import CONVERTERS
@@ -58,34 +56,22 @@ def host_node(
     """
     if proto.op_type not in CONVERTERS or proto.domain not in ("", "ai.onnx"):
         return None
+    from unity.relax.frontend.onnx.importer import one_node_model
+
     given = [(name, value) for name, value in zip(proto.input, node.inputs, strict=True) if name]
-    runtime = [(name, v) for name, v in given if not isinstance(v, np.ndarray | np.generic)]
-    constants = {name: np.asarray(v) for name, v in given if isinstance(v, np.ndarray | np.generic)}
-    model = _one_node_model(ctx, proto, opset, runtime, constants)
+    known = {name: np.asarray(v) for name, v in given if isinstance(v, np.ndarray | np.generic)}
+    runtime = [(name, ctx.expr(v)) for name, v in given if name not in known]  # once (SymTensors)
+    infos = [(name, ctx.sinfo(e)) for name, e in runtime]
+    inputs = [helper.make_value_info(name, tensor_type(i.dtype, i.shape)) for name, i in infos]
+    inits = [onnx.numpy_helper.from_array(array, name) for name, array in known.items()]
+    model = one_node_model(proto, opset, inputs, inits)
     outs = _output_specs(model, proto)
     if outs is None or not _evaluable(model):
         return None
     blob = np.frombuffer(model.SerializeToString(), np.uint8)
-    args: list[Value] = [value for _, value in runtime] + [blob]
+    args: list[Value] = [e for _, e in runtime] + [blob]
     results = iter(host_call(ctx, "onnx_node", args, outs))
     return [next(results) if name else None for name in proto.output]  # aligned with the outputs
-
-
-def _one_node_model(
-    ctx: Context,
-    proto: onnx.NodeProto,
-    opset: int,
-    runtime: Sequence[tuple[str, Value]],
-    constants: dict[str, np.ndarray],
-) -> onnx.ModelProto:
-    inputs = []
-    for name, value in runtime:
-        sinfo = ctx.sinfo(ctx.expr(value) if not isinstance(value, Expr) else value)
-        inputs.append(helper.make_value_info(name, tensor_type(sinfo.dtype, sinfo.shape)))
-    inits = [onnx.numpy_helper.from_array(array, name) for name, array in constants.items()]
-    outputs = [onnx.ValueInfoProto(name=o) for o in proto.output if o]
-    graph = helper.make_graph([proto], "host_node", inputs, outputs, inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def _output_specs(model: onnx.ModelProto, proto: onnx.NodeProto) -> list[OutSpec] | None:

@@ -374,7 +374,7 @@ def _fold_reference(proto: onnx.NodeProto, node: NodeView, opset: int) -> list[V
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            results = ReferenceEvaluator(_one_node_model(proto, opset)).run(None, feeds)
+            results = ReferenceEvaluator(one_node_model(proto, opset)).run(None, feeds)
     except Exception as err:  # the converter reports bad nodes with better messages
         if proto.op_type not in CONVERTERS:
             raise OnnxImportError(f"cannot evaluate at import time: {err}", node.name, proto.op_type) from err
@@ -387,13 +387,26 @@ def _fold_reference(proto: onnx.NodeProto, node: NodeView, opset: int) -> list[V
     return arrays  # type: ignore[return-value]  # numpy arrays are values
 
 
-def _one_node_model(proto: onnx.NodeProto, opset: int) -> onnx.ModelProto:
-    """`proto` alone in a model of `opset`: the reference evaluator given a bare node
-    picks the op's newest version (an opset-11 `Unsqueeze` with its `axes` attribute
-    failed as Unsqueeze-13, so it was never folded)."""
-    names = dict.fromkeys(n for n in proto.input if n)
-    graph = helper.make_graph([proto], "fold", [onnx.ValueInfoProto(name=n) for n in names],
-                              [onnx.ValueInfoProto(name=o) for o in proto.output if o])
+def one_node_model(
+    proto: onnx.NodeProto,
+    opset: int,
+    inputs: Sequence[onnx.ValueInfoProto] | None = None,
+    initializers: Sequence[onnx.TensorProto] = (),
+) -> onnx.ModelProto:
+    """`proto` alone in a model of `opset` (its inputs untyped unless `inputs` are given):
+    the reference evaluator given a bare node picks the op's newest version (an opset-11
+    `Unsqueeze` with its `axes` attribute failed as Unsqueeze-13, so it was never folded).
+
+    Example:
+        >>> node = helper.make_node("Relu", ["x"], ["y"])
+        >>> [i.name for i in one_node_model(node, 13).graph.input]
+        ['x']
+    """
+    if inputs is None:
+        inputs = [onnx.ValueInfoProto(name=n) for n in dict.fromkeys(n for n in proto.input if n)]
+    graph = helper.make_graph([proto], "one_node", list(inputs),
+                              [onnx.ValueInfoProto(name=o) for o in proto.output if o],
+                              list(initializers))  # fmt: skip
     imports = [helper.make_opsetid("", opset)]
     if proto.domain not in ("", "ai.onnx"):
         imports.append(helper.make_opsetid(proto.domain, 1))

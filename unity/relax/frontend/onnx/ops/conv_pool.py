@@ -153,10 +153,6 @@ def _conv3d(ctx: Context, node: NodeView, x: Expr, w: Expr, out_dtype: str | Non
 def _conv_transpose(ctx: Context, node: NodeView) -> Value:
     x, w = ctx.expr(node.input(0)), ctx.expr(node.input(1))
     rank = ctx.ndim(x) - 2
-    x2, w2 = x, w
-    if rank != 3:
-        x2, rank = _to_2d(ctx, node, x)
-        w2, _ = _to_2d(ctx, node, w)
     spatial = ctx.shape(x)[2:]
     kernel = [int(k) for k in node.attr("kernel_shape", [int(d) for d in ctx.shape(w)[2:]])]
     strides = list(node.attr("strides", [1] * rank))
@@ -182,12 +178,11 @@ def _conv_transpose(ctx: Context, node: NodeView) -> Value:
         pads = [0] * (2 * rank)
     if rank == 3:
         window = _Transposed(strides, pads, out_pad, dilations, node.attr("group", 1))
-        out = _conv_transpose3d(ctx, x, w, window)
-        return _bias(ctx, out, node.input(2), rank)
+        return _bias(ctx, _conv_transpose3d(ctx, x, w, window), node.input(2), rank)
+    (x2, _), (w2, _) = _to_2d(ctx, node, x), _to_2d(ctx, node, w)
     out = _transpose2d(ctx, x2, w2, _pair(strides, rank), _pads4(pads, rank),
                        _pair(out_pad, rank, 0), _pair(dilations, rank), node.attr("group", 1))
-    out = _from_2d(ctx, out, rank)
-    return _bias(ctx, out, node.input(2), rank)
+    return _bias(ctx, _from_2d(ctx, out, rank), node.input(2), rank)
 
 
 def _transpose2d(
