@@ -1,22 +1,23 @@
-"""Transposed and 3-D convolutions against onnxruntime: the forms the ONNX importer gives
-them (a transposed conv as one conv over its output phases, a 3-D conv as one 2-D conv
-over stacked depth taps), and the direct transposed conv they replaced.
+"""Transposed and 3-D convolutions against onnxruntime: a transposed conv as one conv over
+its output phases (the `DecomposeConvTranspose` pass), a 3-D conv as one 2-D conv over
+stacked depth taps (the importer), and the direct transposed conv the pass replaces.
 
 Each case is a small ONNX model compiled by `unity.compile` (default schedules); the
 runtimes alternate, each run after a pause, and the figure is the median.  The "direct"
-column runs the same transposed conv through `relax.op.nn.conv2d_transpose` (the TOPI
-form the importer used before: every tap of every output tested for the few that exist).
+column compiles the same model with ``disabled_pass=["DecomposeConvTranspose"]`` (the TOPI
+form: every tap of every output tested for the few that exist).
 
 Run: ``python bench/conv_variants.py [--repeat 7]``
 
 Zen 4 with AVX-512, 2 cores (2026-12-06), unity / onnxruntime (max relative difference
 at most 1.3e-6), and the direct form:
 
-    ConvTranspose 64->32 k2 s2 p0 at 64x64   0.88 / 1.12 ms   0.78x   direct  17.6 ms
-    ConvTranspose 64->32 k4 s2 p1 at 64x64   2.17 / 3.54 ms   0.61x   direct 115.3 ms
-    ConvTranspose 64->32 k3 s2 p1 at 64x64   1.94 / 1.94 ms   1.00x   direct  60.0 ms
-    conv3d x2 on 16x16x32x32                 4.62 / 5.04 ms   0.92x
-    3-D U-Net on 4x16x64x64                 12.61 / 20.65 ms  0.61x   (1.51x with the direct
+    ConvTranspose 64->32 k2 s2 p0 at 64x64   0.85 / 1.03 ms   0.83x   direct  17.1 ms
+    ConvTranspose 64->32 k4 s2 p1 at 64x64   1.86 / 2.92 ms   0.64x   direct 113.0 ms
+    ConvTranspose 64->32 k3 s2 p1 at 64x64   2.06 / 1.77 ms   1.16x   direct  59.4 ms
+    ConvTranspose 64->64 k4 s2 p1 depthwise  0.94 / 4.15 ms   0.23x   direct   4.6 ms
+    conv3d x2 on 16x16x32x32                 5.19 / 5.50 ms   0.94x
+    3-D U-Net on 4x16x64x64                 13.01 / 21.94 ms  0.59x   (1.51x with the direct
                                                                        transposed conv, ad hoc)
 """
 
@@ -52,11 +53,11 @@ def _weight(*shape: int, scale: float = 0.1) -> np.ndarray:
     return (RNG.standard_normal(shape) * scale).astype("float32")
 
 
-def transposed(kernel: int, stride: int, pad: int) -> tuple[onnx.ModelProto, tuple[int, ...], dict]:
-    """A 64 -> 32 channel ConvTranspose over a 64 x 64 image (a decoder or GAN layer)."""
-    attrs = {"strides": [stride] * 2, "pads": [pad] * 4}
-    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], **attrs)
-    return _model([node], (1, 64, 64, 64), {"w": _weight(64, 32, kernel, kernel)}), (1, 64, 64, 64), attrs
+def transposed(kernel: int, stride: int, pad: int, out: int = 32, groups: int = 1) -> onnx.ModelProto:
+    """A ConvTranspose from 64 channels over a 64 x 64 image (a decoder or GAN layer)."""
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[stride] * 2, pads=[pad] * 4,
+                            group=groups)  # fmt: skip
+    return _model([node], (1, 64, 64, 64), {"w": _weight(64, out // groups, kernel, kernel)})
 
 
 def conv3d_net() -> onnx.ModelProto:
@@ -83,18 +84,10 @@ def unet3d() -> onnx.ModelProto:
     return _model(nodes, (1, 4, 16, 64, 64), weights)
 
 
-def _direct(model: onnx.ModelProto, shape: tuple[int, ...], attrs: dict) -> relax.VirtualMachine:
-    """The model's transposed conv as `relax.op.nn.conv2d_transpose` (the direct form)."""
-    w = numpy_helper.to_array(model.graph.initializer[0])
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo(shape, "float32"))
-    pad = attrs["pads"][0]
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            y = bb.emit_output(relax.op.nn.conv2d_transpose(
-                x, relax.Constant(w), tuple(attrs["strides"]), (pad,) * 4))  # fmt: skip
-        bb.emit_func_output(y)
-    return relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+def _direct(model: onnx.ModelProto) -> relax.VirtualMachine:
+    """`model` compiled with its transposed convs in the direct TOPI form (the pass off)."""
+    with unity.transform.PassContext(opt_level=3, disabled_pass=["DecomposeConvTranspose"]):
+        return relax.VirtualMachine(unity.compile(from_onnx(model)), unity.cpu())
 
 
 def bench(name: str, model: onnx.ModelProto, shape: tuple[int, ...], repeat: int,
@@ -122,9 +115,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'case':40s}  unity / onnxruntime      ratio")
     for kernel, stride, pad in ((2, 2, 0), (4, 2, 1), (3, 2, 1)):
-        model, shape, attrs = transposed(kernel, stride, pad)
+        model = transposed(kernel, stride, pad)
         name = f"ConvTranspose 64->32 k{kernel} s{stride} p{pad} at 64x64"
-        bench(name, model, shape, args.repeat, _direct(model, shape, attrs))
+        bench(name, model, (1, 64, 64, 64), args.repeat, _direct(model))
+    model = transposed(4, 2, 1, out=64, groups=64)  # a learned bilinear up-sampling
+    bench("ConvTranspose 64->64 k4 s2 p1 depthwise", model, (1, 64, 64, 64), args.repeat, _direct(model))
     bench("conv3d x2 on 16x16x32x32", conv3d_net(), (1, 16, 16, 32, 32), args.repeat)
     bench("3-D U-Net on 4x16x64x64", unet3d(), (1, 4, 16, 64, 64), args.repeat)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from unity.ir.transform import Pass, Sequential
 from unity.relax.transform import (
     AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, Conv2dWinograd,
-    DeadCodeElimination, DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant,
+    DeadCodeElimination, DecomposeConvTranspose, DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant,
     FoldScaleAxis, FuseOps, FuseTIR, KillAfterLastUse, LegalizeOps, Normalize,
     StaticPlanBlockMemory, ToNonDataflow,
 )  # fmt: skip
@@ -34,6 +34,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
     if opt_level >= 2:
         passes += [
             DecomposeOpsForInference(),  # batch_norm -> scale and shift
+            DecomposeConvTranspose(),  # transposed convs -> one conv over the output phases
             FoldConstant(),  # ops on constants -> constants
             FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
         ]

@@ -20,6 +20,7 @@ from unity.relax import (
     ShapeStructInfo, StringImm, TensorStructInfo, Tuple, TupleGetItem, TupleStructInfo, Var, op,
 )  # fmt: skip
 from unity.relax.op import fold_rules  # noqa: F401 - registers the fold rules
+from unity.topi.testing import conv2d_python, conv2d_transpose_python
 
 
 def _batch_norm(call: Call, x: np.ndarray, g: np.ndarray, b: np.ndarray, m: np.ndarray,
@@ -38,7 +39,30 @@ def _layer_norm(call: Call, x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.n
     return ((x - mean) / np.sqrt(var + call.attrs.epsilon) * g + b).astype(x.dtype)  # type: ignore[union-attr]
 
 
-EXTRA: dict[Any, Callable[..., Any]] = {op.nn.batch_norm: _batch_norm, op.nn.layer_norm: _layer_norm}
+def _conv2d(call: Call, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    a = call.attrs
+    assert (a.data_layout, a.kernel_layout) == ("NCHW", "OIHW")  # type: ignore[union-attr]
+    return conv2d_python(x, w, a.strides, a.padding, a.dilation, a.groups)  # type: ignore[union-attr]
+
+
+def _conv2d_transpose(call: Call, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    a = call.attrs
+    assert (a.data_layout, a.kernel_layout) == ("NCHW", "IOHW")  # type: ignore[union-attr]
+    return conv2d_transpose_python(x, w, a.strides, a.padding, a.output_padding, a.dilation,  # type: ignore[union-attr]
+                                   a.groups)  # type: ignore[union-attr]  # fmt: skip
+
+
+def _pad(call: Call, x: np.ndarray) -> np.ndarray:
+    a = call.attrs
+    widths = np.reshape(a.pad_width, (-1, 2))  # type: ignore[union-attr]
+    assert a.pad_mode == "constant"  # type: ignore[union-attr]
+    return np.pad(x, widths, constant_values=a.pad_value)  # type: ignore[union-attr]
+
+
+EXTRA: dict[Any, Callable[..., Any]] = {
+    op.nn.batch_norm: _batch_norm, op.nn.layer_norm: _layer_norm, op.nn.conv2d: _conv2d,
+    op.nn.conv2d_transpose: _conv2d_transpose, op.nn.pad: _pad,
+}  # fmt: skip
 
 
 def evaluate(mod: IRModule, *inputs: Any, func: str = "main") -> Any:

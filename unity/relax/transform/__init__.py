@@ -16,6 +16,7 @@ from unity.relax.transform.conv2d_winograd import Conv2dWinograd
 from unity.relax.transform.convert_layout import ConvertLayout
 from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
 from unity.relax.transform.dead_code_elimination import DeadCodeElimination
+from unity.relax.transform.decompose_conv_transpose import DecomposeConvTranspose
 from unity.relax.transform.decompose_ops import DecomposeOpsForInference
 from unity.relax.transform.eliminate_common_subexpr import EliminateCommonSubexpr
 from unity.relax.transform.fold_constant import FoldConstant
@@ -44,6 +45,7 @@ __all__ = [
     "ConvertLayout",
     "ConvertToDataflow",
     "DeadCodeElimination",
+    "DecomposeConvTranspose",
     "DecomposeOpsForInference",
     "EliminateCommonSubexpr",
     "FoldConstant",

@@ -1,6 +1,7 @@
 """Convolution and pooling ONNX ops (1-D runs as 2-D with a unit height, a 3-D conv as one
 2-D conv over stacked depth taps, a 3-D transposed conv as a 2-D one per depth tap, 3-D
-pooling as two 2-D poolings; auto_pad resolved here).
+pooling as two 2-D poolings; auto_pad resolved here).  A 2-D transposed conv stays one
+`conv2d_transpose` (the `DecomposeConvTranspose` pass runs it as a conv over its phases).
 
 Example:
     >>> same_pads(7, 3, 2, 1, "SAME_UPPER")
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from unity.relax import op as R
 from unity.relax.expr import Expr
@@ -180,59 +179,10 @@ def _conv_transpose(ctx: Context, node: NodeView) -> Value:
         window = _Transposed(strides, pads, out_pad, dilations, node.attr("group", 1))
         return _bias(ctx, _conv_transpose3d(ctx, x, w, window), node.input(2), rank)
     (x2, _), (w2, _) = _to_2d(ctx, node, x), _to_2d(ctx, node, w)
-    out = _transpose2d(ctx, x2, w2, _pair(strides, rank), _pads4(pads, rank),
-                       _pair(out_pad, rank, 0), _pair(dilations, rank), node.attr("group", 1))
+    out = ctx.emit(R.nn.conv2d_transpose(x2, w2, _pair(strides, rank), _pads4(pads, rank),
+                                         _pair(out_pad, rank, 0), _pair(dilations, rank),
+                                         node.attr("group", 1)))  # fmt: skip
     return _bias(ctx, _from_2d(ctx, out, rank), node.input(2), rank)
-
-
-def _transpose2d(
-    ctx: Context, x: Expr, w: Expr, strides: tuple[int, int], pads: tuple[int, int, int, int],
-    out_pad: tuple[int, int], dilations: tuple[int, int], groups: int,
-) -> Expr:  # fmt: skip
-    """A 2-D transposed conv as one 2-D conv over the input, whose output channels are
-    the ``sh * sw`` output phases of each channel, spread back into pixels.
-
-    Output row ``q * sh + a`` gets input row ``q - m`` through tap ``a + m * sh``: per phase
-    ``a`` an ordinary conv (stride 1) with the taps ``a, a + sh, ...`` reversed, padded
-    by ``M - 1`` (``M = ceil(kh / sh)`` taps, the missing ones zero).  The ``O * sh * sw``
-    phase kernels make one conv (its fast schedules; the direct form tests every tap of
-    every output for the few that exist: 30x slower than onnxruntime at k=4, s=2), whose
-    ``(n, O*sh*sw, H+M-1, W+M-1)`` is reshaped into ``(n, O, (H+M-1)*sh, (W+M-1)*sw)``,
-    then cropped to the output.  Groups, dilations, and a crop of a symbolic size (any
-    but a kernel equal to the stride without pads) keep the direct form.
-    """
-    c, og, kh, kw = ctx.shape(w)
-    n, _, h, wd = ctx.shape(x)
-    top, left, bottom, right = pads
-    out_h = (h - 1) * strides[0] + kh + out_pad[0] - top - bottom
-    out_w = (wd - 1) * strides[1] + kw + out_pad[1] - left - right
-    uncropped = (top, left, bottom, right) == (0, 0, 0, 0) and (kh, kw) == strides and out_pad == (0, 0)
-    static = out_h.is_number and out_w.is_number  # a crop needs static ends
-    if groups != 1 or dilations != (1, 1) or not (kh.is_number and kw.is_number) or not (
-            static or uncropped):  # fmt: skip
-        return ctx.emit(R.nn.conv2d_transpose(x, w, strides, pads, out_pad, dilations, groups))
-    (sh, sw), (kh, kw) = strides, (int(kh), int(kw))
-    mh, mw = -(-kh // sh), -(-kw // sw)
-    if (mh * sh, mw * sw) != (kh, kw):  # the missing taps: zeros
-        w = ctx.emit(R.nn.pad(w, [0, 0, 0, 0, 0, mh * sh - kh, 0, mw * sw - kw]))
-    w = ctx.emit(R.reshape(w, (c, og, mh, sh, mw, sw)))  # tap m * s + a
-    for axis, m in ((2, mh), (4, mw)):
-        if m > 1:  # reversed: the conv correlates
-            w = ctx.emit(R.take(w, ctx.expr(np.arange(m - 1, -1, -1, dtype="int64")), axis))
-    w = ctx.emit(R.permute_dims(w, [1, 3, 5, 0, 2, 4]))
-    w = ctx.emit(R.reshape(w, (og * sh * sw, c, mh, mw)))
-    y = ctx.emit(R.nn.conv2d(x, w, (1, 1), (mh - 1, mw - 1, mh - 1, mw - 1), (1, 1), 1))
-    qh, qw = h + mh - 1, wd + mw - 1
-    y = ctx.emit(R.reshape(y, (n, og, sh, sw, qh, qw)))
-    y = ctx.emit(R.permute_dims(y, [0, 1, 4, 2, 5, 3]))
-    y = ctx.emit(R.reshape(y, (n, og, qh * sh, qw * sw)))
-    if uncropped:
-        return y  # exactly the output (any size)
-    # rows and columns past the phases' reach (output_padding): no input lands there
-    extra_h, extra_w = int(top + out_h - qh * sh), int(left + out_w - qw * sw)
-    if extra_h > 0 or extra_w > 0:
-        y = ctx.emit(R.nn.pad(y, [0, 0, 0, 0, 0, max(extra_h, 0), 0, max(extra_w, 0)]))
-    return ctx.emit(R.strided_slice(y, [2, 3], [top, left], [top + int(out_h), left + int(out_w)]))
 
 
 @dataclass(frozen=True)
@@ -270,8 +220,8 @@ def _conv_transpose3d(ctx: Context, x: Expr, w: Expr, t: _Transposed) -> Expr:
     total = None
     for k in range(taps):
         wk = ctx.emit(R.squeeze(ctx.emit(R.strided_slice(w, [2], [k], [k + 1])), [2]))
-        y = _transpose2d(ctx, x2, wk, (sh, sw), (ph, pw, eh, ew), (t.out_pad[1], t.out_pad[2]),
-                         (dh, dw), t.groups)  # fmt: skip
+        y = ctx.emit(R.nn.conv2d_transpose(x2, wk, (sh, sw), (ph, pw, eh, ew),
+                                           (t.out_pad[1], t.out_pad[2]), (dh, dw), t.groups))  # fmt: skip
         _, o, oh, ow = ctx.shape(y)
         y = ctx.emit(R.reshape(y, (n, depth, 1, o, oh, ow)))
         if sd > 1:
