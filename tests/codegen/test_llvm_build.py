@@ -448,3 +448,55 @@ def test_reinterpret_keeps_the_bits(source: str, target: str, kind: ForKind):
         np.testing.assert_array_equal(out, want)
     with pytest.raises(TypeError, match="reinterpret takes int32, float32, int64 or float64"):
         tir.reinterpret(tir.const(1, "int8"))
+
+
+_SCALEF_TARGETS = ["llvm", "llvm -mattr=-avx512f"]
+"""The host (AVX-512's `vscalefps` where it has it) and a target without AVX-512 (the
+two exponent-field products)."""
+
+
+@pytest.mark.parametrize("target", _SCALEF_TARGETS)
+@pytest.mark.parametrize("kind", [ForKind.SERIAL, ForKind.VECTORIZED])
+def test_ldexp_matches_numpy_on_its_range(target: str, kind: ForKind):
+    """`tir.ldexp` is exact for every exponent exp needs, subnormal and overflowing
+    results included, in the build (either lowering) and in the interpreter."""
+    A = tir.decl_buffer((64,), "float32", "A")
+    N, B = tir.decl_buffer((64,), "int32", "N"), tir.decl_buffer((64,), "float32", "B")
+    i = tir.Var("i")
+    body = tir.BufferStore(B, tir.ldexp(A[i], N[i]), (i,))
+    func = tir.PrimFunc((A, N, B), _loop(i, 64, body, kind))
+    if kind is ForKind.VECTORIZED:
+        from unity.ir.module import IRModule
+        from unity.tir.transform import VectorizeLoop
+
+        func = VectorizeLoop()(IRModule({"main": func}))["main"]
+    a = (RNG.standard_normal(64) * 4).astype("float32")
+    n = RNG.integers(-252, 255, size=64).astype("int32")
+    a[:6], n[:6] = [1.0, 1.5, 1.0, -3.0, np.nan, np.inf], [-149, -140, 127, 128, 3, -3]
+    with np.errstate(over="ignore"):
+        want = np.ldexp(a, n).astype("float32")
+        for run in (lambda f, *args: unity.build(f, target=target)["main"](*args), tir.interpret):
+            out = np.zeros(64, "float32")
+            run(func, a, n, out)
+            np.testing.assert_array_equal(out, want)
+    with pytest.raises(TypeError, match="ldexp takes float32 x and int32 n"):
+        tir.ldexp(tir.const(1.0, "float64"), tir.const(1, "int32"))
+
+
+@pytest.mark.parametrize("target", _SCALEF_TARGETS)
+def test_vector_exp_is_within_two_ulps_down_to_the_subnormals(target: str):
+    A, B = tir.decl_buffer((4096,), "float32", "A"), tir.decl_buffer((4096,), "float32", "B")
+    i = tir.Var("i")
+    idx = tir.Ramp(i * 16, tir.const(1), 16)
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 256, tir.BufferStore(B, tir.exp(A[idx]), (idx,)))),
+                      target=target)  # fmt: skip
+    scalef = unity.target.Target(target).has_feature("avx512f")
+    assert ("vscalefps" in lib.get_source("asm")) is scalef
+    a = np.linspace(-103, 88.7, 4096).astype("float32")
+    a[:4] = [np.inf, -np.inf, np.nan, -200.0]
+    out = np.zeros(4096, "float32")
+    lib["main"](a, out)
+    np.testing.assert_array_equal(out[:4], [np.inf, 0.0, np.nan, 0.0])
+    want = np.exp(a[4:].astype("float64"))
+    ulps = np.abs(out[4:] - want) / np.spacing(want.astype("float32"))
+    assert ulps.max() <= 2.0

@@ -75,6 +75,7 @@ MATH_TEMPLATES: dict[object, dict[str, str]] = {
     tir_op.isinf_op: {"float32": "isinf({0})", "float64": "isinf({0})", "float16": "__hisinf({0})"},
     tir_op.pow_op: {"float32": "powf({0}, {1})", "float64": "pow({0}, {1})"},
     tir_op.atan2_op: {"float32": "atan2f({0}, {1})", "float64": "atan2({0}, {1})"},
+    tir_op.ldexp_op: {"float32": "ldexpf({0}, {1})"},
     tir_op.fmod_op: {"float32": "fmodf({0}, {1})", "float64": "fmod({0}, {1})"},
     shfl_down_op: {"*": "__shfl_down_sync(0xffffffffu, {0}, {1}, {2})"},
     shfl_idx_op: {"*": "__shfl_sync(0xffffffffu, {0}, {1}, {2})"},

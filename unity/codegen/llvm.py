@@ -79,6 +79,7 @@ class CodeGenLLVM(ParallelCodegen):
         self.env: dict[Var, ir.Value] = {}
         self.allocated: set[Var] = set()
         self.vector_bits = 512 if target.has_feature("avx512f") else 256
+        self.native_ldexp = target.has_feature("avx512f")
         self.memo: dict[PrimExpr, ir.Value] = {}
         self.where = "<module>"
         self.asserts: list[str] = []

@@ -24,6 +24,7 @@ from unity.ir.node import dispatch_table
 from unity.tir import expr as E
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var
+from unity.tir.op import ldexp_op
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 F32 = ir.FloatType()
@@ -93,6 +94,10 @@ class ExprCodegen:
 
     vector_bits: int
     """Width of the target's vector registers (512 with AVX-512, else 256)."""
+
+    native_ldexp: bool
+    """Whether `llvm.ldexp` is one instruction (AVX-512's `vscalefps`); else `ldexp` is
+    two exponent-field products (LLVM would call libm's `ldexpf` per lane)."""
 
     memo: dict[PrimExpr, ir.Value]
     """Values of the expressions emitted for the current statement: lowering shares
@@ -391,6 +396,8 @@ class ExprCodegen:
         llvm_name = call.op.get_attr("llvm")
         if llvm_name == "bitcast":  # `reinterpret`: an instruction, not an intrinsic
             return self.builder.bitcast(args[0], llvm_type(call.dtype))
+        if call.op is ldexp_op:
+            return self._ldexp(*args)
         if dt.element(call.args[0].dtype) == "float16" and (llvm_name is None):
             wide = [
                 self.cast(a, x.dtype, dt.with_lanes("float32", dt.lanes(x.dtype)))
@@ -401,6 +408,25 @@ class ExprCodegen:
         if llvm_name is not None:
             return self.intrinsic(llvm_name, args)
         return self._fallback_math(short, args, call)
+
+    def _ldexp(self, x: ir.Value, n: ir.Value) -> ir.Value:
+        """``x * 2**n`` (float32 `x`, int32 `n`): `llvm.ldexp` where it is one instruction,
+        else ``x * 2**h * 2**(n - h)`` with ``h = n >> 1``, each power the float whose
+        exponent field is ``k + 127`` (neither leaves the normal range for ``|n| <= 252``
+        before the product does, so results down to the subnormals are right)."""
+        if self.native_ldexp:
+            full = f"llvm.ldexp.{_suffix(x.type)}.{_suffix(n.type)}"
+            fn = self.module.globals.get(full)
+            if fn is None:
+                fn = ir.Function(self.module, ir.FunctionType(x.type, [x.type, n.type]), full)
+            return self.builder.call(fn, [x, n])
+        b = self.builder
+        half = b.ashr(n, _splat(n.type, 1))  # floor(n / 2)
+
+        def pow2(k: ir.Value) -> ir.Value:
+            return b.bitcast(b.shl(b.add(k, _splat(n.type, 127)), _splat(n.type, 23)), x.type)
+
+        return b.fmul(b.fmul(x, pow2(half)), pow2(b.sub(n, half)))
 
     def _fallback_math(self, short: str, args: list[ir.Value], call: E.Call) -> ir.Value:
         """Ops lowering normally rewrites (LowerIntrinsics), compiled directly here."""

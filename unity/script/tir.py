@@ -418,6 +418,7 @@ def call_intrin(dtype: str, op_name: str, *args: Any) -> E.Call:
 
 
 if_then_else = Select = tir.select
+ldexp, reinterpret = tir.ldexp, tir.reinterpret  # int operands kept (not made float32)
 min, max = tir.min, tir.max
 truncdiv, truncmod, floordiv, floormod = tir.truncdiv, tir.truncmod, tir.floordiv, tir.floormod
 abs, exp, exp2, log, log2, log10 = tir.abs, tir.exp, tir.exp2, tir.log, tir.log2, tir.log10

@@ -24,7 +24,7 @@ from unity.tir.functor import (
 )  # fmt: skip
 from unity.tir.op import (
     abs, acos, asin, atan, atan2, call_intrin, ceil, cos, cosh, erf, exp, exp2, fabs, floor, fmod,
-    isinf, isnan, log, log2, log10, max_value, min_value, power, reinterpret, round, rsqrt, sigmoid,
+    isinf, isnan, ldexp, log, log2, log10, max_value, min_value, power, reinterpret, round, rsqrt, sigmoid,
     sin, sinh, sqrt, tan, tanh, trunc,
 )  # fmt: skip
 from unity.tir.stmt import (

@@ -90,6 +90,34 @@ def reinterpret(x: PrimExpr) -> PrimExpr:
     return Call(dt.with_lanes(_REINTERPRET[element], dt.lanes(x.dtype)), reinterpret_op, (x,))
 
 
+def _ldexp_numpy(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    return np.ldexp(x, np.asarray(n)).astype(x.dtype)
+
+
+ldexp_op = Op("tir.ldexp", numpy=_ldexp_numpy, llvm=None, arity=2, pure=True)
+"""``ldexp(x, n)`` is ``x * 2**n`` for float32 `x` and int32 `n`, rounded once (as C's
+`ldexpf`).  The CPU backend emits AVX-512's `vscalefps` where the target has it, else two
+exponent-field products: exact there for ``-252 <= n <= 254`` (the range `exp` needs)."""
+
+
+def ldexp(x: PrimExpr, n: PrimExpr) -> PrimExpr:
+    """``x * 2**n`` (see `ldexp_op`), lane by lane: `x` float32, `n` int32 of its lanes.
+
+    Raises:
+        TypeError: `x` is not float32 or `n` not int32 of the same lanes.
+
+    Example:
+        >>> from unity import tir
+        >>> ldexp(tir.Var("x", "float32"), tir.Var("n", "int32")).dtype
+        'float32'
+    """
+    x, n = const(x), const(n)
+    if dt.element(x.dtype) != "float32" or n.dtype != dt.with_lanes("int32", dt.lanes(x.dtype)):
+        raise TypeError(f"ldexp takes float32 x and int32 n of x's lanes, got {x.dtype} and {n.dtype}")
+    return Call(x.dtype, ldexp_op, (x, n))
+
+
 def _index_check_numpy(index: object, extent: object) -> object:
     bad = (np.asarray(index) < 0) | (np.asarray(index) >= np.asarray(extent))
     if np.any(bad):
