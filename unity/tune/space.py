@@ -38,7 +38,7 @@ from typing import Any
 
 from unity.schedule.default.analysis import RuleContext
 from unity.schedule.default.apply import schedule_primfunc
-from unity.schedule.default.conv2d import ConvTiling
+from unity.schedule.default.conv2d import LONG_ROW, ConvTiling
 from unity.schedule.default.conv2d_blocked import BlockedTiling
 from unity.schedule.default.conv2d_tiles import channel_tiles, vector_pieces
 from unity.schedule.error import ScheduleError
@@ -228,14 +228,15 @@ def _conv_space(ctx: RuleContext, conv: ConvTiling) -> Space:
     lanes = ctx.lanes
     channel_tos = set(channel_tiles(conv.per_group, lanes)) if conv.per_group else set()
     column_tos = {t for t in (1, 2, 3, 4, 6, 8, 12, 16) if conv.out_channels % t == 0}
-    column_txs = {t for t in (8, 16, 32, 48, 64) if t < conv.width} | {min(conv.width, 4 * lanes)}
+    width = conv.width or LONG_ROW  # a symbolic width: tiles of a long row
+    column_txs = {t for t in (8, 16, 32, 48, 64) if t < width} | {min(width, 4 * lanes)}
     pixels = conv.pixels or 0
     pixel_txs = {t for t in range(lanes // 2, 8 * lanes + 1) if pixels % t == 0 and t <= pixels}
     variants = ("channels",) * bool(channel_tos) + ("columns",) + ("pixels",) * bool(pixels)
     choices = {
         "variant": variants,
         "to": tuple(sorted(channel_tos | column_tos)),
-        "tx": tuple(sorted(set(range(1, min(conv.width, 16) + 1)) | column_txs | pixel_txs)),
+        "tx": tuple(sorted(set(range(1, min(width, 16) + 1)) | column_txs | pixel_txs)),
         "parallel": ("auto", "rows", "channels"),
     }
 
@@ -277,7 +278,7 @@ def _conv_blocked_space(ctx: RuleContext, conv: BlockedTiling) -> Space:
     dense = not conv.depthwise and conv.pixels is not None
     choices = {
         "to": tuple(v * conv.block for v in vectors),
-        "tx": tuple(range(1, min(conv.width if not dense else 16, 16) + 1)),
+        "tx": tuple(range(1, min(conv.width or 16 if not dense else 16, 16) + 1)),
         "flatten": (True, False) if dense else (False,),
         "unroll_window": (False, True) if conv.window else (False,),
         "parallel": ("auto", "rows", "channels"),

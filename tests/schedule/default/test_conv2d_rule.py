@@ -51,7 +51,7 @@ def test_parallel_knob_picks_rows_or_channel_blocks(knob: str | None, extent: in
 def _vector_extents(func: tir.PrimFunc) -> set[int]:
     return {
         int(s.extent.value) for s in walk(func.body)
-        if isinstance(s, For) and s.kind is ForKind.VECTORIZED
+        if isinstance(s, For) and s.kind is ForKind.VECTORIZED and isinstance(s.extent, tir.IntImm)
     }  # fmt: skip
 
 
@@ -305,3 +305,69 @@ def test_half_precision_weights_need_reduction_chunks_at_twice_the_channels() ->
     single, half = tiling("float32"), tiling("float16")
     assert single is not None and (single.rc_block, single.flatten) == (2, False)
     assert half is not None and (half.rc_block, half.flatten, half.tile) == (None, True, (16, 5))
+
+
+def _symbolic_width_conv(c, o, k, groups, block=None, stride=1):
+    """A 1-D conv (height 1, kernel 1 x k, padded k // 2) over a symbolic width: NCHW or,
+    with `block`, NCHW{block}c data."""
+    from unity import te, topi
+
+    w = tir.SizeVar("w", "int32")
+    shape = (1, c, 1, w) if block is None else (1, c // block, 1, w, block)
+    x = te.placeholder(shape, name="x")
+    wt = te.placeholder((o, c // groups, 1, k), name="wt")
+    layout = "NCHW" if block is None else f"NCHW{block}c"
+    y = topi.nn.conv2d(x, wt, (1, stride), (0, k // 2, 0, k // 2), 1, groups, layout, "OIHW")
+    return te.create_prim_func([x, wt, y])
+
+
+def _run_at_width(func: tir.PrimFunc, x: np.ndarray, wt: np.ndarray, out_shape) -> np.ndarray:
+    out = np.zeros(out_shape, "float32")
+    unity.build(func)["main"](x, wt, out)
+    return out
+
+
+def test_grouped_conv_over_a_symbolic_width_takes_channel_tiles() -> None:
+    """wav2vec2's positional conv: groups of 24 channels (no 16-lane block holds them) over
+    a symbolic number of frames took the fallback rule (32.8 ms); now a channel tile of
+    the 24 channels x 8 columns, the row's last tile guarded."""
+    from unity.schedule.default import conv2d
+    from unity.schedule.default.analysis import block_infos
+    from unity.topi.testing import conv2d_python
+
+    func = _symbolic_width_conv(48, 48, 9, groups=2)
+    info = next(b for b in block_infos(func) or [] if conv2d.applies(b))
+    tiling = conv2d.conv_tiling(info, 16)
+    assert tiling is not None and (tiling.variant, tiling.tile, tiling.width) == ("channels", (24, 8), None)
+    scheduled = schedule_primfunc(func, AVX512)
+    assert 24 in _vector_extents(scheduled)
+    rng = np.random.default_rng(0)
+    wt = rng.standard_normal((48, 24, 1, 9)).astype("float32")
+    for width in (5, 37):  # shorter than one tile; four tiles and a guarded one
+        x = rng.standard_normal((1, 48, 1, width)).astype("float32")
+        want = conv2d_python(x, wt, padding=(0, 4, 0, 4), groups=2)
+        got = _run_at_width(scheduled, x, wt, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_blocked_conv_over_a_symbolic_width_takes_no_reduction_chunks() -> None:
+    """A row of unknown length keeps its whole reduction in each tile: chunks keep a row's
+    accumulators in a buffer between them, which for wav2vec2's rows of 1599 samples
+    (512 -> 512 channels, k=3, s=2) streamed from L2 (32.7 ms; whole: 12.9 ms)."""
+    from unity.schedule.default import conv2d_blocked
+    from unity.schedule.default.analysis import block_infos
+    from unity.topi.testing import conv2d_python
+
+    avx2 = RuleContext(lanes=8, num_cores=2)
+    func = _symbolic_width_conv(512, 32, 9, groups=1, block=8, stride=2)  # 288 KiB of weights a tile
+    info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
+    tiling = conv2d_blocked.blocked_tiling(info, avx2)
+    assert tiling is not None and tiling.width is None and tiling.rc_block is None
+    scheduled = schedule_primfunc(func, avx2)
+    rng = np.random.default_rng(1)
+    wt = rng.standard_normal((32, 512, 1, 9)).astype("float32")
+    x = rng.standard_normal((1, 512, 1, 29)).astype("float32")
+    want = conv2d_python(x, wt, (1, 2), (0, 4, 0, 4))  # (1, 32, 1, 15)
+    blocked = np.ascontiguousarray(x.reshape(1, 64, 8, 1, 29).transpose(0, 1, 3, 4, 2))
+    got = _run_at_width(scheduled, blocked, wt, (1, 4, 1, 15, 8))
+    np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(want.shape), want, rtol=1e-4, atol=1e-4)
