@@ -95,7 +95,7 @@ def _ldexp_numpy(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.ldexp(x, np.asarray(n)).astype(x.dtype)
 
 
-ldexp_op = Op("tir.ldexp", numpy=_ldexp_numpy, llvm=None, arity=2, pure=True)
+ldexp_op = Op("tir.ldexp", numpy=_ldexp_numpy, llvm="llvm.ldexp", arity=2, pure=True)
 """``ldexp(x, n)`` is ``x * 2**n`` for float32 `x` and int32 `n`, rounded once (as C's
 `ldexpf`).  The CPU backend emits AVX-512's `vscalefps` where the target has it, else two
 exponent-field products: exact there for ``-252 <= n <= 254`` (the range `exp` needs)."""

@@ -168,3 +168,77 @@ def test_an_index_widened_to_int64_stays_a_ramp():
     assert isinstance(store.indices[0], Ramp) and store.indices[0].dtype == "int64x8"
     assert isinstance(store.value.indices[0], Ramp)
     assert_same_results(before, after)
+
+
+def _guarded_tile(value, store_local: bool = True):
+    """``for i0 in range((n + 15) // 16)``: a 16-lane tile of a symbolic `n` accumulated in a
+    local buffer under the guard ``i0 * 16 + j < n`` (vectorized), written back guarded."""
+    n = tir.SizeVar("n")
+    A = tir.decl_buffer((n,), "float32", "A")
+    B = tir.decl_buffer((n,), "float32", "B")
+    acc = tir.decl_buffer((16,), "float32", "acc", scope="local")
+    i0, j, k = tir.Var("i0"), tir.Var("j"), tir.Var("k")
+    col = i0 * 16 + j
+    target, where = (acc, j) if store_local else (B, col)
+    compute = loop(j, 16, tir.IfThenElse(col < n, tir.BufferStore(target, value(A, col, acc, j), (where,))), V)
+    back = loop(k, 16, tir.IfThenElse(i0 * 16 + k < n, tir.BufferStore(B, acc[k], (i0 * 16 + k,))))
+    body = tir.Allocate(acc, SeqStmt((compute, back)) if store_local else compute)
+    return module(tir.PrimFunc((A, B), loop(i0, (n + 15) // 16, body))), n
+
+
+def test_a_guarded_tile_of_a_symbolic_extent_runs_as_vectors_on_every_lane():
+    """The last tile's lanes past `n` compute too (into the local tile, never written back);
+    the loads of `A` read lane `j` at ``min(j, n - 1 - i0 * 16)``: a masked load, in bounds."""
+    before, n = _guarded_tile(lambda A, col, acc, j: A[col] * 2.0 + 1.0)
+    after = VectorizeLoop()(before)
+    stores = [s for s in _walk_stmts(after["main"].body) if isinstance(s, tir.BufferStore)]
+    vector = [s for s in stores if s.buffer.name == "acc"]
+    assert len(vector) == 1 and vector[0].value.dtype == "float32x16"
+    guard = next(s for s in _walk_stmts(after["main"].body) if isinstance(s, IfThenElse))
+    assert guard.condition.script() == "0 <= n - i0 * 16 - 1"  # the first lane is taken
+    assert "T.min(T.Ramp(" in vector[0].value.script()
+    import unity
+
+    lib = unity.build(before)  # lowered (HoistGuards: a guard-free copy of whole tiles) and vectorized
+    assert "llvm.masked.load" in lib.get_source("ll")
+    for size in (5, 16, 37):
+        a = np.arange(size, dtype="float32")
+        for run in (tir.interpret, lambda m, *args: lib["main"](*args)):
+            b = np.zeros(size, "float32")
+            run(after, a, b)
+            np.testing.assert_array_equal(b, a * 2 + 1)
+
+
+def test_guarded_stores_to_global_buffers_and_integer_division_stay_serial():
+    global_store, _ = _guarded_tile(lambda A, col, acc, j: A[col], store_local=False)
+    assert VectorizeLoop()(global_store)["main"].body.body.body.kind is ForKind.SERIAL
+    divides, _ = _guarded_tile(lambda A, col, acc, j: tir.Cast("float32", 64 // tir.Cast("int32", A[col])))
+    compute = VectorizeLoop()(divides)["main"].body.body.body.seq[0]
+    assert isinstance(compute, For) and compute.kind is ForKind.SERIAL
+
+
+def _walk_stmts(stmt):
+    found = []
+    tir.post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, tir.Stmt) else None)
+    return found
+
+
+def test_a_guarded_tile_into_an_accumulator_shared_by_every_tile_stays_serial():
+    """``acc[j] += A[i0 * 16 + j]`` over all tiles `i0` (column sums): the lanes past `n`
+    in the last tile would add to sums of earlier tiles, so that loop stays serial."""
+    n = tir.SizeVar("n")
+    A = tir.decl_buffer((n,), "float32", "A")
+    B = tir.decl_buffer((16,), "float32", "B")
+    acc = tir.decl_buffer((16,), "float32", "acc", scope="local")
+    i0, j, k, m = (tir.Var(v) for v in ("i0", "j", "k", "m"))
+    zero = loop(k, 16, tir.BufferStore(acc, tir.const(0.0), (k,)))
+    add = tir.IfThenElse(i0 * 16 + j < n, tir.BufferStore(acc, acc[j] + A[i0 * 16 + j], (j,)))
+    tiles = loop(i0, (n + 15) // 16, loop(j, 16, add, V))
+    out = loop(m, 16, tir.BufferStore(B, acc[m], (m,)))
+    before = module(tir.PrimFunc((A, B), tir.Allocate(acc, SeqStmt((zero, tiles, out)))))
+    after = VectorizeLoop()(before)
+    assert after["main"].body.body.seq[1].body.kind is ForKind.SERIAL
+    a = np.arange(37, dtype="float32")
+    b = np.zeros(16, "float32")
+    tir.interpret(after, a, b)
+    np.testing.assert_array_equal(b, np.pad(a, (0, 11)).reshape(3, 16).sum(axis=0))
