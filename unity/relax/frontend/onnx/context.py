@@ -71,6 +71,26 @@ class NodeView:
         return self.inputs[index] if index < len(self.inputs) else None
 
 
+_WIDE = {
+    "int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8", "float8_e4m3fn": "float32",
+    "float8_e4m3fnuz": "float32", "float8_e5m2": "float32", "float8_e5m2fnuz": "float32",
+}  # fmt: skip
+"""ml_dtypes' narrow types (of ONNX initializers: int4 weights, float8 scales and zero
+points) and the dtype that holds their values exactly here."""
+
+
+def widened(array: np.ndarray) -> np.ndarray:
+    """`array` in the dtype that holds its narrow type's values (`_WIDE`), else itself.
+
+    Example:
+        >>> import ml_dtypes
+        >>> widened(np.array([7, -8], ml_dtypes.int4)).dtype
+        dtype('int8')
+    """
+    wide = _WIDE.get(array.dtype.name)
+    return array if wide is None else array.astype(wide)
+
+
 class Context:
     """Import state shared by converters: the builder, the opset, and value helpers.
 
@@ -152,7 +172,7 @@ class Context:
             return self._sym_to_expr(value)
         key = id(value)
         if key not in self._constants:
-            self._constants[key] = Constant(np.asarray(value))
+            self._constants[key] = Constant(widened(np.asarray(value)))
         return self._constants[key]
 
     def _sym_to_expr(self, value: SymTensor) -> Expr:
@@ -186,7 +206,8 @@ class Context:
         if isinstance(value, SymTensor):
             return TensorStructInfo(value.shape, value.dtype)
         if isinstance(value, np.ndarray | np.generic):
-            return TensorStructInfo(tuple(int(d) for d in np.shape(value)), str(value.dtype))
+            dtype = _WIDE.get(value.dtype.name, str(value.dtype))  # narrow types: widened
+            return TensorStructInfo(tuple(int(d) for d in np.shape(value)), dtype)
         sinfo = value.struct_info
         if not isinstance(sinfo, TensorStructInfo):
             raise self.fail(f"expects a tensor input, got {type(sinfo).__name__}")
