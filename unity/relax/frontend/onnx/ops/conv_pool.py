@@ -164,10 +164,11 @@ def _conv_transpose(ctx: Context, node: NodeView) -> Value:
         targets = list(output_shape)[-rank:] if output_shape is not None else None
         pads = [0] * (2 * rank)
         for i in range(rank):
-            if not spatial[i].is_number:
-                raise ctx.fail("output_shape / auto_pad SAME needs static spatial dims")
-            want = targets[i] if targets is not None else int(spatial[i]) * strides[i]
-            total = strides[i] * (int(spatial[i]) - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want
+            if targets is not None and not spatial[i].is_number:
+                raise ctx.fail("output_shape needs static spatial dims")
+            # SAME: the output is `size * stride`, whose pads do not depend on the size
+            want = targets[i] if targets is not None else spatial[i] * strides[i]
+            total = int(strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want)
             if total < 0:
                 out_pad[i] -= total
                 total = 0
