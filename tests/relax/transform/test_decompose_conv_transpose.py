@@ -134,3 +134,16 @@ def test_the_default_pipeline_runs_it_and_disabled_pass_keeps_the_direct_form():
         assert f"kernel {kernel}" in ex.as_text()
         got = relax.VirtualMachine(ex, unity.cpu())["main"](x).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_stride_one_transposed_conv_is_a_conv_with_less_padding():
+    """k=3, s=1, p=1 (a decoder's last layer): the reversed kernel with padding 1, no crop."""
+    w = RNG.standard_normal((8, 4, 3, 3)).astype("float32")
+    after = DecomposeConvTranspose()(_module(("n", 8, "h", "w"), Constant(w), strides=1, padding=1))
+    convs = [line for line in after.script().splitlines() if "R.nn.conv2d(" in line]
+    assert len(convs) == 1 and "padding=(1, 1, 1, 1)" in convs[0]
+    assert "R.strided_slice" not in after.script() and "gv: R.Tensor((n, 4, h, w)" in after.script()
+    x = RNG.standard_normal((2, 8, 5, 6)).astype("float32")
+    want = conv2d_transpose_python(x, w, padding=(1, 1, 1, 1))
+    vm = relax.VirtualMachine(unity.compile(after), unity.cpu())
+    np.testing.assert_allclose(vm["main"](x).numpy(), want, rtol=1e-4, atol=1e-4)

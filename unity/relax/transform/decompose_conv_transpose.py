@@ -97,6 +97,10 @@ def _decompose(call: Expr, matches: dict[Any, Any]) -> Expr:
         return call
     weight = _phase_kernels(w, (c, og, kh, kw), rows, cols, groups)
     (sh, sw), (mh, mw) = (rows.stride, cols.stride), (rows.taps, cols.taps)
+    if (sh, sw) == (1, 1) and rows.folds_crop() and cols.folds_crop():
+        # one phase: the crop is less padding (k=3, p=1: the conv of padding 1)
+        pads = (mh - 1 - rows.begin, mw - 1 - cols.begin, mh - 1 - rows.tail, mw - 1 - cols.tail)
+        return op.nn.conv2d(x, weight, 1, pads, 1, groups, out_dtype=attrs.out_dtype)
     pads = (mh - 1, mw - 1, mh - 1, mw - 1)
     y: Expr = op.nn.conv2d(x, weight, 1, pads, 1, groups, out_dtype=attrs.out_dtype)
     o, qh, qw = og * groups, rows.phase_len, cols.phase_len
@@ -160,6 +164,10 @@ class _Axis:
     def extra(self) -> int:
         """Zeros appended past the phases' output."""
         return max(0, -self.tail)
+
+    def folds_crop(self) -> bool:
+        """Whether a stride-1 axis's crop fits in its conv's padding (``M - 1`` each side)."""
+        return 0 <= self.begin <= self.taps - 1 and 0 <= self.tail <= self.taps - 1
 
     def cropped(self) -> bool:
         """Whether the (extended) phases' output is longer than the output."""
