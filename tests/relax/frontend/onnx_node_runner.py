@@ -88,9 +88,13 @@ def expected_outputs(case: object) -> list[np.ndarray]:
     return [_array(v) for v in case.data_sets[0][1]]  # type: ignore[attr-defined]
 
 
-def _array(value: object) -> np.ndarray:
+def _array(value: object) -> np.ndarray | list:
+    """A tensor's data as an array; a sequence's as a list of arrays."""
     if isinstance(value, onnx.TensorProto):
         return numpy_helper.to_array(value)
+    if isinstance(value, list | onnx.SequenceProto):
+        items = numpy_helper.to_list(value) if isinstance(value, onnx.SequenceProto) else value
+        return [_array(v) for v in items]
     return np.asarray(value)
 
 
@@ -98,11 +102,11 @@ def check_struct_info(imported: Imported, expected: list[np.ndarray]) -> None:
     """Assert `main` returns tensors of the expected shapes and dtypes."""
     main = imported.mod["main"]  # type: ignore[index]
     ret = main.ret_struct_info
-    infos = list(ret.fields) if isinstance(ret, TupleStructInfo) else [ret]
+    infos = list(ret.fields) if isinstance(ret, TupleStructInfo) and len(expected) > 1 else [ret]
     assert len(infos) == len(expected), f"{len(infos)} outputs, expected {len(expected)}"
     given = {s for p in main.params if isinstance(p.struct_info, TensorStructInfo) and p.struct_info.shape
              for d in p.struct_info.shape for s in d.free_symbols}  # fmt: skip
-    for i, (sinfo, want) in enumerate(zip(infos, expected, strict=True)):
+    for i, (sinfo, want) in _flat_outputs(infos, expected):
         assert isinstance(sinfo, TensorStructInfo), f"output {i} is {type(sinfo).__name__}"
         assert sinfo.shape is not None, f"output {i} has an unknown shape"
         got = tuple(int(d) if d.is_number else d for d in sinfo.shape)
@@ -144,9 +148,23 @@ def check_numeric(imported: Imported, expected: list[np.ndarray], case: object, 
     _compare(vm["main"](*imported.inputs), expected)
 
 
+def _flat_outputs(outs: list, expected: list) -> list[tuple[str, tuple]]:
+    """`(name, (output, expected))` for each tensor, a sequence output's tensors named
+    ``i.j`` (its tuple's fields against the expected list)."""
+    pairs = []
+    for i, (out, want) in enumerate(zip(outs, expected, strict=True)):
+        if not isinstance(want, list):
+            pairs.append((str(i), (out, want)))
+            continue
+        fields = list(out.fields) if isinstance(out, TupleStructInfo) else list(out)
+        assert len(fields) == len(want), f"output {i} is a sequence of {len(fields)}, expected {len(want)}"
+        pairs.extend((f"{i}.{j}", pair) for j, pair in enumerate(zip(fields, want, strict=True)))
+    return pairs
+
+
 def _compare(result: object, expected: list[np.ndarray]) -> None:
-    outs = list(result) if isinstance(result, tuple | list) else [result]
-    for got, want in zip(outs, expected, strict=True):
+    outs = list(result) if isinstance(result, tuple | list) and len(expected) > 1 else [result]
+    for _, (got, want) in _flat_outputs(outs, expected):
         got_np = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
         rtol, atol = TOLERANCES.get(str(want.dtype), (1e-3, 1e-4))
         if want.dtype.kind not in "fc" and str(want.dtype) != "bfloat16":

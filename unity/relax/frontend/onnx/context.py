@@ -31,8 +31,25 @@ from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportEr
 from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal, prove_not_equal
 
-Value = np.ndarray | SymTensor | Expr
-"""A tensor during import: known now (numpy / `SymTensor`) or at run time (relax)."""
+
+
+@dataclass(frozen=True, eq=False)
+class SeqValue:
+    """An ONNX sequence during import: its tensors, known now (`ops.sequence`).
+
+    Example:
+        >>> SeqValue((np.zeros(2), np.ones(3)), "float64").items[1].shape
+        (3,)
+    """
+
+    items: tuple[Any, ...]
+    dtype: str
+    """The element type of its tensors (also of an empty one)."""
+
+
+Value = np.ndarray | SymTensor | Expr | SeqValue
+"""A value during import: a tensor known now (numpy / `SymTensor`) or at run time
+(relax), or a sequence of them."""
 
 
 @dataclass
@@ -166,6 +183,8 @@ class Context:
         """
         if value is None:
             raise self.fail("misses a required input")
+        if isinstance(value, SeqValue):
+            raise self.fail("expects a tensor, got a sequence")
         if isinstance(value, Expr):
             return value
         if isinstance(value, SymTensor):
@@ -203,6 +222,8 @@ class Context:
         """
         if value is None:
             raise self.fail("misses a required input")
+        if isinstance(value, SeqValue):
+            raise self.fail("expects a tensor, got a sequence")
         if isinstance(value, SymTensor):
             return TensorStructInfo(value.shape, value.dtype)
         if isinstance(value, np.ndarray | np.generic):

@@ -35,8 +35,8 @@ from onnx import helper, numpy_helper
 
 from unity.ir.module import IRModule
 from unity.relax.block_builder import BlockBuilder
-from unity.relax.expr import Constant, Expr, Var
-from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.expr import Constant, Expr, Tuple, Var
+from unity.relax.frontend.onnx.context import Context, NodeView, SeqValue, Value
 from unity.relax.frontend.onnx.control_flow import CONTROL_FLOW, NeedsBindingBlocks, subgraphs
 from unity.relax.frontend.onnx.errors import (
     ConstantInputRequired, OnnxImportError, UnsupportedOpError,
@@ -44,6 +44,7 @@ from unity.relax.frontend.onnx.errors import (
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.host_node import host_node
 from unity.relax.frontend.onnx.ops import CONVERTERS
+from unity.relax.frontend.onnx.ops.sequence import CONVERTERS as SEQUENCE_CONVERTERS
 from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
 from unity.relax.frontend.onnx.validate import (
     MIN_OPSET, check_attribute_types, check_opset, node_order,
@@ -54,9 +55,10 @@ from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
 
 _NOT_FOLDED = frozenset({
     "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
-    "Multinomial", "If", "Loop", "Scan",
+    "Multinomial", "If", "Loop", "Scan", *SEQUENCE_CONVERTERS,
 })  # fmt: skip
-"""Ops never evaluated at import time (random, or with subgraphs)."""
+"""Ops never evaluated at import time by the reference (random, with subgraphs, or making
+sequences: their converters resolve them)."""
 
 _FOLD_LIMIT = 1 << 22
 """Folded results larger than this many elements stay run-time ops when a converter exists."""
@@ -310,7 +312,8 @@ class _GraphImporter:
                 result = (CONTROL_FLOW[proto.op_type](self, proto, node) if proto.op_type in CONTROL_FLOW
                           else CONVERTERS[proto.op_type](self.ctx, node))  # fmt: skip
             except ConstantInputRequired as err:  # run-time data: the host evaluates it
-                result = host_node(self.ctx, proto, node, opset) if self.host_nodes else None
+                hostable = self.host_nodes and not any(isinstance(v, SeqValue) for v in node.inputs)
+                result = host_node(self.ctx, proto, node, opset) if hostable else None
                 if result is None:
                     raise err from None
             except (OnnxImportError, NeedsBindingBlocks):
@@ -350,7 +353,7 @@ class _GraphImporter:
 
     def _fold(self, proto: onnx.NodeProto, node: NodeView) -> list[Value] | None:
         present = [v for v in node.inputs if v is not None]
-        if proto.op_type in _NOT_FOLDED or any(isinstance(v, Expr) for v in present):
+        if proto.op_type in _NOT_FOLDED or any(isinstance(v, Expr | SeqValue) for v in present):
             return None
         if any(isinstance(v, SymTensor) for v in present):
             if not can_fold_symbolic(proto.op_type):
@@ -364,7 +367,10 @@ class _GraphImporter:
     def _output(self, name: str) -> Expr:
         if name not in self.env:
             raise OnnxImportError(f"graph output {name!r} is produced by no node")
-        return self.ctx.expr(self.env[name])
+        value = self.env[name]
+        if isinstance(value, SeqValue):  # a sequence output: a tuple of its tensors
+            return Tuple([self.ctx.expr(v) for v in value.items])
+        return self.ctx.expr(value)
 
 
 def _fold_reference(proto: onnx.NodeProto, node: NodeView, opset: int) -> list[Value] | None:

@@ -99,12 +99,18 @@ def _split(ctx: Context, node: NodeView) -> list[Value]:
     x = ctx.expr(node.input(0))
     axis = ctx.normalize_axes([node.attr("axis", 0)], ctx.ndim(x))[0]
     sizes = _split_sizes(ctx, node, ctx.shape(x)[axis])
-    if sizes is None:
-        parts: int | list[int] = node.attr("num_outputs", node.num_outputs)
-    else:
-        parts = list(np.cumsum(sizes[:-1]).tolist())
+    return split_parts(ctx, x, sizes if sizes is not None else node.attr("num_outputs", node.num_outputs), axis)
+
+
+def split_parts(ctx: Context, x: Expr, sizes: list[int] | int, axis: int) -> list[Value]:
+    """`x` split on `axis` into parts of `sizes` (or into that many equal parts).
+
+    Example:
+        >>> split_parts(ctx, x, [2, 3], 0)  # doctest: +SKIP
+    """
+    parts = sizes if isinstance(sizes, int) else list(np.cumsum(sizes[:-1]).tolist())
     tup = ctx.emit(R.split(x, parts, axis))
-    count = len(sizes) if sizes is not None else int(parts)  # type: ignore[arg-type]
+    count = sizes if isinstance(sizes, int) else len(sizes)
     return [ctx.emit(TupleGetItem(tup, i)) for i in range(count)]
 
 
