@@ -97,3 +97,17 @@ def test_blocked_int4_weights_dequantize_as_the_reference_does():
     want = x @ (w.astype(np.float32) * np.repeat(scale, 32, axis=0))
     np.testing.assert_allclose(ReferenceEvaluator(model).run(None, {"x": x})[0], want, rtol=1e-6)
     np.testing.assert_allclose(_run(model, x=x), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("kind", "lo", "hi"), [(ml_dtypes.int4, -8, 7), (ml_dtypes.uint4, 0, 15)])
+def test_quantize_to_four_bits_saturates_to_their_range(kind, lo, hi):
+    zero = np.array(1, kind)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]  # fmt: skip
+    io = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [9])]
+    out = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [9])]
+    model = _model(nodes, io, out, {"s": np.float32(0.5), "z": zero}, 21)
+    x = np.array([-20, -4.6, -1.25, -0.25, 0, 0.75, 1.25, 3.4, 20], np.float32)
+    want = (np.clip(np.rint(x / 0.5) + 1, lo, hi) - 1) * 0.5
+    np.testing.assert_array_equal(ReferenceEvaluator(model).run(None, {"x": x})[0], want)
+    np.testing.assert_array_equal(_run(model, x=x), want)

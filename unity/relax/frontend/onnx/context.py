@@ -32,7 +32,6 @@ from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal, prove_not_equal
 
 
-
 @dataclass(frozen=True, eq=False)
 class SeqValue:
     """An ONNX sequence during import: its tensors, known now (`ops.sequence`).

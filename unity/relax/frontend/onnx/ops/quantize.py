@@ -24,7 +24,10 @@ from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
-           "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1)}  # fmt: skip
+           "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1), "int4": (-8, 7), "uint4": (0, 15),
+           "int2": (-2, 1), "uint2": (0, 3)}  # fmt: skip
+_HELD = {"int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8"}
+"""The dtype holding each narrow integer type's values."""
 
 
 _FLOAT8 = {  # name: (mantissa bits, smallest normal exponent, largest finite value, has inf)
@@ -100,7 +103,7 @@ def dequantize(ctx: Context, x: Value, scale: Value, zero: Value | None, axis: i
     xe = ctx.expr(x)
     dtype = ctx.dtype(scale)
     kind = "float32" if ctx.dtype(x) == "float32" else "int32"  # float8 values: held as float32
-    wide = cast(ctx, xe, kind)  # float8 values (held as float32): exact as float32
+    wide = cast(ctx, xe, kind)
     if zero is not None:
         wide = ctx.emit(R.subtract(wide, cast(ctx, _along(ctx, zero, xe, axis, block), kind)))
     return ctx.emit(R.multiply(cast(ctx, wide, dtype), _along(ctx, scale, xe, axis, block)))
@@ -125,7 +128,7 @@ def quantize(ctx: Context, x: Expr, scale: Value, zero: Value | None, dtype: str
     if zero is not None:
         scaled = ctx.emit(R.add(scaled, cast(ctx, _along(ctx, zero, x, axis, block), ctx.dtype(x))))
     lo, hi = _RANGES[dtype]
-    return cast(ctx, ctx.emit(R.clip(scaled, lo, hi)), dtype)
+    return cast(ctx, ctx.emit(R.clip(scaled, lo, hi)), _HELD.get(dtype, dtype))
 
 
 def _quantize_linear(ctx: Context, node: NodeView) -> Value:
@@ -135,7 +138,7 @@ def _quantize_linear(ctx: Context, node: NodeView) -> Value:
     zero = node.input(2)
     to = node.attr("output_dtype", 0)
     narrow = np.asarray(zero).dtype.name if isinstance(zero, np.ndarray | np.generic) else ""
-    if is_float8(narrow):  # a float8 zero point (an initializer): the format it names
+    if is_float8(narrow) or narrow in _HELD:  # a float8 / 4-bit zero point: the type it names
         dtype = narrow
     else:
         dtype = elem_dtype(to, "output_dtype") if to else ctx.dtype(zero) if zero is not None else "uint8"
