@@ -34,6 +34,29 @@ transformers).  In brackets, stop 27's ratios (and what they were before its fix
 
 At sequence 512 (``--seq 512 --repeat 10``): BERT 0.91x, GPT-2 1.01x, Llama 1.02x; the
 commit before stop 28's fusion changes, same hour: 0.99x, 1.15x, 1.09x.
+
+On 2026-12-06 (stop 30; 2-core Zen 4 with AVX-512, shared; batch 1, sequence 128,
+``--repeat 15``).  In brackets, the same models on this machine at the session's start::
+
+    model        compile  unity ms    ort ms    ratio  max|diff|
+    bert             2.2     10.37     11.83    0.88x  1.7e-06   (0.90x)
+    convnext         2.9      6.63      7.15    0.93x  2.6e-06   (0.96x)
+    gpt2             2.2     12.08     12.49    0.97x  6.0e-06   (0.93x)
+    gpt2_cache       2.5     13.69     13.77    0.99x  2.4e-06   (1.10x)
+    llama            2.3     10.83     12.54    0.86x  3.7e-06   (0.88x)
+    resnet18         4.8     11.63     18.30    0.64x  2.1e-05   (0.63x)
+    segformer        6.5      7.95      9.97    0.80x  4.8e-06   (0.74x)
+    swin             5.0      9.35      9.76    0.96x  3.8e-06   (0.96x)
+    t5_encoder       1.9     10.76     11.20    0.96x  2.9e-06   (0.96x)
+    vit              1.2     17.50     17.97    0.97x  5.2e-06   (1.00x)
+    wav2vec2         7.3     35.66     40.58    0.88x  8.7e-06   (2.61x)
+
+wav2vec2 had regressed on AVX-512: its positional conv (groups of 24 channels, which no
+16-lane block holds, over a symbolic frame count) fell to the fallback rule (34 ms of
+105), and its 1-D feature convs split their reduction over rows of 1599 samples; GPT-2
+with a cache ran its attention scores' last column tile (``past + seq`` = 133 columns)
+lane by lane.  At sequence 100 (``--seq 100``): BERT 0.91x, GPT-2 0.97x, Llama 0.86x,
+T5 1.00x.
 """
 
 from __future__ import annotations
