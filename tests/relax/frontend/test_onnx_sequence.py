@@ -1,4 +1,4 @@
-"""Sequence ops through `from_onnx`: sequences resolved at import time, against onnxruntime."""
+"""Sequence and optional ops through `from_onnx`: resolved at import time, against onnxruntime."""
 
 from __future__ import annotations
 
@@ -64,3 +64,27 @@ def test_sequence_inputs_and_run_time_positions_are_clear_errors():
     proto = model(nodes, [tensor("x", FLOAT, [3]), tensor("i", TensorProto.INT64, [])], [tensor("y", FLOAT, [])], {})
     with pytest.raises(OnnxImportError, match="position"):
         from_onnx(proto)
+
+
+def test_optionals_are_their_value_or_empty():
+    """``Optional(x)`` holds x (`OptionalGetElement` reads it back); ``Optional()`` with a
+    type is empty; an optional graph input is taken to hold its tensor."""
+    tensor_type = helper.make_tensor_type_proto(TensorProto.FLOAT, [3])
+    nodes = [
+        helper.make_node("Optional", ["x"], ["ox"]),
+        helper.make_node("Optional", [], ["none"], type=tensor_type),
+        helper.make_node("OptionalHasElement", ["ox"], ["has_x"]),
+        helper.make_node("OptionalHasElement", ["none"], ["has_none"]),
+        helper.make_node("OptionalGetElement", ["ox"], ["x2"]),
+        helper.make_node("OptionalGetElement", ["maybe"], ["m2"]),
+        helper.make_node("Add", ["x2", "m2"], ["y"]),
+    ]
+    maybe = helper.make_value_info("maybe", helper.make_optional_type_proto(tensor_type))
+    outs = [helper.make_tensor_value_info(n, TensorProto.BOOL, []) for n in ("has_x", "has_none")]
+    proto = model(nodes, [tensor("x", FLOAT, [3]), maybe], [*outs, tensor("y", FLOAT, [3])], {})
+    x, m = RNG.standard_normal(3).astype("float32"), RNG.standard_normal(3).astype("float32")
+    got = [t.numpy() for t in _run(proto, x, m)]
+    assert (bool(got[0]), bool(got[1])) == (True, False)
+    np.testing.assert_array_equal(got[2], x + m)
+    for g, w in zip(got, run_ort(proto, {"x": x, "maybe": m}), strict=True):
+        np.testing.assert_array_equal(g, w)

@@ -46,9 +46,23 @@ class SeqValue:
     """The element type of its tensors (also of an empty one)."""
 
 
-Value = np.ndarray | SymTensor | Expr | SeqValue
+@dataclass(frozen=True)
+class EmptyOptional:
+    """An ONNX optional holding nothing (``Optional`` with no input), during import.
+
+    Example:
+        >>> EmptyOptional().kind
+        'tensor'
+    """
+
+    kind: str = "tensor"
+    """What it would hold: "tensor" or "sequence"."""
+
+
+Value = np.ndarray | SymTensor | Expr | SeqValue | EmptyOptional
 """A value during import: a tensor known now (numpy / `SymTensor`) or at run time
-(relax), or a sequence of them."""
+(relax), a sequence of them, or an empty optional (an optional holding a value is
+that value)."""
 
 
 @dataclass
@@ -85,6 +99,10 @@ class NodeView:
             True
         """
         return self.inputs[index] if index < len(self.inputs) else None
+
+
+def _kind(value: SeqValue | EmptyOptional) -> str:
+    return "a sequence" if isinstance(value, SeqValue) else "an empty optional"
 
 
 _WIDE = {
@@ -182,8 +200,8 @@ class Context:
         """
         if value is None:
             raise self.fail("misses a required input")
-        if isinstance(value, SeqValue):
-            raise self.fail("expects a tensor, got a sequence")
+        if isinstance(value, SeqValue | EmptyOptional):
+            raise self.fail(f"expects a tensor, got {_kind(value)}")
         if isinstance(value, Expr):
             return value
         if isinstance(value, SymTensor):
@@ -221,8 +239,8 @@ class Context:
         """
         if value is None:
             raise self.fail("misses a required input")
-        if isinstance(value, SeqValue):
-            raise self.fail("expects a tensor, got a sequence")
+        if isinstance(value, SeqValue | EmptyOptional):
+            raise self.fail(f"expects a tensor, got {_kind(value)}")
         if isinstance(value, SymTensor):
             return TensorStructInfo(value.shape, value.dtype)
         if isinstance(value, np.ndarray | np.generic):

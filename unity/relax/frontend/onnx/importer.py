@@ -36,7 +36,7 @@ from onnx import helper, numpy_helper
 from unity.ir.module import IRModule
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Constant, Expr, Tuple, Var
-from unity.relax.frontend.onnx.context import Context, NodeView, SeqValue, Value
+from unity.relax.frontend.onnx.context import Context, EmptyOptional, NodeView, SeqValue, Value
 from unity.relax.frontend.onnx.control_flow import CONTROL_FLOW, NeedsBindingBlocks, subgraphs
 from unity.relax.frontend.onnx.errors import (
     ConstantInputRequired, OnnxImportError, UnsupportedOpError,
@@ -44,6 +44,7 @@ from unity.relax.frontend.onnx.errors import (
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.host_node import host_node
 from unity.relax.frontend.onnx.ops import CONVERTERS
+from unity.relax.frontend.onnx.ops.optional import CONVERTERS as OPTIONAL_CONVERTERS
 from unity.relax.frontend.onnx.ops.sequence import CONVERTERS as SEQUENCE_CONVERTERS
 from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
 from unity.relax.frontend.onnx.validate import (
@@ -55,10 +56,10 @@ from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
 
 _NOT_FOLDED = frozenset({
     "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
-    "Multinomial", "If", "Loop", "Scan", *SEQUENCE_CONVERTERS,
+    "Multinomial", "If", "Loop", "Scan", *SEQUENCE_CONVERTERS, *OPTIONAL_CONVERTERS,
 })  # fmt: skip
 """Ops never evaluated at import time by the reference (random, with subgraphs, or making
-sequences: their converters resolve them)."""
+sequences and optionals: their converters resolve them)."""
 
 _FOLD_LIMIT = 1 << 22
 """Folded results larger than this many elements stay run-time ops when a converter exists."""
@@ -260,10 +261,13 @@ class _GraphImporter:
 
     def _input_sinfo(self, value_info: onnx.ValueInfoProto, fixed: Mapping[str, int]) -> TensorStructInfo:
         name = value_info.name
-        if not value_info.type.HasField("tensor_type"):
-            kind = value_info.type.WhichOneof("value")
-            raise OnnxImportError(f"graph input {name!r} is a {kind}; only tensors are supported")
-        ttype = value_info.type.tensor_type
+        vtype = value_info.type
+        if vtype.HasField("optional_type"):  # taken to hold its value (None: a clear VM error)
+            vtype = vtype.optional_type.elem_type
+        if not vtype.HasField("tensor_type"):
+            kind = vtype.WhichOneof("value")
+            raise OnnxImportError(f"graph input {name!r} is a {kind}; only tensors (and optional tensors) are supported")
+        ttype = vtype.tensor_type
         dtype = elem_dtype(ttype.elem_type, f"graph input {name!r}")
         if isinstance(self.dtype_dict, str):
             dtype = self.dtype_dict
@@ -353,7 +357,7 @@ class _GraphImporter:
 
     def _fold(self, proto: onnx.NodeProto, node: NodeView) -> list[Value] | None:
         present = [v for v in node.inputs if v is not None]
-        if proto.op_type in _NOT_FOLDED or any(isinstance(v, Expr | SeqValue) for v in present):
+        if proto.op_type in _NOT_FOLDED or any(isinstance(v, Expr | SeqValue | EmptyOptional) for v in present):
             return None
         if any(isinstance(v, SymTensor) for v in present):
             if not can_fold_symbolic(proto.op_type):
