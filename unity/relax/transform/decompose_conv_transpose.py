@@ -110,11 +110,10 @@ def _decompose(call: Expr, matches: dict[Any, Any]) -> Expr:
     extra = (rows.extra(), cols.extra())
     if any(extra):  # output padding past the phases' reach: no input lands there
         y = op.nn.pad(y, [0, 0, 0, 0, 0, extra[0], 0, extra[1]])
-    axes = [i for i, a in ((2, rows), (3, cols)) if a.cropped()]
-    if not axes:
+    crops = [(axis, a) for axis, a in ((2, rows), (3, cols)) if a.cropped()]
+    if not crops:
         return y
-    ends = [a.begin + a.out for a in (rows, cols) if a.cropped()]
-    begins = [a.begin for a in (rows, cols) if a.cropped()]
+    axes, begins, ends = zip(*((axis, a.begin, a.begin + a.out) for axis, a in crops), strict=True)
     return op.strided_slice(y, axes, begins, ends)
 
 
@@ -197,11 +196,11 @@ def _phase_kernels(
             w = op.nn.pad(op.reshape(w, spread), widths)
             dims[axis] *= a.dilation
             w = op.reshape(w, dims)
-    wants = (rows.taps * rows.stride, cols.taps * cols.stride)
-    if any(d > want for d, want in zip(dims[2:], wants, strict=True)):  # zeros past the span
-        w = op.strided_slice(w, [2, 3], [0, 0], [min(d, want) for d, want in zip(dims[2:], wants, strict=True)])
-    if any(d < want for d, want in zip(dims[2:], wants, strict=True)):
-        w = op.nn.pad(w, [0, 0, 0, 0] + [x for d, want in zip(dims[2:], wants, strict=True) for x in (0, max(0, want - d))])
+    sizes = list(zip(dims[2:], (rows.taps * rows.stride, cols.taps * cols.stride), strict=True))
+    if any(d > want for d, want in sizes):  # only zeros past the span
+        w = op.strided_slice(w, [2, 3], [0, 0], [min(d, want) for d, want in sizes])
+    if any(d < want for d, want in sizes):
+        w = op.nn.pad(w, [0, 0, 0, 0] + [x for d, want in sizes for x in (0, max(0, want - d))])
     c, og = shape[:2]
     mh, mw, sh, sw = rows.taps, cols.taps, rows.stride, cols.stride
     w = op.reshape(w, (groups, c // groups, og, mh, sh, mw, sw))

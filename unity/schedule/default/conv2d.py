@@ -212,15 +212,11 @@ def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
     if oc is None:
         return None
     per_group = _group_size(found[0], info.store.indices[1])  # X's channel: (o // pg) * C/G + rc
-    if ow is None:
-        channel = channel_tile(per_group or oc, LONG_ROW, lanes) if per_group is not None else None
-        usable = (per_group or oc) if channel is not None else None
-        variant = "channels" if channel else "columns"
-        return ConvTiling(usable, oc, None, variant, channel, columns_tile(oc, LONG_ROW, lanes))
-    channel = channel_tile(per_group or oc, ow, lanes) if per_group is not None else None
-    row = _row_tile(info, found[0], oc, ow, lanes)
-    column = row or columns_tile(oc, ow, lanes)
-    pixels = pointwise_pixels(info, found[0])
+    width = LONG_ROW if ow is None else ow  # a symbolic width: tiles of a long row, the last guarded
+    channel = channel_tile(per_group or oc, width, lanes) if per_group is not None else None
+    row = None if ow is None else _row_tile(info, found[0], oc, ow, lanes)
+    column = row or columns_tile(oc, width, lanes)
+    pixels = None if ow is None else pointwise_pixels(info, found[0])
     pixel = pixel_tile(oc, pixels, lanes) if pixels is not None else None
     variant = "channels" if channel and not row else "pixels" if pixel and not row else "columns"
     usable = (per_group or oc) if channel is not None else None

@@ -45,11 +45,13 @@ from unity.ir.node import dispatch_table
 from unity.tir.arith import Analyzer
 from unity.tir.expr import (
     GE, GT, LE, LT, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, Div, FloorDiv, FloorMod,
-    IntImm, Let, Min, Mod, Mul, Not, PrimExpr, Ramp, Range, Select, Sub, Var, const,
+    IntImm, Let, Min, Mod, Mul, Not, PrimExpr, Ramp, Range, Select, Sub, Var, conjuncts, const,
 )  # fmt: skip
 from unity.tir.buffer import Buffer
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from unity.tir.functor import (
+    StmtExprMutator, StmtExprVisitor, post_order_nodes, post_order_visit, substitute, uses_var,
+)  # fmt: skip
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, fold_add, fold_mul, is_const_int, with_body
 from unity.tir.transform.unroll_loop import copy_with_fresh_vars
@@ -423,7 +425,7 @@ class _Vectorizer:
         uniform: list[PrimExpr] = []
         last: PrimExpr | None = None
         tile_vars: set[Var] = set()
-        for term in _conjuncts(cond):
+        for term in conjuncts(cond):
             if _lanes(self.expr(term)) == 1:
                 uniform.append(term)
                 continue
@@ -431,7 +433,7 @@ class _Vectorizer:
             if bound is None or _lanes(self.expr(bound)) != 1:
                 raise CannotVectorize(f"an if on the vector condition {term}")
             last = bound if last is None else Min(last, bound)
-            post_order_visit(term, lambda n: tile_vars.add(n) if isinstance(n, Var) else None)
+            tile_vars.update(n for n in post_order_nodes(term) if isinstance(n, Var))
         assert last is not None, "a vector condition has a lane-dependent term"
         return uniform, last, tile_vars - {self.var}
 
@@ -441,12 +443,6 @@ class _Vectorizer:
         return LetStmt(var, value, self.stmt(stmt.body))
 
 
-def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:
-    if isinstance(cond, And):
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    return [cond]
-
-
 def _upper_bound(term: PrimExpr, var: Var, analyzer: Analyzer | None) -> PrimExpr | None:
     """`b - u - 1` for a term ``var + u < b`` (or ``<=``, ``>``, ``>=`` written either
     way) with coefficient 1 on `var`; None for other terms."""
@@ -454,19 +450,13 @@ def _upper_bound(term: PrimExpr, var: Var, analyzer: Analyzer | None) -> PrimExp
         return None
     if isinstance(term, GT | GE):
         term = (LT if isinstance(term, GT) else LE)(term.b, term.a)
-    if not isinstance(term, LT | LE) or _uses(term.b, var):
+    if not isinstance(term, LT | LE) or uses_var(term.b, var):
         return None
     rest = analyzer.simplify(term.a - var)
-    if _uses(rest, var):
+    if uses_var(rest, var):
         return None
     slack = 1 if isinstance(term, LT) else 0
     return analyzer.simplify(term.b - rest - const(slack, term.b.dtype))
-
-
-def _uses(expr: PrimExpr, var: Var) -> bool:
-    found = [False]
-    post_order_visit(expr, lambda n: found.__setitem__(0, True) if n is var else None)
-    return found[0]
 
 
 def _maskable(body: Stmt, var: Var, analyzer: Analyzer) -> bool:
@@ -476,7 +466,7 @@ def _maskable(body: Stmt, var: Var, analyzer: Analyzer) -> bool:
     own) and no integer division by a non-constant (a skipped lane's divisor may be 0)."""
     if not isinstance(body, BufferStore) or body.buffer.scope != "local" or len(body.indices) != 1:
         return False
-    if _uses(analyzer.simplify(body.indices[0] - var), var):
+    if uses_var(analyzer.simplify(body.indices[0] - var), var):
         return False
     ok = [True]
 

@@ -113,6 +113,16 @@ _WIDE = {
 points) and the dtype that holds their values exactly here."""
 
 
+def widened_dtype(dtype: str) -> str:
+    """The dtype holding the values of `dtype` here: itself, or a narrow type's (`_WIDE`).
+
+    Example:
+        >>> widened_dtype("float8_e4m3fn"), widened_dtype("int4"), widened_dtype("int8")
+        ('float32', 'int8', 'int8')
+    """
+    return _WIDE.get(dtype, dtype)
+
+
 def widened(array: np.ndarray) -> np.ndarray:
     """`array` in the dtype that holds its narrow type's values (`_WIDE`), else itself.
 
@@ -121,8 +131,8 @@ def widened(array: np.ndarray) -> np.ndarray:
         >>> widened(np.array([7, -8], ml_dtypes.int4)).dtype
         dtype('int8')
     """
-    wide = _WIDE.get(array.dtype.name)
-    return array if wide is None else array.astype(wide)
+    wide = widened_dtype(array.dtype.name)
+    return array if wide == array.dtype.name else array.astype(wide)
 
 
 class Context:
@@ -244,7 +254,7 @@ class Context:
         if isinstance(value, SymTensor):
             return TensorStructInfo(value.shape, value.dtype)
         if isinstance(value, np.ndarray | np.generic):
-            dtype = _WIDE.get(value.dtype.name, str(value.dtype))  # narrow types: widened
+            dtype = widened_dtype(str(value.dtype))  # narrow types: widened
             return TensorStructInfo(tuple(int(d) for d in np.shape(value)), dtype)
         sinfo = value.struct_info
         if not isinstance(sinfo, TensorStructInfo):

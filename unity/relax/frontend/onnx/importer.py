@@ -266,7 +266,9 @@ class _GraphImporter:
             vtype = vtype.optional_type.elem_type
         if not vtype.HasField("tensor_type"):
             kind = vtype.WhichOneof("value")
-            raise OnnxImportError(f"graph input {name!r} is a {kind}; only tensors (and optional tensors) are supported")
+            raise OnnxImportError(
+                f"graph input {name!r} is a {kind}; only tensors (and optional tensors) are supported"
+            )
         ttype = vtype.tensor_type
         dtype = elem_dtype(ttype.elem_type, f"graph input {name!r}")
         if isinstance(self.dtype_dict, str):
@@ -316,7 +318,7 @@ class _GraphImporter:
                 result = (CONTROL_FLOW[proto.op_type](self, proto, node) if proto.op_type in CONTROL_FLOW
                           else CONVERTERS[proto.op_type](self.ctx, node))  # fmt: skip
             except ConstantInputRequired as err:  # run-time data: the host evaluates it
-                hostable = self.host_nodes and not any(isinstance(v, SeqValue) for v in node.inputs)
+                hostable = self.host_nodes and not any(isinstance(v, SeqValue | EmptyOptional) for v in node.inputs)
                 result = host_node(self.ctx, proto, node, opset) if hostable else None
                 if result is None:
                     raise err from None

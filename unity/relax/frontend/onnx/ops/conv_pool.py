@@ -198,38 +198,42 @@ class _Transposed:
 
 
 def _conv_transpose3d(ctx: Context, x: Expr, w: Expr, t: _Transposed) -> Expr:
-    """A 3-D transposed conv as one 2-D transposed conv per depth tap, each placed at
-    its depths and summed.
+    """A 3-D transposed conv as one 2-D transposed conv whose output channels stack the
+    depth taps, each tap's part placed at its depths and the parts summed.
 
     Input depth ``i`` through tap ``k`` lands on output depth ``i * sd + k * dd`` (before
-    the begin pad is cropped): each tap's 2-D result ``(N*D, O, Ho, Wo)`` is spread to
-    every ``sd``-th depth (a zero-padded axis of ``sd`` folded into the depth), shifted by
+    the begin pad is cropped): the 2-D result ``(N*D, g*kd*O/g, Ho, Wo)`` (taps inside
+    each group's channels) is split per tap into ``(N*D, O, Ho, Wo)``, spread to every
+    ``sd``-th depth (a zero-padded axis of ``sd`` folded into the depth), shifted by
     ``k * dd``, and the taps summed; the pads then crop the depth.  The depth and kernel
     must be static.
     """
     n, c, d, h, wd = ctx.shape(x)
     _, og, kd, kh, kw = ctx.shape(w)
-    if not all(v.is_number for v in (d, kd, kh, kw)):
+    if not all(v.is_number for v in (d, og, kd, kh, kw)):
         raise ctx.fail(f"3-D transposed convolution needs a static depth and kernel, got input "
                        f"depth {d} and kernel {(kd, kh, kw)}")  # fmt: skip
-    depth, taps = int(d), int(kd)
+    depth, taps, og = int(d), int(kd), int(og)
     (sd, sh, sw), (dd, dh, dw) = t.strides, t.dilations
     pd, ph, pw, ed, eh, ew = t.pads
     full = sd * (depth - 1) + t.out_pad[0] + (taps - 1) * dd + 1
     length = max(depth * sd + (taps - 1) * dd, full)  # every tap's spread depths fit
     x2 = ctx.emit(R.reshape(ctx.emit(R.permute_dims(x, [0, 2, 1, 3, 4])), (n * depth, c, h, wd)))
+    w2 = ctx.emit(R.reshape(ctx.emit(R.permute_dims(w, [0, 2, 1, 3, 4])), (c, taps * og, kh, kw)))
+    y = ctx.emit(R.nn.conv2d_transpose(x2, w2, (sh, sw), (ph, pw, eh, ew), (t.out_pad[1], t.out_pad[2]),
+                                       (dh, dw), t.groups))  # fmt: skip
+    _, _, oh, ow = ctx.shape(y)
+    y = ctx.emit(R.reshape(y, (n, depth, t.groups, taps, og, oh, ow)))
+    o = t.groups * og
     total = None
     for k in range(taps):
-        wk = ctx.emit(R.squeeze(ctx.emit(R.strided_slice(w, [2], [k], [k + 1])), [2]))
-        y = ctx.emit(R.nn.conv2d_transpose(x2, wk, (sh, sw), (ph, pw, eh, ew),
-                                           (t.out_pad[1], t.out_pad[2]), (dh, dw), t.groups))  # fmt: skip
-        _, o, oh, ow = ctx.shape(y)
-        y = ctx.emit(R.reshape(y, (n, depth, 1, o, oh, ow)))
+        yk = ctx.emit(R.squeeze(ctx.emit(R.strided_slice(y, [3], [k], [k + 1])), [3]))
+        yk = ctx.emit(R.reshape(yk, (n, depth, 1, o, oh, ow)))
         if sd > 1:
-            y = ctx.emit(R.nn.pad(y, [0, 0, 0, 0, 0, sd - 1] + [0] * 6))
-        y = ctx.emit(R.reshape(y, (n, depth * sd, o, oh, ow)))
-        y = ctx.emit(R.nn.pad(y, [0, 0, k * dd, length - depth * sd - k * dd] + [0] * 6))
-        total = y if total is None else ctx.emit(R.add(total, y))
+            yk = ctx.emit(R.nn.pad(yk, [0, 0, 0, 0, 0, sd - 1] + [0] * 6))
+        yk = ctx.emit(R.reshape(yk, (n, depth * sd, o, oh, ow)))
+        yk = ctx.emit(R.nn.pad(yk, [0, 0, k * dd, length - depth * sd - k * dd] + [0] * 6))
+        total = yk if total is None else ctx.emit(R.add(total, yk))
     out = ctx.emit(R.strided_slice(total, [1], [pd], [full - ed]))
     return ctx.emit(R.permute_dims(out, [0, 2, 1, 3, 4]))
 

@@ -18,17 +18,15 @@ import numpy as np
 
 from unity.relax import op as R
 from unity.relax.expr import Expr
+from unity.relax.frontend.onnx.context import Context, NodeView, Value, widened_dtype
+from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
 from unity.relax.op import onnx_extra as X
 from unity.relax.op import onnx_misc as M
-from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
            "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1), "int4": (-8, 7), "uint4": (0, 15),
            "int2": (-2, 1), "uint2": (0, 3)}  # fmt: skip
-_HELD = {"int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8"}
-"""The dtype holding each narrow integer type's values."""
-
+"""Each integer type's range (4- and 2-bit types held widened: `widened_dtype`)."""
 
 _FLOAT8 = {  # name: (mantissa bits, smallest normal exponent, largest finite value, has inf)
     "float8_e4m3fn": (3, -6, 448.0, False), "float8_e4m3fnuz": (3, -7, 240.0, False),
@@ -128,7 +126,7 @@ def quantize(ctx: Context, x: Expr, scale: Value, zero: Value | None, dtype: str
     if zero is not None:
         scaled = ctx.emit(R.add(scaled, cast(ctx, _along(ctx, zero, x, axis, block), ctx.dtype(x))))
     lo, hi = _RANGES[dtype]
-    return cast(ctx, ctx.emit(R.clip(scaled, lo, hi)), _HELD.get(dtype, dtype))
+    return cast(ctx, ctx.emit(R.clip(scaled, lo, hi)), widened_dtype(dtype))
 
 
 def _quantize_linear(ctx: Context, node: NodeView) -> Value:
@@ -138,7 +136,7 @@ def _quantize_linear(ctx: Context, node: NodeView) -> Value:
     zero = node.input(2)
     to = node.attr("output_dtype", 0)
     narrow = np.asarray(zero).dtype.name if isinstance(zero, np.ndarray | np.generic) else ""
-    if is_float8(narrow) or narrow in _HELD:  # a float8 / 4-bit zero point: the type it names
+    if widened_dtype(narrow) != narrow:  # a float8 / 4-bit zero point: the type it names
         dtype = narrow
     else:
         dtype = elem_dtype(to, "output_dtype") if to else ctx.dtype(zero) if zero is not None else "uint8"
