@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from unity.runtime.narrow import widened_dtype
 from unity.runtime.tensor import Tensor, numpy_dtype
 
 Tree = int | list[Any]
@@ -152,11 +153,14 @@ def _tensor_checker(spec: list[Any], where: str, slot_info: list[list[str]]) -> 
     def check(value: object, S: list[int], pending: list[Any]) -> object:
         arr = value._array if type(value) is Tensor else value
         if type(arr) is not np.ndarray:
-            if not isinstance(arr, np.ndarray):
+            if not isinstance(arr, np.ndarray | np.generic):  # a numpy scalar: a 0-d array
                 raise ValueError(f"{where}: expected {what} {text}, got {type(value).__name__}")
             arr = np.asarray(arr)
         if np_dtype is not None and arr.dtype != np_dtype:
-            raise ValueError(f"{where}: expected dtype {dtype}, got {arr.dtype.name}")
+            if widened_dtype(arr.dtype.name) == dtype:  # a narrow type held widened
+                arr = arr.astype(np_dtype)
+            else:
+                raise ValueError(f"{where}: expected dtype {dtype}, got {arr.dtype.name}")
         shape = arr.shape
         if ndim >= 0 and len(shape) != ndim:
             raise ValueError(

@@ -26,6 +26,7 @@ from onnx import numpy_helper
 
 from unity.relax.frontend.onnx import ConstantInputRequired, from_onnx
 from unity.relax.struct_info import TensorStructInfo, TupleStructInfo
+from unity.runtime.narrow import widened
 
 
 @functools.cache
@@ -84,8 +85,12 @@ def _freeze(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.Model
 
 
 def expected_outputs(case: object) -> list[np.ndarray]:
-    """The expected outputs of data set 0."""
-    return [_array(v) for v in case.data_sets[0][1]]  # type: ignore[attr-defined]
+    """The expected outputs of data set 0 (narrow types widened, as unity returns them)."""
+    return [_widened(_array(v)) for v in case.data_sets[0][1]]  # type: ignore[attr-defined]
+
+
+def _widened(value: np.ndarray | list) -> np.ndarray | list:
+    return [_widened(v) for v in value] if isinstance(value, list) else widened(value)
 
 
 def _array(value: object) -> np.ndarray | list:

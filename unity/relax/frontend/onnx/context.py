@@ -30,6 +30,7 @@ from unity.relax.expr import Call, Constant, Expr, ShapeExpr, Var
 from unity.relax.frontend.onnx.errors import ConstantInputRequired, OnnxImportError
 from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal, prove_not_equal
+from unity.runtime.narrow import widened, widened_dtype
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,36 +106,6 @@ def _kind(value: SeqValue | EmptyOptional) -> str:
     return "a sequence" if isinstance(value, SeqValue) else "an empty optional"
 
 
-_WIDE = {
-    "int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8", "float8_e4m3fn": "float32",
-    "float8_e4m3fnuz": "float32", "float8_e5m2": "float32", "float8_e5m2fnuz": "float32",
-}  # fmt: skip
-"""ml_dtypes' narrow types (of ONNX initializers: int4 weights, float8 scales and zero
-points) and the dtype that holds their values exactly here."""
-
-
-def widened_dtype(dtype: str) -> str:
-    """The dtype holding the values of `dtype` here: itself, or a narrow type's (`_WIDE`).
-
-    Example:
-        >>> widened_dtype("float8_e4m3fn"), widened_dtype("int4"), widened_dtype("int8")
-        ('float32', 'int8', 'int8')
-    """
-    return _WIDE.get(dtype, dtype)
-
-
-def widened(array: np.ndarray) -> np.ndarray:
-    """`array` in the dtype that holds its narrow type's values (`_WIDE`), else itself.
-
-    Example:
-        >>> import ml_dtypes
-        >>> widened(np.array([7, -8], ml_dtypes.int4)).dtype
-        dtype('int8')
-    """
-    wide = widened_dtype(array.dtype.name)
-    return array if wide == array.dtype.name else array.astype(wide)
-
-
 class Context:
     """Import state shared by converters: the builder, the opset, and value helpers.
 
@@ -150,6 +121,7 @@ class Context:
         self.node: NodeView | None = None
         self.graph_inputs: dict[Var, str] = {}
         self._constants: dict[int, Constant] = {}
+        self._narrow: dict[Expr, str] = {}
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, message: str) -> OnnxImportError:
@@ -238,6 +210,34 @@ class Context:
             dtype('float32')
         """
         return Constant(np.array(number, dtype=dtype))
+
+    # -- narrow types (float8, int4...: held widened) ------------------------------------
+    def hold(self, expr: Expr, dtype: str) -> Expr:
+        """Remember that `expr` holds values of ONNX type `dtype` (a narrow type held
+        widened, `unity.runtime.narrow`); returns `expr`.
+
+        Example:
+            >>> ctx.onnx_dtype(ctx.hold(y, "float8_e4m3fn"))  # doctest: +SKIP
+            'float8_e4m3fn'
+        """
+        if widened_dtype(dtype) != dtype:
+            self._narrow[expr] = dtype
+        return expr
+
+    def onnx_dtype(self, value: Value | None) -> str:
+        """The ONNX element type of `value` as a dtype name: the narrow type it holds
+        (`hold`; an initializer's ml_dtypes type), else its dtype.
+
+        Example:
+            >>> import ml_dtypes
+            >>> ctx.onnx_dtype(np.zeros(2, ml_dtypes.int4))  # doctest: +SKIP
+            'int4'
+        """
+        if isinstance(value, np.ndarray | np.generic):
+            return np.asarray(value).dtype.name
+        if isinstance(value, Expr) and value in self._narrow:
+            return self._narrow[value]
+        return self.dtype(value)
 
     # -- static facts about values --------------------------------------------------------
     def sinfo(self, value: Value | None) -> TensorStructInfo:

@@ -149,6 +149,7 @@ def tensor_type(dtype: str, shape: Sequence[object] | None) -> onnx.TypeProto:
         >>> tensor_type("float32", [2, "n"]).tensor_type.elem_type
         1
     """
+    import ml_dtypes  # noqa: F401 - numpy then knows narrow types by name (int4, float8_e4m3fn)
     import numpy as np
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype)) if dtype not in ("void", "bfloat16") else (

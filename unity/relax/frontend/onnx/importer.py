@@ -44,6 +44,7 @@ from unity.relax.frontend.onnx.errors import (
 from unity.relax.frontend.onnx.function_expand import expand, has_function_body, tensor_type
 from unity.relax.frontend.onnx.host_node import host_node
 from unity.relax.frontend.onnx.ops import CONVERTERS
+from unity.relax.frontend.onnx.ops.cast import cast_to
 from unity.relax.frontend.onnx.ops.optional import CONVERTERS as OPTIONAL_CONVERTERS
 from unity.relax.frontend.onnx.ops.sequence import CONVERTERS as SEQUENCE_CONVERTERS
 from unity.relax.frontend.onnx.symbolic import SymTensor, can_fold_symbolic, fold_symbolic
@@ -51,6 +52,7 @@ from unity.relax.frontend.onnx.validate import (
     MIN_OPSET, check_attribute_types, check_opset, node_order,
 )  # fmt: skip
 from unity.relax.struct_info import Dim, TensorStructInfo, sym
+from unity.runtime.narrow import WIDE, widened_dtype
 from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
 
 
@@ -155,12 +157,14 @@ def _convertible(node: onnx.NodeProto, domains: Mapping[str, int]) -> bool:
     return has_function_body(node.op_type, domain, domains[domain])
 
 
-def elem_dtype(elem_type: int, where: str) -> str:
-    """The unity dtype of an ONNX `TensorProto` element type.
+def elem_dtype(elem_type: int, where: str, narrow: bool = False) -> str:
+    """The unity dtype of an ONNX `TensorProto` element type; with `narrow`, a narrow
+    type (float8, float4, int4...: held widened, `unity.runtime.narrow`) is its
+    ml_dtypes name, else an error.
 
     Example:
-        >>> elem_dtype(onnx.TensorProto.FLOAT, "x")
-        'float32'
+        >>> elem_dtype(onnx.TensorProto.FLOAT, "x"), elem_dtype(onnx.TensorProto.INT4, "x", narrow=True)
+        ('float32', 'int4')
     """
     if elem_type == onnx.TensorProto.BFLOAT16:
         return "bfloat16"
@@ -169,7 +173,7 @@ def elem_dtype(elem_type: int, where: str) -> str:
     except (KeyError, TypeError, ValueError):
         dtype = "unknown"
     if dtype not in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                     "uint64", "float16", "float32", "float64"):  # fmt: skip
+                     "uint64", "float16", "float32", "float64") and not (narrow and dtype in WIDE):  # fmt: skip
         name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
         raise OnnxImportError(f"{where} has element type {name}, which unity does not support")
     return dtype
@@ -184,6 +188,13 @@ def _decode_attr(attr: onnx.AttributeProto) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], bytes):
         return [v.decode() for v in value]
     return value
+
+
+_MOVES_DATA = frozenset({
+    "Concat", "DepthToSpace", "Expand", "Flatten", "Gather", "Identity", "Reshape", "Slice",
+    "SpaceToDepth", "Split", "Squeeze", "Tile", "Transpose", "Unsqueeze",
+})  # fmt: skip
+"""Ops whose outputs hold values of their first input: of its narrow type, if it has one."""
 
 
 class _GraphImporter:
@@ -202,6 +213,7 @@ class _GraphImporter:
         self.env: dict[str, Value] = {}
         self.domains: dict[str, int] = {"": opset}
         self._names: set[str] = set()
+        self._narrow_inputs: dict[str, str] = {}
         self.order = [(n.name or f"{n.op_type}_{i}", n) for i, n in enumerate(graph.node)]
 
     def run(self) -> IRModule:
@@ -222,10 +234,12 @@ class _GraphImporter:
         with self.bb.function("main", params, attrs={"num_input": num_input}):
             if self.dataflow:
                 with self.bb.dataflow():
+                    self._round_narrow_inputs()
                     for name, node in self.order:
                         self._convert(node, name=name)
                     outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
             else:
+                self._round_narrow_inputs()
                 for name, node in self.order:
                     self._convert(node, name=name)
                 outputs = [self._output(o.name) for o in self.graph.output]
@@ -246,6 +260,13 @@ class _GraphImporter:
             self.env[value_info.name] = var
             params.append(var)
         return params
+
+    def _round_narrow_inputs(self) -> None:
+        """A graph input of a narrow type (float8, int4...) is given in the dtype holding
+        it (an ml_dtypes array is widened by the VM): its values are first cast to the
+        type (float8: rounded to its grid, as ml_dtypes' casts do; int4: its low bits)."""
+        for name, dtype in self._narrow_inputs.items():
+            self.env[name] = cast_to(self.ctx, self.env[name], dtype, saturate=False)
 
     def _fixed_symbols(self) -> dict[str, int]:
         fixed: dict[str, int] = {}
@@ -270,11 +291,13 @@ class _GraphImporter:
                 f"graph input {name!r} is a {kind}; only tensors (and optional tensors) are supported"
             )
         ttype = vtype.tensor_type
-        dtype = elem_dtype(ttype.elem_type, f"graph input {name!r}")
-        if isinstance(self.dtype_dict, str):
-            dtype = self.dtype_dict
-        elif self.dtype_dict and name in self.dtype_dict:
-            dtype = self.dtype_dict[name]
+        dtype = elem_dtype(ttype.elem_type, f"graph input {name!r}", narrow=True)
+        if widened_dtype(dtype) != dtype:  # held widened, cast to its type on entry
+            self._narrow_inputs[name] = dtype
+            dtype = widened_dtype(dtype)
+        if isinstance(self.dtype_dict, str) or (self.dtype_dict and name in self.dtype_dict):
+            dtype = self.dtype_dict if isinstance(self.dtype_dict, str) else self.dtype_dict[name]
+            self._narrow_inputs.pop(name, None)  # the user's dtype, as given
         if name in self.shape_dict:
             return TensorStructInfo(tuple(self.shape_dict[name]), dtype)
         if not ttype.HasField("shape"):
@@ -327,6 +350,11 @@ class _GraphImporter:
             except Exception as err:  # converters and struct-info inference: name the node
                 raise OnnxImportError(f"{type(err).__name__}: {err}", name, proto.op_type) from err
             outputs = list(result) if isinstance(result, list | tuple) else [result]
+            if proto.op_type in _MOVES_DATA:  # a narrow type (int4, float8...) stays what it is
+                narrow = self.ctx.onnx_dtype(node.input(0)) if isinstance(node.input(0), Expr) else ""
+                for value in outputs:
+                    if isinstance(value, Expr):
+                        self.ctx.hold(value, narrow)
         for out_name, value in zip(proto.output, outputs, strict=False):
             if out_name:
                 self.env[out_name] = value
@@ -342,7 +370,7 @@ class _GraphImporter:
             if value is None:
                 return None
             sinfo = self.ctx.sinfo(value)
-            return tensor_type(sinfo.dtype, sinfo.shape)
+            return tensor_type(self.ctx.onnx_dtype(value), sinfo.shape)
 
         try:
             body, body_opset = expand(proto, f"{node.name}__", version, type_of)

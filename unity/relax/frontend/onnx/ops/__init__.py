@@ -6,13 +6,13 @@ Example:
 """
 
 from unity.relax.frontend.onnx.ops import (
-    activation, conv_pool, detection, dynamic, elementwise, grid_sample, indexing, linalg, misc,
+    activation, cast, conv_pool, detection, dynamic, elementwise, grid_sample, indexing, linalg, misc,
     normalization, optional, quantize, recurrent, reduce, resize, sequence, shape, signal,
 )  # fmt: skip
 from unity.relax.frontend.onnx.ops.common import Converter
 
 _FAMILIES = (
-    activation, conv_pool, detection, dynamic, elementwise, grid_sample, indexing, linalg, misc,
+    activation, cast, conv_pool, detection, dynamic, elementwise, grid_sample, indexing, linalg, misc,
     normalization, optional, quantize, recurrent, reduce, resize, sequence, shape, signal,
 )  # fmt: skip
 

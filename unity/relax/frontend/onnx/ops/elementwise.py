@@ -1,4 +1,4 @@
-"""Elementwise ONNX ops: math, comparisons, logic, bitwise, casts, Clip and Where.
+"""Elementwise ONNX ops: math, comparisons, logic, bitwise, Clip and Where (casts: `ops.cast`).
 
 Example:
     >>> sorted(CONVERTERS)[:3]
@@ -66,17 +66,6 @@ def _clip(ctx: Context, node: NodeView) -> Value:
     if hi is not None:
         out = ctx.emit(R.minimum(out, ctx.expr(hi)))
     return out
-
-
-def _cast(ctx: Context, node: NodeView) -> Value:
-    from unity.relax.frontend.onnx.importer import elem_dtype
-
-    dtype = elem_dtype(node.attr("to"), f'Cast node "{node.name}" target')
-    return cast(ctx, ctx.expr(node.input(0)), dtype)
-
-
-def _cast_like(ctx: Context, node: NodeView) -> Value:
-    return cast(ctx, ctx.expr(node.input(0)), ctx.dtype(node.input(1)))
 
 
 def _identity(ctx: Context, node: NodeView) -> Value:
@@ -162,5 +151,5 @@ CONVERTERS: dict[str, Converter] = {
     "BitwiseXor": binary(X.bitwise_xor), "BitShift": _bit_shift,
     "Max": _variadic(R.maximum), "Min": _variadic(R.minimum), "Sum": _variadic(R.add),
     "Mean": _mean, "Clip": _clip, "Where": _where,
-    "Cast": _cast, "CastLike": _cast_like, "Identity": _identity,
+    "Identity": _identity,
 }  # fmt: skip

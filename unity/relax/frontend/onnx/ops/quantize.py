@@ -1,11 +1,11 @@
 """Quantization ONNX ops, composed from casts and arithmetic: (De)QuantizeLinear, QLinear*.
 
 8-bit floats (the FP8 QDQ models of NVIDIA's ModelOpt, opset 19+) are held as float32
-carrying float8 values: a float8 initializer is widened when it is read, and
-`QuantizeLinear` to a float8 zero point rounds to that format's grid (and saturates)
-in float32, so the `DequantizeLinear` after it computes exactly what a float8 round
-trip would.  4-bit integer weights (int4 / uint4, blocked by `block_size`) are read
-as int8 / uint8.
+carrying float8 values (`unity.runtime.narrow`): `QuantizeLinear` to a float8 (or
+float4) zero point rounds to that format's grid (and saturates) in float32
+(`ops.cast.round_to_float`), so the `DequantizeLinear` after it computes exactly what
+a float8 round trip would.  4- and 2-bit integers (int4 weights blocked by
+`block_size`) are held as int8 / uint8.
 
 Example:
     >>> sorted(CONVERTERS)[:2]
@@ -18,64 +18,15 @@ import numpy as np
 
 from unity.relax import op as R
 from unity.relax.expr import Expr
-from unity.relax.frontend.onnx.context import Context, NodeView, Value, widened_dtype
+from unity.relax.frontend.onnx.context import Context, NodeView, Value
+from unity.relax.frontend.onnx.ops.cast import is_narrow_float, round_to_float
 from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
-from unity.relax.op import onnx_extra as X
-from unity.relax.op import onnx_misc as M
+from unity.runtime.narrow import widened_dtype
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
            "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1), "int4": (-8, 7), "uint4": (0, 15),
            "int2": (-2, 1), "uint2": (0, 3)}  # fmt: skip
 """Each integer type's range (4- and 2-bit types held widened: `widened_dtype`)."""
-
-_FLOAT8 = {  # name: (mantissa bits, smallest normal exponent, largest finite value, has inf)
-    "float8_e4m3fn": (3, -6, 448.0, False), "float8_e4m3fnuz": (3, -7, 240.0, False),
-    "float8_e5m2": (2, -14, 57344.0, True), "float8_e5m2fnuz": (2, -15, 57344.0, False),
-}  # fmt: skip
-"""The float8 formats of ONNX (ml_dtypes' names); the `fnuz` ones have no negative zero."""
-
-
-def is_float8(dtype: str) -> bool:
-    """Whether `dtype` names one of ONNX's float8 formats (held here as float32).
-
-    Example:
-        >>> is_float8("float8_e4m3fn"), is_float8("int8")
-        (True, False)
-    """
-    return dtype in _FLOAT8
-
-
-def round_to_float8(ctx: Context, y: Expr, fmt: str, saturate: bool = True) -> Expr:
-    """float32 `y` rounded to the nearest value of float8 format `fmt` (ties to even), as
-    float32.  With `saturate` values past the largest finite one (and infinities) become
-    it; without, they become inf (e5m2) or NaN (the formats without inf), as ml_dtypes'
-    casts do; NaN stays NaN.
-
-    A value's quantum is ``2 ** (max(e, emin) - m)`` for its binary exponent `e` (read
-    from its bits), the format's smallest normal exponent `emin` and `m` mantissa bits:
-    ``round(y / q) * q`` is exact in float32 (`q` a power of two), subnormals included.
-
-    Example:
-        >>> round_to_float8(ctx, x, "float8_e4m3fn")  # doctest: +SKIP
-    """
-    mant, emin, top, has_inf = _FLOAT8[fmt]
-    f32 = lambda v: ctx.scalar(v, "float32")  # noqa: E731
-    i32 = lambda v: ctx.scalar(v, "int32")  # noqa: E731
-    if saturate:  # NaN stays NaN
-        y = ctx.emit(R.where(ctx.emit(R.isnan(y)), y, ctx.emit(R.clip(y, -top, top))))
-    bits = ctx.emit(M.bitcast(ctx.emit(R.abs(y)), "int32"))
-    exponent = ctx.emit(R.subtract(ctx.emit(X.right_shift(bits, i32(23))), i32(127)))
-    k = ctx.emit(R.subtract(ctx.emit(R.maximum(exponent, i32(emin))), i32(mant)))
-    quantum = ctx.emit(M.bitcast(ctx.emit(R.multiply(ctx.emit(R.add(k, i32(127))), i32(1 << 23))), "float32"))
-    out = ctx.emit(R.multiply(ctx.emit(R.round(ctx.emit(R.divide(y, quantum)))), quantum))
-    if not saturate:
-        over = ctx.emit(R.greater(ctx.emit(R.abs(out)), f32(top)))
-        special = ctx.emit(R.multiply(ctx.emit(R.sign(out)), f32(np.inf))) if has_inf else f32(np.nan)
-        out = ctx.emit(R.where(over, special, out))
-    if fmt.endswith("fnuz"):
-        out = ctx.emit(R.add(out, f32(0.0)))  # -0 + 0 = +0: no negative zero
-    return out
-
 
 def _along(ctx: Context, param: Value, x: Expr, axis: int, block: int) -> Expr:
     """A scale / zero point reshaped (and repeated for blocks) to broadcast against `x`."""
@@ -109,24 +60,24 @@ def dequantize(ctx: Context, x: Value, scale: Value, zero: Value | None, axis: i
 
 def quantize(ctx: Context, x: Expr, scale: Value, zero: Value | None, dtype: str, axis: int = 1,
              block: int = 0, saturate: bool = True) -> Expr:  # fmt: skip
-    """``saturate(round(x / scale) + zero)`` as `dtype` (a float8 `dtype`: ``x / scale +
-    zero`` rounded to its grid, as float32; `saturate` as `round_to_float8`).
+    """``saturate(round(x / scale) + zero)`` as `dtype` (a float8 / float4 `dtype`: ``x /
+    scale + zero`` rounded to its grid, as float32; `saturate` as `round_to_float`).
 
     Example:
         >>> quantize(ctx, y, s, z, "uint8")  # doctest: +SKIP
     """
-    if is_float8(dtype):
+    if is_narrow_float(dtype):
         y = ctx.emit(R.divide(cast(ctx, x, "float32"), cast(ctx, _along(ctx, scale, x, axis, block), "float32")))
         if zero is not None:
             y = ctx.emit(R.add(y, cast(ctx, _along(ctx, zero, x, axis, block), "float32")))
-        return round_to_float8(ctx, y, dtype, saturate)
+        return ctx.hold(round_to_float(ctx, y, dtype, saturate or dtype == "float4_e2m1fn"), dtype)
     if dtype not in _RANGES:
         raise ctx.fail(f"quantizes to {dtype}, which is not supported")
     scaled = ctx.emit(R.round(ctx.emit(R.divide(x, cast(ctx, _along(ctx, scale, x, axis, block), ctx.dtype(x))))))
     if zero is not None:
         scaled = ctx.emit(R.add(scaled, cast(ctx, _along(ctx, zero, x, axis, block), ctx.dtype(x))))
     lo, hi = _RANGES[dtype]
-    return cast(ctx, ctx.emit(R.clip(scaled, lo, hi)), widened_dtype(dtype))
+    return ctx.hold(cast(ctx, ctx.emit(R.clip(scaled, lo, hi)), widened_dtype(dtype)), dtype)
 
 
 def _quantize_linear(ctx: Context, node: NodeView) -> Value:
@@ -135,11 +86,7 @@ def _quantize_linear(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
     zero = node.input(2)
     to = node.attr("output_dtype", 0)
-    narrow = np.asarray(zero).dtype.name if isinstance(zero, np.ndarray | np.generic) else ""
-    if widened_dtype(narrow) != narrow:  # a float8 / 4-bit zero point: the type it names
-        dtype = narrow
-    else:
-        dtype = elem_dtype(to, "output_dtype") if to else ctx.dtype(zero) if zero is not None else "uint8"
+    dtype = elem_dtype(to, "output_dtype", narrow=True) if to else ctx.onnx_dtype(zero) if zero is not None else "uint8"
     return quantize(ctx, x, node.input(1), zero, dtype, node.attr("axis", 1), node.attr("block_size", 0),  # type: ignore[arg-type]
                     bool(node.attr("saturate", 1)))  # fmt: skip
 
