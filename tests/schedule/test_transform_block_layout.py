@@ -69,6 +69,46 @@ def test_fused_write_back_can_follow_a_tile_that_crosses_rows():
     check_same_result(func, sch.mod)
 
 
+def test_rows_of_a_symbolic_width_fuse_and_a_tile_crosses_them():
+    """``y * w + x`` over a symbolic `w` (and height): the fused variable spans ``w * h``,
+    the intermediate is stored flat, and a tile of 4 pixels crossing rows runs right."""
+    import numpy as np
+
+    import unity
+    from unity import tir
+
+    h, w = tir.SizeVar("h", "int64"), tir.SizeVar("w", "int64")
+    a = te.placeholder((h, w), name="A")
+    b = te.compute((h, w), lambda i, j: a[i, j] * 2.0, name="B")
+    c = te.compute((h, w), lambda i, j: b[i, j] + 1.0, name="C")
+    func = te.create_prim_func([a, c])
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i * w + j,))
+    for name in ("B", "C"):
+        sch.transform_block_layout(sch.get_block(name), lambda i, j: (i * w + j,))
+    (fused,) = sch.get_loops(sch.get_block("B"))
+    assert sch.get(fused).extent.script() == "w * h"
+    outer, _ = sch.split(fused, [None, 4])
+    sch.reverse_compute_at(sch.get_block("C"), outer)
+    built = unity.build(sch.mod["main"])
+    for shape in ((3, 5), (1, 7), (4, 4)):
+        x = np.arange(np.prod(shape), dtype="float32").reshape(shape)
+        out = np.zeros(shape, "float32")
+        built["main"](x, out)
+        np.testing.assert_array_equal(out, x * 2 + 1)
+
+
+def test_a_symbolic_fusion_must_be_mixed_radix():
+    from unity import tir
+
+    h, w = tir.SizeVar("h", "int64"), tir.SizeVar("w", "int64")
+    a = te.placeholder((h, w), name="A")
+    b = te.compute((h, w), lambda i, j: a[i, j] * 2.0, name="B")
+    sch = Schedule(te.create_prim_func([a, b]))
+    with pytest.raises(ScheduleError, match="mixed-radix"):
+        sch.transform_block_layout(sch.get_block("B"), lambda i, j: (i * h + j,))
+
+
 def _grouped_conv():
     """A 1x1 conv in 2 groups (4 input, 6 output channels each): the output channel `o`
     reads input channels ``o // 6 * 4 + rc``."""

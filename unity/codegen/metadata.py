@@ -59,6 +59,8 @@ def function_metadata(
             return int(expr.value)
         if isinstance(expr, Var) and expr in keys:
             return keys[expr]
+        if isinstance(expr, E.Cast) and "int" in expr.dtype:  # sizes: a cast keeps the value
+            return dim(expr.value)
         op = _DIM_OPS.get(type(expr))
         if op is None:
             raise ValueError(

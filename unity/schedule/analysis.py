@@ -93,6 +93,27 @@ def linear(expr: PrimExpr) -> tuple[dict[Var, int], int] | None:
     return None
 
 
+def linear_terms(expr: PrimExpr, over: set[Var]) -> list[tuple[Var, PrimExpr]] | None:
+    """Write `expr` as ``sum(v * c_v)`` over variables of `over`, each coefficient `c_v` an
+    expression free of them (a symbolic row width), or None if it is not.
+
+    Example:
+        >>> y, x, w = tir.Var("y"), tir.Var("x"), tir.Var("w")
+        >>> [(v.name, c.script()) for v, c in linear_terms(y * w + x, {y, x})]
+        [('y', 'w'), ('x', '1')]
+    """
+    if isinstance(expr, Var):
+        return [(expr, const(1, expr.dtype))] if expr in over else None
+    if isinstance(expr, Add):
+        a, b = linear_terms(expr.a, over), linear_terms(expr.b, over)
+        return None if a is None or b is None else a + b
+    if isinstance(expr, Mul):
+        for var, coef in ((expr.a, expr.b), (expr.b, expr.a)):
+            if isinstance(var, Var) and var in over and not (used_vars(coef) & over):
+                return [(var, coef)]
+    return None
+
+
 def const_bound(expr: PrimExpr, doms: Mapping[Var, tuple[int, int]]) -> tuple[int, int] | None:
     """Inclusive integer bounds of `expr` when each var lies in its `(lo, hi)`, else None.
 

@@ -100,6 +100,8 @@ def test_collects_linear_terms(ana, before, expected):
         ((x * 6) // 4, (x * 3) // 2),
         ((x * 4) % 8, x % 2 * 4),
         (x // 4 // 8, x // 32),
+        ((x // 16 + 1) // 2, (x + 16) // 32),  # a stride-2 size of a stride-16 one: ceil(x/32)
+        ((x // 4 - 1) // 2, (x + 4) // 8 - 1),
         (x % 16 % 4, x % 4),
         ((i * 32 + i1 + 32) // 32, i + 1),
     ],

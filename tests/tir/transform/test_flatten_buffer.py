@@ -5,6 +5,7 @@ from unity.ir.diagnostics import DiagnosticError
 from unity.ir.structural import assert_structural_equal
 from unity.script import tir as T
 from unity.tir import Allocate, Buffer
+from unity.tir.functor import post_order_visit
 from unity.tir.transform import ConvertBlocksToLoops, FlattenBuffer, LowerInitBlock
 
 from ._workloads import assert_same_results, loop, matmul, module
@@ -67,6 +68,26 @@ def test_symbolic_shape_and_int64_indices_keep_their_dtype():
     store = FlattenBuffer()(module(func))["main"].body.body.body
     assert store.indices[0].dtype == "int64"
     assert_structural_equal(store.buffer.shape[0], n * 16)
+
+
+def test_rows_of_a_symbolic_width_split_by_a_schedule_address_without_a_division():
+    """``A[p // w, p % w]`` (a pixel `p` of flattened rows) is ``A[p]``, and with offsets
+    ``A[p // w + 1, p % w + 2]`` is ``A[p + w + 2]``; a split by another extent stays."""
+    h, w = tir.SizeVar("h", "int64"), tir.SizeVar("w", "int64")
+    p = tir.Var("p", "int64")
+    one, two = tir.const(1, "int64"), tir.const(2, "int64")
+
+    def flat(width: tir.PrimExpr, indices: tuple) -> tir.PrimExpr:
+        buf = tir.decl_buffer((h, width), "float32", "A")
+        func = tir.PrimFunc((buf,), loop(p, h * w - w - two, tir.BufferStore(buf, tir.const(0.0), indices)))
+        found: list[tir.BufferStore] = []
+        post_order_visit(FlattenBuffer()(module(func))["main"].body,
+                         lambda n: found.append(n) if isinstance(n, tir.BufferStore) else None)  # fmt: skip
+        return found[0].indices[0]
+
+    assert_structural_equal(flat(w, (p // w, p % w)), p)
+    assert_structural_equal(flat(w, (p // w + one, p % w + two)), p + w + two)
+    assert "//" in flat(w + one, (p // w, p % w)).script()  # rows of w + 1: not a split of them
 
 
 def test_allocate_holds_the_flat_buffer():

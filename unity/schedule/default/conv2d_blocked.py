@@ -10,9 +10,11 @@ blocked):
   (``[O/to, C, KH, KW, to]`` for NCHW data; a constant kernel at compile time); per
   reduction step one input value per pixel is broadcast against `to/b` contiguous
   vectors of packed weights; the tile is `to` output channels x `tx` pixels, of one row
-  or, where a row is not a multiple of `tx` (and for pointwise convs), of the flattened
-  pixels ``y * W + x`` (`flatten_rows`: the tile crosses rows, only the last tile of the
-  image is guarded); it is written back as whole vectors, with the elementwise epilogue;
+  or, where a row is not a multiple of `tx` (and for pointwise convs, and over a symbolic
+  height or width), of the flattened pixels ``y * W + x`` (`flatten_rows`: the tile
+  crosses rows, only the last tile of the image is guarded; a symbolic `W` leaves ``p //
+  W, p % W`` in the indices, which flattening the buffers merges back into `p` where it
+  can); it is written back as whole vectors, with the elementwise epilogue;
 - **depthwise**: the lanes are channels, so each tap is `tx` contiguous vector loads of
   `X` times one vector of packed weights ``[O/b, KH, KW, b]``; the padding is computed per
   channel block inside the parallel loop (one launch, the padded block stays in cache).
@@ -62,6 +64,7 @@ from unity.schedule.default.conv2d import LONG_ROW, padding_block, raise_unsuppo
 from unity.schedule.default.conv2d_tiles import flatten_rows, parallel_tile_loops, pointwise_pixels
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
+from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
 from unity.tir.expr import BufferLoad, FloorDiv, IntImm, PrimExpr, Var
@@ -157,6 +160,8 @@ class BlockedTiling:
         in_blocks: Input channel blocks of the reduction (None for NCHW data).
         rc_block: Input channel blocks per reduction chunk of a row (None: the whole
             reduction in each tile; see `reduction_block`).
+        rows: The output's `(height, width)` where either is symbolic: its tiles cross
+            rows too (`flatten`), only the image's last one guarded.
 
     Example:
         >>> BlockedTiling(8, 32, 32, 14, 196, False, True, (16, 4), True, False).tile
@@ -175,6 +180,7 @@ class BlockedTiling:
     unroll_window: bool = False
     in_blocks: int | None = None
     rc_block: int | None = None
+    rows: tuple[PrimExpr, PrimExpr] | None = None
 
 
 def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
@@ -213,10 +219,15 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
     # 11.6 -> 6.6 ms; onnxruntime 4.5-5.0)
     dtype = conv.k_load.buffer.dtype
     rc_block = reduction_block(info, vectors * block, in_blocks, block, dtype) if width else None
-    wide = pixel_tile(pixels, vectors, ctx, fill=True) if pixels is not None else 0
-    flatten = pixels is not None and (
-        pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)  # type: ignore[operator]
-    )
+    if pixels is None:  # a symbolic size: tiles of the flattened pixels, the widest
+        rows = (info.loops[2].extent, info.loops[3].extent)
+        tile = (vectors * block, pixel_tile(LONG_ROW, vectors, ctx, fill=True))
+        return BlockedTiling(
+            block, out_blocks, conv.out_blocks_per_group, width, None, False, True, tile,
+            window, False, in_blocks, None, rows,
+        )  # fmt: skip
+    wide = pixel_tile(pixels, vectors, ctx, fill=True)
+    flatten = pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)  # type: ignore[operator]
     tile = (vectors * block, wide if flatten else row_tile)
     return BlockedTiling(
         block, out_blocks, conv.out_blocks_per_group, width, pixels, False, flatten, tile,
@@ -242,9 +253,19 @@ def schedule_conv2d_blocked(sch: Schedule, info: BlockInfo, ctx: RuleContext) ->
         raise_unsupported(f"the tile {(to, tx)} ({tiling.per_group} channel blocks per group)")
     if conv.depthwise:
         return _depthwise(sch, info, conv, tiling.block, tx, ctx)
-    flatten = ctx.knob("conv.flatten", tiling.flatten) and tiling.pixels is not None
-    pixels = tiling.pixels if flatten else None
-    return _dense(sch, info, conv, tiling, (to // tiling.block, tx), pixels, ctx)
+    flatten = ctx.knob("conv.flatten", tiling.flatten) and (tiling.pixels is not None or tiling.rows is not None)
+    if not flatten:
+        return _dense(sch, info, conv, tiling, (to // tiling.block, tx), None, ctx)
+    if tiling.rows is None:
+        return _dense(sch, info, conv, tiling, (to // tiling.block, tx), (tiling.width, tiling.pixels), ctx)  # type: ignore[arg-type]
+    height, width = tiling.rows
+    trial = sch.copy()
+    try:
+        taken = _dense(trial, info, conv, tiling, (to // tiling.block, tx), (width, height * width), ctx)
+    except ScheduleError:  # extents the analyzer cannot relate (the output's and the write-back's)
+        return _dense(sch, info, conv, tiling, (to // tiling.block, tx), None, ctx)
+    sch.state, sch.trace = trial.state, trial.trace
+    return taken
 
 
 def _dense(
@@ -253,10 +274,11 @@ def _dense(
     conv: BlockedConv,
     tiling: BlockedTiling,
     tile: tuple[int, int],
-    pixels: int | None,
+    flat: tuple[int | PrimExpr, int | PrimExpr] | None,
     ctx: RuleContext,
 ) -> list[str]:
     vectors, tx = tile
+    pixels = flat[1] if flat else None
     c = sch.get_block(info.name)
     n, oc, y, x, ob, *red = sch.get_loops(c)
     guarded = tiling.out_blocks % vectors != 0  # the packed weights: whole tiles or blocks
@@ -265,7 +287,7 @@ def _dense(
     taken = inline_epilogue(sch, acc, info)
     n_blocks = [const_extent(info.loops[0]), -(-tiling.out_blocks // vectors)]
     if pixels is not None:  # tiles of the flattened pixels: no guarded last tile per row
-        flatten_rows(sch, c, acc, tiling.width)
+        flatten_rows(sch, c, acc, flat[0])  # type: ignore[index]
         n, oc, x, ob, *red = sch.get_loops(c)
     oc0, oc1 = sch.split(oc, [None, vectors])
     x0, x1 = sch.split(x, [None, tx])
@@ -279,7 +301,8 @@ def _dense(
     elif kc:  # the image's tiles share each chunk of weights: channel tiles in parallel
         parallel_tile_loops(sch, [n, oc0], n_blocks, ctx)
     else:
-        parallel_tile_loops(sch, [n, oc0, x0], [*n_blocks, -(-pixels // tx)], ctx)
+        tiles = -(-pixels // tx) if isinstance(pixels, int) else None
+        parallel_tile_loops(sch, [n, oc0, x0], [*n_blocks, tiles], ctx)
     sch.unroll(x1)
     sch.unroll(oc1)
     if pixels is None and tiling.window and ctx.knob("conv.unroll_window", tiling.unroll_window):

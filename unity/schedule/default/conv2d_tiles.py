@@ -218,7 +218,7 @@ def pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | None:
     return height * width
 
 
-def flatten_rows(sch: Schedule, conv: BlockRV, write_back: BlockRV, width: int) -> None:
+def flatten_rows(sch: Schedule, conv: BlockRV, write_back: BlockRV, width: int | PrimExpr) -> None:
     """Make `conv` (accumulating in a cached buffer ``[n, o, y, x, ...]``) and its
     `write_back` iterate the flattened pixel ``p = y * width + x`` instead of `y` and `x`,
     the cached buffer stored as ``[n, o, p, ...]``: a tile of `p` is then a box of it,

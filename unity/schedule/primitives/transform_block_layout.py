@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
-from unity.schedule.analysis import as_int, linear, simplify, with_regions
+from unity.schedule.analysis import as_int, linear, linear_terms, simplify, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import replace_stmts
@@ -133,25 +133,26 @@ def _invert(
         if isinstance(e, FloorDiv | FloorMod) and isinstance(e.a, Var) and e.a in extent:
             new_vars.append(_split_part(e, extent, by_var, splits, blk, func))
             continue
-        chain = _radix_chain(e, extent, blk, func)
+        chain = _radix_chain(e, extent, blk, func) if linear(e) is not None else _symbolic_chain(e, by_var, blk, func)
         kinds = {by_var[v].iter_type for v, _ in chain}
         if len(kinds) != 1:
             msg = f"{e.script()} fuses spatial and reduction variables"
             raise ScheduleError(_P, msg, func, blk)
         name = "_".join(v.name for v, _ in chain)
-        top = chain[0][0]  # only the top variable of a fusion may have a symbolic extent
+        top = chain[0][0]
         scale, dom = chain[0][1], by_var[top].dom.extent
-        if extent[top] is not None:
+        if extent[top] is not None and isinstance(scale, int):
             total: int | PrimExpr = scale * extent[top]
-        else:
-            total = dom if scale == 1 else const(scale, top.dtype) * dom
+        else:  # a symbolic extent or coefficient (a row of symbolic width)
+            total = dom if as_int(const(scale, top.dtype)) == 1 else simplify(const(scale, top.dtype) * dom)
         new = Var(name, chain[0][0].dtype)
         new_vars.append(IterVar(new, Range.from_min_extent(const(0, new.dtype), total), kinds.pop()))
         for k, (v, coef) in enumerate(chain):
             if v in inverse:
                 raise ScheduleError(_P, f"the index map uses variable {v.name} twice", func, blk)
-            value: PrimExpr = new if coef == 1 else new // coef
-            inverse[v] = value if k == 0 else value % extent[v]  # type: ignore[operator]
+            value: PrimExpr = new if as_int(const(coef, new.dtype)) == 1 else new // coef
+            size = extent[v] if extent[v] is not None else by_var[v].dom.extent
+            inverse[v] = value if k == 0 else value % size  # type: ignore[operator]
     for v, parts in splits.items():
         if set(parts) != {FloorDiv, FloorMod} or v in inverse:
             msg = f"the index map must use variable {v.name} exactly as {v.name} // c and {v.name} % c"
@@ -206,6 +207,32 @@ def _radix_chain(
         if extent[v_lo] is None or c_hi != c_lo * extent[v_lo]:  # type: ignore[operator]
             raise ScheduleError(_P, bad, func, blk)
     return chain
+
+
+def _symbolic_chain(
+    e: PrimExpr, by_var: dict[Var, IterVar], blk: Block, func: PrimFunc
+) -> list[tuple[Var, PrimExpr]]:
+    """`_radix_chain` of a fusion with symbolic coefficients, ``y * W + x`` for `x` of
+    extent `W`: each coefficient proved to be the next one's times that one's extent."""
+    bad = f"{e.script()} is not one variable or a mixed-radix fusion of the block's variables"
+    terms = linear_terms(e, set(by_var))
+    if terms is None or len({v for v, _ in terms}) != len(terms):
+        raise ScheduleError(_P, bad, func, blk)
+    terms = [(v, c) for v, c in terms if as_int(by_var[v].dom.extent) != 1]
+    analyzer = Analyzer()
+    chain = [t for t in terms if as_int(t[1]) == 1][:1]
+    rest = [t for t in terms if t not in chain]
+    while chain and rest:
+        v, coef = chain[-1]
+        step = coef * by_var[v].dom.extent
+        up = next((t for t in rest if analyzer.can_prove_equal(t[1], step)), None)
+        if up is None:
+            break
+        chain.append(up)
+        rest.remove(up)
+    if not chain or rest:
+        raise ScheduleError(_P, bad, func, blk)
+    return chain[::-1]
 
 
 class _SimplifyIndices(StmtExprMutator):

@@ -16,10 +16,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
-from unity.schedule.analysis import as_int, const_bound, simplify, used_vars, with_regions
+from unity.schedule.analysis import as_int, const_bound, linear_terms, simplify, used_vars, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import alloc_in_root, is_param
 from unity.schedule.state import BlockRV, ScheduleState
+from unity.tir.arith import Analyzer
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.expr import BufferLoad, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
@@ -111,6 +112,10 @@ def _new_shape(
             shape.append(dims[e])
             continue
         if any(v not in doms and uses_var(e, v) for v in params):
+            fused = _fused_extent(e, dims)
+            if fused is not None:  # rows of a symbolic width flattened: ``y * W + x``
+                shape.append(fused)
+                continue
             msg = (f"{buf.name} has a symbolic shape; only its symbolic dimensions moved as they "
                    "are (a permutation) can be transformed")
             raise ScheduleError(p, msg, func)
@@ -120,6 +125,29 @@ def _new_shape(
             raise ScheduleError(p, msg, func)
         shape.append(const(b[1] + 1, e.dtype))
     return shape
+
+
+def _fused_extent(e: PrimExpr, dims: dict[Var, PrimExpr]) -> PrimExpr | None:
+    """``1 + sum(c * (dim - 1))`` of an index ``sum(c * v)`` whose coefficients are free of
+    the indices (the extent of ``y * W + x`` over dims `H` and `W`: ``H * W``), else None."""
+    terms = linear_terms(e, set(dims))
+    if terms is None:
+        return None
+    analyzer = Analyzer()
+    coef, extent = const(1, e.dtype), const(1, e.dtype)  # mixed radix: the top's coef * dim
+    rest = list(terms)
+    while rest:
+        step = next((t for t in rest if analyzer.can_prove_equal(t[1], coef * extent)), None)
+        if step is None:
+            break
+        rest.remove(step)
+        coef, extent = step[1], dims[step[0]]
+    if not rest:
+        return simplify(coef * extent)
+    top: PrimExpr = const(1, e.dtype)
+    for v, c in terms:
+        top = top + c * (dims[v] - 1)
+    return simplify(top)
 
 
 class _Rewriter(StmtExprMutator):

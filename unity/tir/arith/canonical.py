@@ -88,6 +88,12 @@ def floordiv_linear(b: BoundAnalyzer, lin: Linear, c: int) -> Linear:
     if split is not None:
         g, r1, _ = split
         return q.plus(floordiv_linear(b, r1, c // g))
+    if len(r.terms) == 1 and r.const:  # (x // c1 + k) // c = (x + k * c1) // (c1 * c)
+        ((atom, coeff),) = r.terms.values()
+        if coeff == 1 and type(atom) is FloorDiv and type(atom.b) is IntImm and atom.b.value > 0:
+            c1 = atom.b.value
+            inner = to_linear(atom.a).plus(Linear(lin.dtype, None, r.const * c1))
+            return q.plus(floordiv_linear(b, inner, c1 * c))
     return q.plus(_atom_of(b, _nested(FloorDiv, r, c)))
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, PrimExpr, const
+from unity.tir.arith.key import expr_key
+from unity.tir.expr import Add, BufferLoad, FloorDiv, FloorMod, PrimExpr, const
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator
 from unity.tir.stmt import Allocate, Block, BlockRealize, BufferStore, Stmt
@@ -136,12 +137,45 @@ def flat_index(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> PrimExpr:
         'i * 8 + j'
     """
     index: PrimExpr | None = None
+    if not buffer.strides:
+        indices = _merged_splits(buffer, indices)
     for idx, stride in zip(indices, flat_strides(buffer)):
+        if idx is None:  # merged into the next dimension
+            continue
         term = fold_mul(idx, stride)
         index = term if index is None else fold_add(index, term)
     if buffer.elem_offset is not None and not is_const_int(buffer.elem_offset, 0):
         index = buffer.elem_offset if index is None else fold_add(index, buffer.elem_offset)
     return const(0) if index is None else index
+
+
+def _merged_splits(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr | None, ...]:
+    """`indices` with each pair ``q // D, q % D`` over adjacent dims of which the second
+    has extent `D` merged into ``None, q`` (``(q // D) * D * s + (q % D) * s`` is ``q * s``):
+    rows of a symbolic width flattened by a schedule (``p // W, p % W``) address the buffer
+    without a division."""
+    out: list[PrimExpr | None] = list(indices)
+    for d in range(len(out) - 1):
+        (hi, a), (lo, b) = _with_offset(out[d], FloorDiv), _with_offset(out[d + 1], FloorMod)
+        if (hi is not None and lo is not None and expr_key(hi.a) == expr_key(lo.a)
+                and expr_key(hi.b) == expr_key(lo.b) == expr_key(buffer.shape[d + 1])):  # fmt: skip
+            merged = lo.a  # (q // D + a) * D + q % D + b = q + a * D + b
+            if a is not None:
+                merged = fold_add(merged, fold_mul(a, hi.b))
+            out[d], out[d + 1] = None, merged if b is None else fold_add(merged, b)
+    return tuple(out)
+
+
+def _with_offset(e: PrimExpr | None, cls: type) -> tuple[PrimExpr | None, PrimExpr | None]:
+    """`(node, offset)` for `e` = ``node`` or ``node + offset`` with `node` of type `cls`."""
+    if type(e) is cls:
+        return e, None
+    if type(e) is Add:
+        if type(e.a) is cls:
+            return e.a, e.b
+        if type(e.b) is cls:
+            return e.b, e.a
+    return None, None
 
 
 class _Flattener(StmtExprMutator):

@@ -101,6 +101,11 @@ def window_out(size: ExprLike, kernel: ExprLike, before: int, after: int, stride
     if cs is not None and ck is not None:
         span = cs + before + after - dilation * (ck - 1) - 1 + extra
         return const(span // stride + 1, size.dtype if isinstance(size, PrimExpr) else "int32")
+    if ck is not None:  # one constant term (no int32 arithmetic cast to a size's int64)
+        offset = before + after - dilation * (ck - 1)
+        if stride == 1:  # `size + offset`: a symbolic size stays comparable to the input's
+            return const(size) if offset == 0 else const(size) + offset
+        return (const(size) + (offset - 1 + extra)) // stride + 1
     span = const(size) + (before + after - 1 + extra) - (const(kernel) - 1) * dilation
     return span // stride + 1
 
