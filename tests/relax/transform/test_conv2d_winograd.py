@@ -157,6 +157,33 @@ def test_compiled_model_matches_numpy(k: int, n: int) -> None:
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("k", [3, 5])
+def test_a_symbolic_image_size_takes_winograd_with_symbolic_tiles(k: int) -> None:
+    """Height and width known only at run time: the tiles are computed from them (the
+    image taken to make enough of them), and the model matches numpy at several sizes,
+    sizes that leave partial tiles included."""
+    from unity.relax.struct_info import sym
+
+    c, h, w = 32, sym("h"), sym("w")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, c, h, w), "float32"))
+    weight = RNG.standard_normal((c, c, k, k)).astype("float32") / (4 * k)
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(op.nn.conv2d(x, relax.Constant(weight), padding=k // 2))
+            out = bb.emit_output(op.nn.relu(y))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    lowered = get_pipeline("default", 2, "llvm")(mod)
+    assert any(gv.name_hint.startswith("winograd_data") for gv in lowered.functions)
+    vm = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())
+    for size in ((7, 9), (16, 16), (3, 22)):
+        data = RNG.standard_normal((1, c, *size)).astype("float32")
+        pad = k // 2
+        want = np.maximum(conv2d_nchw_python(np.pad(data, ((0, 0), (0, 0), (pad, pad), (pad, pad))), weight, 1, 0), 0)
+        np.testing.assert_allclose(vm["main"](data).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_weight_transform_matches_the_pass_constant() -> None:
     w = RNG.standard_normal((16, 16, 3, 3)).astype("float32")
     bb = relax.BlockBuilder()

@@ -139,18 +139,18 @@ def winograd_tile(
     sinfo = call.struct_info
     if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
         return None
-    if not all(d.is_number for d in sinfo.shape[1:]):  # the batch may be symbolic
+    if not all(d.is_number for d in (sinfo.shape[1], sinfo.shape[4])):  # sizes may be symbolic
         return None
     _, _, oh, ow, _ = sinfo.shape
-    oh, ow = int(oh), int(ow)
     o, c = w.data.shape[:2]  # c: the input channels of a group
     if (o // attrs.groups) % block or c % block or o % attrs.groups:
         return None
     if c < 2 * block:  # one block per group: its 8 x 8 products cost less than transforms
         return None
     for m in _TILES[r]:
-        tiles = winograd_tiles(oh, ow, m)[2]
-        if tiles >= min_tiles and (m + r - 1) ** 2 * o * c * 4 <= max_weight_bytes:
+        # a symbolic size: taken to make enough tiles (the images a model is run on)
+        enough = not (oh.is_number and ow.is_number) or winograd_tiles(int(oh), int(ow), m)[2] >= min_tiles
+        if enough and (m + r - 1) ** 2 * o * c * 4 <= max_weight_bytes:
             return m
     return None
 
@@ -173,8 +173,7 @@ class _Rewriter(ExprMutator):
         x, w = call.args
         attrs = call.attrs
         n, _, oh, ow, _ = call.struct_info.shape
-        n = int(n) if n.is_number else n  # a symbolic batch: symbolic tile rows
-        oh, ow = int(oh), int(ow)
+        n, oh, ow = (int(d) if d.is_number else d for d in (n, oh, ow))  # symbolic: symbolic tile rows
         o, r, groups = w.data.shape[0], w.data.shape[2], attrs.groups
         panel = 2 * cfg.block if (o // groups) % (2 * cfg.block) == 0 else cfg.block
         tiles = n * winograd_tiles(oh, ow, m)[2]  # the matmul's register tile takes 4 rows

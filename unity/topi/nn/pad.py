@@ -19,8 +19,10 @@ from unity.topi.utils import const_int
 _MODES = ("constant", "edge", "reflect")
 
 
-def _grow(dim: PrimExpr, before: int, after: int) -> PrimExpr:
+def _grow(dim: PrimExpr, before: int, after: int | PrimExpr) -> PrimExpr:
     size = const_int(dim)
+    if not isinstance(after, int):  # a symbolic width (a tile's worth past a symbolic size)
+        return dim + before + after
     return const(size + before + after, dim.dtype) if size is not None else dim + (before + after)
 
 
@@ -69,7 +71,7 @@ def _constant(x: Tensor, i: tuple[PrimExpr, ...], before: Sequence[int], after: 
               value: float) -> PrimExpr:  # fmt: skip
     src = [q - b if b else q for q, b in zip(i, before, strict=True)]
     conds = [q >= b for q, b in zip(i, before, strict=True) if b]
-    conds += [s < d for s, a, d in zip(src, after, x.shape, strict=True) if a]
+    conds += [s < d for s, a, d in zip(src, after, x.shape, strict=True) if not isinstance(a, int) or a]
     fill = const(value if x.dtype.startswith(("float", "bfloat")) else int(value), x.dtype)
     if not conds:
         return x[tuple(src)]

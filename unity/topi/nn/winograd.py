@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -100,14 +101,15 @@ def winograd_matrices(m: int, r: int = 3) -> tuple[np.ndarray, np.ndarray, np.nd
     return tuple(arrays)  # type: ignore[return-value]
 
 
-def winograd_tiles(h: int, w: int, m: int, n: int = 1) -> tuple[int, int, int]:
-    """`(tile rows, tile columns, tiles)` of an `n`-image `h x w` output in `m x m` tiles.
+def winograd_tiles(h: Any, w: Any, m: int, n: Any = 1) -> tuple[Any, Any, Any]:
+    """`(tile rows, tile columns, tiles)` of an `n`-image `h x w` output in `m x m` tiles
+    (ints, or expressions of symbolic sizes: TIR or sympy).
 
     Example:
         >>> winograd_tiles(14, 14, 4)
         (4, 4, 16)
     """
-    th, tw = -(-h // m), -(-w // m)
+    th, tw = (h + (m - 1)) // m, (w + (m - 1)) // m
     return th, tw, n * th * tw
 
 
@@ -179,7 +181,8 @@ def winograd_data_transform(
     """
     _, _, bt = winograd_matrices(m, r)
     alpha = m + r - 1
-    cb, h, w, b = (const_int(d) for d in data.shape[1:])
+    cb, b = const_int(data.shape[1]), const_int(data.shape[4])
+    h, w = (const_int(d) if const_int(d) is not None else d for d in data.shape[2:4])  # symbolic: exprs
     n = const_int(data.shape[0])
     images = data.shape[0] if n is None else n  # a symbolic batch: symbolic tile rows
     top, left, bottom, right = padding4(padding)
@@ -187,7 +190,7 @@ def winograd_data_transform(
     th, tw, _ = winograd_tiles(oh, ow, m)
     count = images * (th * tw)
     rows = count if tiles is None else tiles
-    if isinstance(rows, int) and isinstance(count, int) and rows < count:
+    if isinstance(rows, int) and isinstance(count, int) and rows < count:  # symbolic: as computed
         raise ValueError(f"winograd: {rows} tile rows for {count} tiles")
     per_group = cb * b // groups
     if per_group % b or groups * per_group != cb * b:
