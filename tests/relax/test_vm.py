@@ -55,6 +55,41 @@ def test_journey3_any_size(journey3):
     np.testing.assert_allclose(out.numpy(), softmax_sum_ref(a), rtol=1e-5, atol=1e-5)
 
 
+def test_a_function_taken_from_a_vm_keeps_its_kernels_alive():
+    """``relax.VirtualMachine(unity.compile(mod), dev)["main"]`` with nothing else kept: the
+    executable and the VM are collected, the function still runs (it crashed the process
+    once: its kernels' code was freed with the executable)."""
+    code = """
+import gc, numpy as np, unity
+from unity import relax
+from unity.relax import op
+bb = relax.BlockBuilder()
+x = relax.Var("x", relax.TensorStructInfo(("n", 256), "float32"))
+with bb.function("main", [x]):
+    with bb.dataflow():
+        out = bb.emit_output(op.exp(x))
+    bb.emit_func_output(out)
+main = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())["main"]
+gc.collect()
+a = np.linspace(-1, 1, 512, dtype=np.float32).reshape(2, 256)
+np.testing.assert_allclose(main(a).numpy(), np.exp(a), rtol=1e-5)
+print("ran")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)  # a crash stays there
+    assert done.returncode == 0 and "ran" in done.stdout, done.stderr[-2000:]
+
+
+def test_a_numpy_scalar_is_a_0d_input():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.multiply(x, x))
+        bb.emit_func_output(out)
+    vm = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())
+    assert vm["main"](np.float32(3.0)).numpy().item() == 9.0
+
+
 @pytest.mark.parametrize(
     ("bad", "message"),
     [

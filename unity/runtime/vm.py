@@ -283,6 +283,7 @@ class _Loader:
             "__builtins__": {"min": min, "max": max, "bool": bool, "len": len},
             "TAKE": pool.take, "GIVE": pool.give, "EMPTY": np.empty, "RUN": run_pending,
             "PTR": lambda a: a.ctypes.data, "U8": np.dtype(np.uint8),
+            "__exe__": exe,  # the compiled kernels live as long as a function taken from a VM
         }  # fmt: skip
         self.kernels: dict[str, str] = {}
         self.storage_sizes: dict[int, Any] = {}  # storage register -> its size tree
