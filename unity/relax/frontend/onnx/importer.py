@@ -52,8 +52,8 @@ from unity.relax.frontend.onnx.validate import (
     MIN_OPSET, check_attribute_types, check_opset, node_order,
 )  # fmt: skip
 from unity.relax.struct_info import Dim, TensorStructInfo, sym
-from unity.runtime.narrow import WIDE, widened_dtype
 from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
+from unity.runtime.narrow import WIDE, widened_dtype
 
 
 _NOT_FOLDED = frozenset({
