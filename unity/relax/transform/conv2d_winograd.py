@@ -108,7 +108,8 @@ def winograd_tile(
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 
     Qualifies: a 3x3 or 5x5 stride-1 undilated conv on "NCHW{block}c" data of constant
-    shape, with a constant OIHW float32 weight whose channels per group are whole blocks,
+    channels (the batch, height and width may be symbolic: a symbolic image is taken to
+    make enough tiles), with a constant OIHW float32 weight whose channels per group are whole blocks,
     two at least (RegNet-Y's 3x3 convs in groups of 8 channels, inside the model on Zen 3:
     0.13 ms with the transforms against 0.09 direct at 208 channels 14x14, 0.11 against
     0.05 at 440 channels 7x7);
