@@ -45,3 +45,16 @@ def widened(array: np.ndarray) -> np.ndarray:
     """
     wide = widened_dtype(array.dtype.name)
     return array if wide == array.dtype.name else array.astype(wide)
+
+
+def held_as(array: np.ndarray, dtype: str) -> np.ndarray | None:
+    """`array` widened to `dtype` when its narrow type is held in `dtype` (an ml_dtypes
+    int4 array given for an int8 parameter), else None.
+
+    Example:
+        >>> import ml_dtypes
+        >>> held_as(np.array([1, -2], ml_dtypes.int4), "int8").dtype, held_as(np.zeros(1), "int8")
+        (dtype('int8'), None)
+    """
+    name = array.dtype.name
+    return array.astype(dtype) if name != dtype and widened_dtype(name) == dtype else None

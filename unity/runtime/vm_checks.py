@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from unity.runtime.narrow import widened_dtype
+from unity.runtime.narrow import held_as
 from unity.runtime.tensor import Tensor, numpy_dtype
 
 Tree = int | list[Any]
@@ -157,10 +157,10 @@ def _tensor_checker(spec: list[Any], where: str, slot_info: list[list[str]]) -> 
                 raise ValueError(f"{where}: expected {what} {text}, got {type(value).__name__}")
             arr = np.asarray(arr)
         if np_dtype is not None and arr.dtype != np_dtype:
-            if widened_dtype(arr.dtype.name) == dtype:  # a narrow type held widened
-                arr = arr.astype(np_dtype)
-            else:
+            held = held_as(arr, dtype)  # a narrow type held widened
+            if held is None:
                 raise ValueError(f"{where}: expected dtype {dtype}, got {arr.dtype.name}")
+            arr = held
         shape = arr.shape
         if ndim >= 0 and len(shape) != ndim:
             raise ValueError(

@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from unity.schedule.tree import children, walk
 from unity.tir.buffer import Buffer, BufferRegion
@@ -112,6 +112,35 @@ def linear_terms(expr: PrimExpr, over: set[Var]) -> list[tuple[Var, PrimExpr]] |
             if isinstance(var, Var) and var in over and not (used_vars(coef) & over):
                 return [(var, coef)]
     return None
+
+
+def mixed_radix(
+    terms: list[tuple[Var, PrimExpr]], extent_of: Callable[[Var], PrimExpr]
+) -> list[tuple[Var, PrimExpr]] | None:
+    """`terms` (`linear_terms`) lowest digit first when they make a mixed-radix number:
+    the lowest coefficient 1, each next one the previous times that variable's extent
+    (`extent_of`), proved with the analyzer; else None.
+
+    Example:
+        >>> y, x, w = tir.Var("y"), tir.Var("x"), tir.Var("w")
+        >>> [v.name for v, _ in mixed_radix([(y, w), (x, tir.const(1))], lambda v: w)]
+        ['x', 'y']
+    """
+    from unity.tir.arith import Analyzer
+
+    if not terms:
+        return None
+    analyzer = Analyzer()
+    chain: list[tuple[Var, PrimExpr]] = []
+    rest, step = list(terms), const(1, terms[0][1].dtype)
+    while rest:
+        digit = next((t for t in rest if analyzer.can_prove_equal(t[1], step)), None)
+        if digit is None:
+            return None
+        chain.append(digit)
+        rest.remove(digit)
+        step = digit[1] * extent_of(digit[0])
+    return chain
 
 
 def const_bound(expr: PrimExpr, doms: Mapping[Var, tuple[int, int]]) -> tuple[int, int] | None:

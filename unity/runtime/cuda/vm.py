@@ -33,7 +33,7 @@ from unity.runtime.host_functions import host_function
 from unity.runtime.device import Device
 from unity.runtime.module import ProfileResult
 from unity.runtime.vm_profile import ProfileReport, ProfileRow
-from unity.runtime.narrow import widened_dtype
+from unity.runtime.narrow import held_as
 from unity.runtime.tensor import Tensor, numpy_dtype
 from unity.runtime.vm_checks import (
     _dim_checks,
@@ -341,10 +341,8 @@ def _device_checker(vm: CudaVM, spec: list[Any], where: str, slots: list[Any]) -
                 raise ValueError(  # noqa: TRY004 - as the CPU VM input checks
                     f"{where}: expected {what} {text}, got {type(value).__name__}"
                 )
-            array = value.numpy() if isinstance(value, Tensor) else value
-            if widened_dtype(array.dtype.name) == dtype != array.dtype.name:  # a narrow type held widened
-                value = array.astype(numpy_dtype(dtype))
-            value = vm._upload(value)
+            held = held_as(value.numpy() if isinstance(value, Tensor) else value, dtype)  # a narrow type
+            value = vm._upload(value if held is None else held)
         elif value.device != vm.device:
             raise ValueError(f"{where}: the tensor is on {value.device}, the VM on {vm.device}")
         if dtype not in (None, "void") and value.dtype != numpy_dtype(dtype).name:

@@ -254,16 +254,17 @@ def schedule_conv2d_blocked(sch: Schedule, info: BlockInfo, ctx: RuleContext) ->
     if conv.depthwise:
         return _depthwise(sch, info, conv, tiling.block, tx, ctx)
     flatten = ctx.knob("conv.flatten", tiling.flatten) and (tiling.pixels is not None or tiling.rows is not None)
+    tile = (to // tiling.block, tx)
     if not flatten:
-        return _dense(sch, info, conv, tiling, (to // tiling.block, tx), None, ctx)
+        return _dense(sch, info, conv, tiling, tile, None, ctx)
     if tiling.rows is None:
-        return _dense(sch, info, conv, tiling, (to // tiling.block, tx), (tiling.width, tiling.pixels), ctx)  # type: ignore[arg-type]
+        return _dense(sch, info, conv, tiling, tile, (tiling.width, tiling.pixels), ctx)  # type: ignore[arg-type]
     height, width = tiling.rows
     trial = sch.copy()
     try:
-        taken = _dense(trial, info, conv, tiling, (to // tiling.block, tx), (width, height * width), ctx)
+        taken = _dense(trial, info, conv, tiling, tile, (width, height * width), ctx)
     except ScheduleError:  # extents the analyzer cannot relate (the output's and the write-back's)
-        return _dense(sch, info, conv, tiling, (to // tiling.block, tx), None, ctx)
+        return _dense(sch, info, conv, tiling, tile, None, ctx)
     sch.state, sch.trace = trial.state, trial.trace
     return taken
 

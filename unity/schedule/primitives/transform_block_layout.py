@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
-from unity.schedule.analysis import as_int, linear, linear_terms, simplify, with_regions
+from unity.schedule.analysis import as_int, linear, linear_terms, mixed_radix, simplify, with_regions
 from unity.schedule.error import ScheduleError
 from unity.schedule.state import BlockRV, ScheduleState
 from unity.schedule.tree import replace_stmts
@@ -219,18 +219,8 @@ def _symbolic_chain(
     if terms is None or len({v for v, _ in terms}) != len(terms):
         raise ScheduleError(_P, bad, func, blk)
     terms = [(v, c) for v, c in terms if as_int(by_var[v].dom.extent) != 1]
-    analyzer = Analyzer()
-    chain = [t for t in terms if as_int(t[1]) == 1][:1]
-    rest = [t for t in terms if t not in chain]
-    while chain and rest:
-        v, coef = chain[-1]
-        step = coef * by_var[v].dom.extent
-        up = next((t for t in rest if analyzer.can_prove_equal(t[1], step)), None)
-        if up is None:
-            break
-        chain.append(up)
-        rest.remove(up)
-    if not chain or rest:
+    chain = mixed_radix(terms, lambda v: by_var[v].dom.extent)
+    if chain is None:
         raise ScheduleError(_P, bad, func, blk)
     return chain[::-1]
 

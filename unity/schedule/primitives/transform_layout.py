@@ -16,11 +16,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
-from unity.schedule.analysis import as_int, const_bound, linear_terms, simplify, used_vars, with_regions
+from unity.schedule.analysis import (
+    as_int, const_bound, linear_terms, mixed_radix, simplify, used_vars, with_regions,
+)  # fmt: skip
 from unity.schedule.error import ScheduleError
 from unity.schedule.scope import alloc_in_root, is_param
 from unity.schedule.state import BlockRV, ScheduleState
-from unity.tir.arith import Analyzer
 from unity.tir.buffer import Buffer, decl_buffer
 from unity.tir.expr import BufferLoad, PrimExpr, Var, const
 from unity.tir.function import PrimFunc
@@ -133,17 +134,10 @@ def _fused_extent(e: PrimExpr, dims: dict[Var, PrimExpr]) -> PrimExpr | None:
     terms = linear_terms(e, set(dims))
     if terms is None:
         return None
-    analyzer = Analyzer()
-    coef, extent = const(1, e.dtype), const(1, e.dtype)  # mixed radix: the top's coef * dim
-    rest = list(terms)
-    while rest:
-        step = next((t for t in rest if analyzer.can_prove_equal(t[1], coef * extent)), None)
-        if step is None:
-            break
-        rest.remove(step)
-        coef, extent = step[1], dims[step[0]]
-    if not rest:
-        return simplify(coef * extent)
+    chain = mixed_radix(terms, dims.__getitem__)
+    if chain is not None:  # the top digit's coefficient times its extent
+        top_var, top_coef = chain[-1]
+        return simplify(top_coef * dims[top_var])
     top: PrimExpr = const(1, e.dtype)
     for v, c in terms:
         top = top + c * (dims[v] - 1)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from unity.ir import dtype as dt
 from unity.relax import op as R
 from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
@@ -42,7 +43,7 @@ _FLOATS = {  # name: (mantissa bits, smallest normal exponent, largest finite va
 """The narrow float formats with a mantissa (ml_dtypes' names); the `fnuz` ones have
 no negative zero."""
 
-_INTS = {"int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
+NARROW_INTS = {"int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
 """The narrow integer types and their ranges."""
 
 
@@ -60,7 +61,8 @@ def round_to_float(ctx: Context, y: Expr, fmt: str, saturate: bool = True) -> Ex
     """float32 `y` rounded to the nearest value of the float8 / float4 format `fmt`
     (ties to even), as float32.  With `saturate` values past the largest finite one
     (and infinities) become it; without, they become inf (e5m2) or NaN (the formats
-    without inf), as ml_dtypes' casts do; NaN stays NaN.
+    without inf), as ml_dtypes' casts do; NaN stays NaN.  float4 e2m1, which has
+    neither, always saturates, and NaN becomes -0 (as the ONNX reference's cast).
 
     A value's quantum is ``2 ** (max(e, emin) - m)`` for its binary exponent `e` (read
     from its bits), the format's smallest normal exponent `emin` and `m` mantissa bits:
@@ -72,6 +74,8 @@ def round_to_float(ctx: Context, y: Expr, fmt: str, saturate: bool = True) -> Ex
     mant, emin, top, has_inf = _FLOATS[fmt]
     f32 = lambda v: ctx.scalar(v, "float32")  # noqa: E731
     i32 = lambda v: ctx.scalar(v, "int32")  # noqa: E731
+    if fmt == "float4_e2m1fn":
+        y, saturate = ctx.emit(R.where(ctx.emit(R.isnan(y)), f32(-0.0), y)), True
     if saturate:  # NaN stays NaN
         y = ctx.emit(R.where(ctx.emit(R.isnan(y)), y, ctx.emit(R.clip(y, -top, top))))
     bits = ctx.emit(M.bitcast(ctx.emit(R.abs(y)), "int32"))
@@ -123,10 +127,10 @@ def _to_e8m0(ctx: Context, y: Expr, saturate: bool, round_mode: str) -> Expr:
 
 def _to_narrow_int(ctx: Context, x: Expr, dtype: str) -> Expr:
     """`x` as the narrow integer type `dtype`, held widened (the module docstring)."""
-    lo, hi = _INTS[dtype]
+    lo, hi = NARROW_INTS[dtype]
     held = widened_dtype(dtype)
     source = ctx.dtype(x)
-    if source.startswith("float") or source == "bfloat16":  # truncated; outside the type: 0
+    if dt.is_float(source):  # truncated; outside the type: 0
         inside = ctx.emit(R.logical_and(ctx.emit(R.greater(x, ctx.scalar(lo - 1, source))),
                                         ctx.emit(R.less(x, ctx.scalar(hi + 1, source)))))  # fmt: skip
         return cast(ctx, ctx.emit(R.where(inside, x, ctx.scalar(0, source))), held)
@@ -150,17 +154,11 @@ def cast_to(ctx: Context, value: Value, dtype: str, saturate: bool = True, round
         return x
     if widened_dtype(dtype) == dtype:
         return cast(ctx, x, dtype)
-    if dtype in _INTS:
+    if dtype in NARROW_INTS:
         out = _to_narrow_int(ctx, x, dtype)
     else:
         f = cast(ctx, x, "float32")
-        if dtype == "float8_e8m0fnu":
-            out = _to_e8m0(ctx, f, saturate, round_mode)
-        elif dtype == "float4_e2m1fn":  # no NaN: it becomes -0
-            rounded = round_to_float(ctx, f, dtype, saturate=True)
-            out = ctx.emit(R.where(ctx.emit(R.isnan(f)), ctx.scalar(-0.0, "float32"), rounded))
-        else:
-            out = round_to_float(ctx, f, dtype, saturate)
+        out = _to_e8m0(ctx, f, saturate, round_mode) if dtype == "float8_e8m0fnu" else round_to_float(ctx, f, dtype, saturate)
     return ctx.hold(out, dtype)
 
 

@@ -19,13 +19,12 @@ import numpy as np
 from unity.relax import op as R
 from unity.relax.expr import Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
-from unity.relax.frontend.onnx.ops.cast import is_narrow_float, round_to_float
+from unity.relax.frontend.onnx.ops.cast import NARROW_INTS, is_narrow_float, round_to_float
 from unity.relax.frontend.onnx.ops.common import Converter, cast, const_like
 from unity.runtime.narrow import widened_dtype
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
-           "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1), "int4": (-8, 7), "uint4": (0, 15),
-           "int2": (-2, 1), "uint2": (0, 3)}  # fmt: skip
+           "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1), **NARROW_INTS}  # fmt: skip
 """Each integer type's range (4- and 2-bit types held widened: `widened_dtype`)."""
 
 def _along(ctx: Context, param: Value, x: Expr, axis: int, block: int) -> Expr:
@@ -70,7 +69,7 @@ def quantize(ctx: Context, x: Expr, scale: Value, zero: Value | None, dtype: str
         y = ctx.emit(R.divide(cast(ctx, x, "float32"), cast(ctx, _along(ctx, scale, x, axis, block), "float32")))
         if zero is not None:
             y = ctx.emit(R.add(y, cast(ctx, _along(ctx, zero, x, axis, block), "float32")))
-        return ctx.hold(round_to_float(ctx, y, dtype, saturate or dtype == "float4_e2m1fn"), dtype)
+        return ctx.hold(round_to_float(ctx, y, dtype, saturate), dtype)
     if dtype not in _RANGES:
         raise ctx.fail(f"quantizes to {dtype}, which is not supported")
     scaled = ctx.emit(R.round(ctx.emit(R.divide(x, cast(ctx, _along(ctx, scale, x, axis, block), ctx.dtype(x))))))
