@@ -13,6 +13,7 @@ from schedule_workloads import (
 
 from unity import te
 from unity.schedule import Schedule, ScheduleError
+from unity.script import tir as T
 from unity.tir.interpreter import interpret
 
 
@@ -243,3 +244,37 @@ def test_reverse_compute_at_refuses_a_tile_of_a_fused_row_loop():
     with pytest.raises(ScheduleError, match=r"is not a box \(dimensions 0 and 1 both move with loop"):
         sch.reverse_compute_at(sch.get_block("D"), p0)
     check_same_result(func, sch.mod)  # the failed step left the schedule as it was
+
+
+@T.prim_func
+def _tiles_of_rows(a: T.handle, c: T.handle, h: T.int64, w: T.int64):
+    A = T.match_buffer(a, (h * w,), "float32")
+    C = T.match_buffer(c, (h * 4, w), "float32")
+    B = T.alloc_buffer((h * w,), "float32")
+    for p in T.serial(h * w):
+        with T.block("B"):
+            v = T.axis.spatial(h * w, p)
+            B[v] = A[v] * T.float32(2)
+    for y, x in T.grid(h * 4, w):
+        with T.block("C"):
+            vy = T.axis.spatial(h * 4, y)
+            vx = T.axis.spatial(w, x)
+            C[vy, vx] = B[vy // 4 * w + vx] + T.float32(1)
+
+
+def test_compute_at_a_row_of_a_symbolic_width_computes_that_row():
+    """The consumer reads ``B[y // 4 * w + x]`` (`w` a size): under the loop over rows
+    of 4, the producer computes the one row of `w` they read, not all of `B` (a Winograd
+    output transform over a symbolic image size read its tile rows so)."""
+    sch = Schedule(_tiles_of_rows)
+    y, _ = sch.get_loops(sch.get_block("C"))
+    y0, _ = sch.split(y, [None, 4])
+    sch.compute_at(sch.get_block("B"), y0)
+    script = sch.mod["main"].script()
+    assert "for ax0 in T.serial(w):" in script
+    assert "v = T.axis.spatial(h * w, y_0 * w + ax0)" in script
+    for h, w in ((1, 1), (2, 3), (3, 5)):
+        a = np.arange(h * w, dtype="float32")
+        c = np.zeros((h * 4, w), "float32")
+        interpret(sch.mod, a, c, h, w)
+        np.testing.assert_array_equal(c, np.repeat(a.reshape(h, w) * 2 + 1, 4, axis=0))

@@ -1,10 +1,12 @@
 """`reorder`: IR after, numbers unchanged, errors."""
 
+import numpy as np
 import pytest
 from schedule_workloads import assert_ir, check_same_result, elementwise, matmul
 
 from unity.schedule import Schedule, ScheduleError
 from unity.script import tir as T
+from unity.tir.interpreter import interpret
 
 
 def test_reorder_reduction_loop_outermost():
@@ -70,3 +72,24 @@ def test_reorder_needs_affine_bindings():
     msg = "reorder: block A binds vi to i \\* j, which is not an affine function of the loops"
     with pytest.raises(ScheduleError, match=msg):
         sch.reorder(j, i)
+
+
+def test_reorder_takes_rows_of_a_symbolic_width():
+    """``i * w + j``, `w` a size and not a reordered loop, is affine in the loops (the
+    tiles of a Winograd transform over a symbolic image size are bound so)."""
+
+    @T.prim_func
+    def rows(a: T.handle, h: T.int64, w: T.int64):
+        A = T.match_buffer(a, (h * w,), "int64")
+        for i, j in T.grid(h, w):
+            with T.block("A"):
+                v = T.axis.spatial(h * w, T.Cast("int64", i) * w + j)
+                A[v] = v
+
+    sch = Schedule(rows)
+    i, j = sch.get_loops(sch.get_block("A"))
+    sch.reorder(j, i)
+    assert [lp.loop_var.name for lp in (sch.get(x) for x in sch.get_loops(sch.get_block("A")))] == ["j", "i"]
+    out = np.zeros(6, "int64")
+    interpret(sch.mod, out, 2, 3)
+    np.testing.assert_array_equal(out, np.arange(6))

@@ -98,6 +98,18 @@ def _merge_nested_floors(expr: Dim) -> Dim:
     return expr.replace(lambda e: isinstance(e, sympy.floor), merge)
 
 
+@functools.lru_cache(maxsize=16384)
+def simplify_dim(dim: Dim) -> Dim:
+    """``sympy.simplify(dim)``, remembered (sympy exprs are immutable and hashable): shape
+    inference simplifies the same sizes each time a pass rebuilds a function.
+
+    Example:
+        >>> simplify_dim(sympy.floor((sym("n") + 1) / 1) - 1)
+        n
+    """
+    return sympy.simplify(dim)
+
+
 def as_shape(values: Iterable[object]) -> tuple[Dim, ...]:
     """Convert each dim with `as_dim`.
 
@@ -115,12 +127,19 @@ def prove_equal(a: DimLike, b: DimLike) -> bool:
         >>> prove_equal("n", sympy.Integer(2) * sym("n") - sym("n"))
         True
     """
-    diff = sympy.expand(as_dim(a) - as_dim(b))
+    return _dims_equal(as_dim(a), as_dim(b))
+
+
+@functools.lru_cache(maxsize=16384)
+def _dims_equal(a: Dim, b: Dim) -> bool:
+    """`prove_equal` over dims, remembered: shape inference asks the same questions again
+    each time a pass rebuilds a function, and sympy's `simplify` takes milliseconds."""
+    diff = sympy.expand(a - b)
     if diff == 0:
         return True
     if diff.is_number or not diff.has(*_NON_POLYNOMIAL):
         return False  # expanded polynomials are canonical: a nonzero one is not zero
-    return sympy.simplify(diff) == 0 or _equal_as_sizes(as_dim(a), as_dim(b))
+    return simplify_dim(diff) == 0 or _equal_as_sizes(a, b)
 
 
 def _equal_as_sizes(a: Dim, b: Dim) -> bool:
@@ -131,7 +150,7 @@ def _equal_as_sizes(a: Dim, b: Dim) -> bool:
         if size.is_Atom or not other.has(size):
             continue
         t = sympy.Dummy("size", integer=True, nonnegative=True)
-        if sympy.simplify(other.xreplace({size: t}) - t) == 0:
+        if simplify_dim(other.xreplace({size: t}) - t) == 0:
             return True
     return False
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
+from unity.ir import dtype as dt
 from unity.schedule.tree import children, walk
 from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import (
@@ -178,27 +179,37 @@ def const_bound(expr: PrimExpr, doms: Mapping[Var, tuple[int, int]]) -> tuple[in
     return (a[0] % b[0], a[1] % b[0]) if a[0] // b[0] == a[1] // b[0] else (0, b[0] - 1)
 
 
-def is_quasi_affine(expr: PrimExpr) -> bool:
+def is_quasi_affine(expr: PrimExpr, loops: set[Var] | None = None) -> bool:
     """Whether `expr` is built from vars and constants by `+ -`, `*` by a constant, and
-    `//` / `%` by a positive constant (the bindings split and fuse produce).
+    `//` / `%` by a positive constant (the bindings split and fuse produce), and integer
+    casts of such.  Given `loops`, a part that uses none of them counts as a constant
+    (the rows ``y * W`` of a symbolic width `W`).
 
     Example:
-        >>> i, j = tir.Var("i"), tir.Var("j")
+        >>> i, j, w = tir.Var("i"), tir.Var("j"), tir.Var("w")
         >>> is_quasi_affine(i // 4 * 8 + j % 4), is_quasi_affine(i * j)
         (True, False)
+        >>> is_quasi_affine(i * w + j), is_quasi_affine(i * w + j, {i, j})
+        (False, True)
     """
-    from unity.tir.expr import FloorDiv, FloorMod
+    from unity.tir.expr import Cast, FloorDiv, FloorMod
 
-    if isinstance(expr, IntImm | Var):
+    def constant(e: PrimExpr) -> bool:
+        return as_int(e) is not None or (loops is not None and not used_vars(e) & loops)
+
+    if isinstance(expr, IntImm | Var) or (loops is not None and constant(expr)):
         return True
     if isinstance(expr, Add | Sub):
-        return is_quasi_affine(expr.a) and is_quasi_affine(expr.b)
+        return is_quasi_affine(expr.a, loops) and is_quasi_affine(expr.b, loops)
     if isinstance(expr, Mul):
-        consts = (as_int(expr.a) is not None, as_int(expr.b) is not None)
-        return any(consts) and is_quasi_affine(expr.a) and is_quasi_affine(expr.b)
+        return (constant(expr.a) or constant(expr.b)) and all(
+            is_quasi_affine(e, loops) for e in (expr.a, expr.b)
+        )
     if isinstance(expr, FloorDiv | FloorMod):
         k = as_int(expr.b)
-        return k is not None and k > 0 and is_quasi_affine(expr.a)
+        return k is not None and k > 0 and is_quasi_affine(expr.a, loops)
+    if isinstance(expr, Cast):
+        return dt.is_integer(expr.dtype) and is_quasi_affine(expr.value, loops)
     return False
 
 
@@ -278,17 +289,38 @@ def _bound_terms(expr: PrimExpr, doms: Mapping[Var, Range]) -> tuple[PrimExpr, P
         if isinstance(expr, Add):
             return simplify(_add(a[0], b[0])), simplify(_add(a[1], b[1]))
         return simplify(a[0] - b[1]), simplify(a[1] - b[0])
-    k = as_int(getattr(expr, "b", None)) if isinstance(expr, Mul | FloorDiv | FloorMod) else None
+    if isinstance(expr, Mul):
+        return _bound_product(expr, doms)
+    k = as_int(getattr(expr, "b", None)) if isinstance(expr, FloorDiv | FloorMod) else None
     if k is None or k <= 0:
         return None
     a = bound(expr.a, doms)
     if a is None:
         return None
-    if isinstance(expr, Mul):
-        return simplify(_scale(a[0], k)), simplify(_scale(a[1], k))
     if isinstance(expr, FloorDiv):
         return simplify(a[0] // k), simplify(a[1] // k)
     return const(0, expr.dtype), const(k - 1, expr.dtype)
+
+
+def _bound_product(expr: PrimExpr, doms: Mapping[Var, Range]) -> tuple[PrimExpr, PrimExpr] | None:
+    """Bounds of ``a * f`` with `f` free of the varying vars: a positive constant, a
+    non-negative expression (a size: rows of a symbolic width), or any factor of a fixed
+    `a`."""
+    from unity.tir.arith import Analyzer
+
+    for a, f in ((expr.a, expr.b), (expr.b, expr.a)):  # type: ignore[attr-defined]  # a Mul
+        if used_vars(f) & set(doms):
+            continue
+        span = bound(a, doms)
+        if span is None:
+            return None
+        k = as_int(f)
+        if k is not None and k > 0:
+            return simplify(_scale(span[0], k)), simplify(_scale(span[1], k))
+        if same_expr(span[0], span[1]) or (k is None and Analyzer().can_prove(f >= 0)):
+            return simplify(span[0] * f), simplify(span[1] * f)
+        return None
+    return None
 
 
 def _scale(e: PrimExpr, c: int) -> PrimExpr:

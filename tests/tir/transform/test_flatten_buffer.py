@@ -88,6 +88,10 @@ def test_rows_of_a_symbolic_width_split_by_a_schedule_address_without_a_division
     assert_structural_equal(flat(w, (p // w, p % w)), p)
     assert_structural_equal(flat(w, (p // w + one, p % w + two)), p + w + two)
     assert "//" in flat(w + one, (p // w, p % w)).script()  # rows of w + 1: not a split of them
+    # a strided conv's output rows: the buffer says (w - 1) // 16 + 1, the schedule (w + 15) // 16
+    c15, c16 = tir.const(15, "int64"), tir.const(16, "int64")
+    rows = (w + c15) // c16
+    assert_structural_equal(flat((w - one) // c16 + one, (p // rows, p % rows)), p)
 
 
 def test_allocate_holds_the_flat_buffer():

@@ -83,9 +83,8 @@ def test_an_allocation_is_never_duplicated():
     assert isinstance(alloc.body, IfThenElse) and "i0 * 4 + 3 < n" in alloc.body.script()
 
 
-def test_symbolic_matmul_tile_is_guard_free_and_correct():
-    """A register tile split over a symbolic row count: the built kernel matches numpy
-    for lengths that are and are not multiples of the tile."""
+def _symbolic_matmul_tiles() -> Schedule:
+    """Rows of a symbolic count in tiles of 4, accumulated in a local tile."""
     s = tir.SizeVar("seq", "int64")
     x, w = te.placeholder((s, 48), name="x"), te.placeholder((48, 32), name="w")
     sch = Schedule(te.create_prim_func([x, w, topi.matmul(x, w)]))
@@ -96,16 +95,57 @@ def test_symbolic_matmul_tile_is_guard_free_and_correct():
     sch.reorder(i0, j, k, i1)
     sch.reverse_compute_at(acc, i0)
     sch.decompose_reduction(c, k)
-    lowered = tir.lower(sch.mod)["main"]
-    (versions,) = [s for s in collect(lowered.body, IfThenElse) if s.else_case is not None]
-    assert not collect(versions.then_case, IfThenElse) and collect(versions.else_case, IfThenElse)
-    lib = unity.build(sch.mod)
+    return sch
+
+
+def test_symbolic_matmul_tile_clamps_its_rows_and_is_correct():
+    """A register tile split over a symbolic row count, accumulated in a local tile and
+    stored to an output it does not read: its rows are clamped to the last one (the last
+    tile repeats it) instead of guarded, one version with no branch; the built kernel
+    matches numpy for lengths that are and are not multiples of the tile, and shorter
+    than one."""
+    lowered = tir.lower(_symbolic_matmul_tiles().mod)["main"]
+    assert not collect(lowered.body, IfThenElse)
+    script = lowered.script()
+    assert "T.min(i0_0 * T.int64(4) + i0_1, seq - T.int64(1)) * T.int64(48)" in script  # x's row
+    assert "T_matmul_1[T.min(i0_0 * T.int64(4) + ax0, seq - T.int64(1)) * T.int64(32)" in script
+    assert "T_matmul_local[i0_1 * T.int64(32)" in script  # the tile's own rows: not clamped
+    lib = unity.build(_symbolic_matmul_tiles().mod)
     rng = np.random.default_rng(0)
-    for n in (4, 6, 13):
+    for n in (1, 3, 4, 6, 13):
         a, b = rng.standard_normal((n, 48), dtype="float32"), rng.standard_normal((48, 32), dtype="float32")
         out = np.zeros((n, 32), "float32")
         lib["main"](a, b, out)
         np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@T.prim_func
+def _scratch_by_position(a: T.handle, c: T.handle, n: T.int64):
+    A = T.match_buffer(a, (n,), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    for i0 in T.serial((n + T.int64(3)) // T.int64(4)):
+        with T.allocate_buffer((n,), "float32", scope="local") as S:
+            for i1 in T.serial(T.int64(4)):
+                if i0 * T.int64(4) + i1 < n:
+                    S[i0 * T.int64(4) + i1] = A[i0 * T.int64(4) + i1] * T.float32(2)
+            for i1 in T.serial(T.int64(4)):
+                if i0 * T.int64(4) + i1 < n:
+                    C[i0 * T.int64(4) + i1] = S[i0 * T.int64(4) + i1] + T.float32(1)
+
+
+def test_tiles_that_cannot_repeat_a_position_keep_their_guards():
+    """Clamped, two positions of a tile would share the slot of a buffer indexed by the
+    position (`S`), and a tile that reads what it writes (`C += ...`) would add twice:
+    both keep guarded versions, and agree with the guarded loop."""
+    for func in (_scratch_by_position, _before):
+        after = HoistGuards()(module(func))["main"]
+        assert "T.min" not in after.script() and collect(after.body, IfThenElse)
+    after = HoistGuards()(module(_scratch_by_position))
+    for n in (1, 5, 8):
+        a = np.random.default_rng(n).standard_normal(n).astype("float32")
+        got = np.zeros(n, "float32")
+        tir.interpret(after, a, got, n)
+        np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
 
 
 @T.prim_func

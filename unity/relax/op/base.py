@@ -25,7 +25,7 @@ from unity.ir.op import Op
 from unity.relax.expr import Call, Expr, ShapeExpr, Tuple
 from unity.relax.struct_info import (
     UNKNOWN_DTYPE, Dim, ShapeStructInfo, StructInfo, TensorStructInfo, TupleStructInfo,
-    format_shape, prove_equal, prove_not_equal,
+    format_shape, prove_equal, prove_not_equal, simplify_dim,
 )  # fmt: skip
 
 InferFn = Callable[[Call], StructInfo]
@@ -235,7 +235,7 @@ def with_shape(sinfo: TensorStructInfo, shape: Sequence[Dim] | None, ndim: int =
 def _simplify(dim: Dim) -> Dim:
     if dim.is_number or dim.is_Symbol:
         return dim
-    return sympy.simplify(dim) if dim.has(sympy.floor, sympy.ceiling, sympy.Min, sympy.Max) else sympy.expand(dim)
+    return simplify_dim(dim) if dim.has(sympy.floor, sympy.ceiling, sympy.Min, sympy.Max) else sympy.expand(dim)
 
 
 def product(dims: Sequence[Dim]) -> Dim:

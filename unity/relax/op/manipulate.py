@@ -24,7 +24,7 @@ from unity.relax.op.base import (
 )  # fmt: skip
 from unity.relax.struct_info import (
     Dim, StructInfo, TensorStructInfo, TupleStructInfo, format_shape, prove_equal,
-    prove_not_equal,
+    prove_not_equal, simplify_dim,
 )  # fmt: skip
 
 
@@ -72,7 +72,7 @@ def _infer_reshape(call: Call) -> StructInfo:
     total = product(x.shape)
     if holes:
         known = product([d for d in target if d != -1])
-        inferred = sympy.simplify(total / known)
+        inferred = simplify_dim(total / known)
         if not inferred.is_integer:
             msg = f"cannot reshape {format_shape(x.shape)} to {format_shape(target)}"
             raise fail(call, f"{msg}: {total} elements do not divide by {known}")

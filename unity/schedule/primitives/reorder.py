@@ -76,7 +76,7 @@ def _check_blocks(chain: list[For], func: object) -> None:
             raise ScheduleError("reorder", msg, func, n)
     for realize in child_realizes(chain[-1]):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-            if used_vars(value) & loop_vars and not is_quasi_affine(value):
+            if used_vars(value) & loop_vars and not is_quasi_affine(value, loop_vars):
                 msg = (
                     f"block {realize.block.name_hint} binds {iv.var.name} to {value.script()}, "
                     "which is not an affine function of the loops"

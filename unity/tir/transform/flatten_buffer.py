@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
 from unity.tir.buffer import Buffer
+from unity.tir.arith import Analyzer
 from unity.tir.arith.key import expr_key
 from unity.tir.expr import Add, BufferLoad, FloorDiv, FloorMod, PrimExpr, const
 from unity.tir.function import PrimFunc
@@ -158,12 +159,18 @@ def _merged_splits(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> tuple[PrimE
     for d in range(len(out) - 1):
         (hi, a), (lo, b) = _with_offset(out[d], FloorDiv), _with_offset(out[d + 1], FloorMod)
         if (hi is not None and lo is not None and expr_key(hi.a) == expr_key(lo.a)
-                and expr_key(hi.b) == expr_key(lo.b) == expr_key(buffer.shape[d + 1])):  # fmt: skip
+                and expr_key(hi.b) == expr_key(lo.b) and _same_size(hi.b, buffer.shape[d + 1])):  # fmt: skip
             merged = lo.a  # (q // D + a) * D + q % D + b = q + a * D + b
             if a is not None:
                 merged = fold_add(merged, fold_mul(a, hi.b))
             out[d], out[d + 1] = None, merged if b is None else fold_add(merged, b)
     return tuple(out)
+
+
+def _same_size(a: PrimExpr, b: PrimExpr) -> bool:
+    """Whether `a` and `b` are equal: ``(W + 15) // 16`` (a schedule's) and ``(W - 1) //
+    16 + 1`` (the buffer's) are."""
+    return expr_key(a) == expr_key(b) or Analyzer().can_prove_equal(a, b)
 
 
 def _with_offset(e: PrimExpr | None, cls: type) -> tuple[PrimExpr | None, PrimExpr | None]:

@@ -40,6 +40,30 @@ versioned around it the check would hold only when ``seq % 8 == 0``::
 (the bounds are clamped to the loop's range).  Softmax rows of 505 and 121 elements ran
 1.6x and 1.4x slower than rows of 512 and 128 before; level with them after.
 
+A loop over the tiles of a symbolic length whose tile may run a position twice (it
+stores only to buffers allocated inside it, indexed without the position, and to
+buffers it does not read: a register tile and its write-back) clamps the positions
+instead, so that the last tile repeats the last one; one version, no branch, and
+whatever the length (a conv over a symbolic image size, ``L`` its pixels)::
+
+    for p0 in T.serial((L + 12) // 13):       # before
+        with T.allocate_buffer((13, 16), "float32", scope="local") as acc:
+            for r, p1 in T.grid(64, 13):
+                if p0 * 13 + p1 < L:
+                    acc[p1, 0:16] += X[p0 * 13 + p1, r] * ...
+            for p1 in T.serial(13):
+                if p0 * 13 + p1 < L:
+                    Y[p0 * 13 + p1, 0:16] = acc[p1, 0:16]
+    for p0 in T.serial((L + 12) // 13):       # after
+        with T.allocate_buffer((13, 16), "float32", scope="local") as acc:
+            for r, p1 in T.grid(64, 13):
+                acc[p1, 0:16] += X[T.min(p0 * 13 + p1, L - 1), r] * ...
+            for p1 in T.serial(13):
+                Y[T.min(p0 * 13 + p1, L - 1), 0:16] = acc[p1, 0:16]
+
+(ResNet-50 over a symbolic image size: the guarded copy of each conv's unrolled tile
+had doubled its code; its last tile ran a branch per FMA.)
+
 A guard qualifies when it is an `if` without `else` whose condition is a comparison
 (or a conjunction of comparisons) of index expressions, and one side depends on loops
 inside the statement only through a range the analyzer bounds.  The versions are made
@@ -55,14 +79,19 @@ import functools
 from dataclasses import dataclass
 
 from unity.tir.arith import Analyzer
+from unity.tir.arith.key import expr_key
 from unity.ir.structural import structural_equal
 from unity.tir.expr import (
-    GE, GT, LE, LT, And, BufferLoad, Call, IntImm, Max, Min, PrimExpr, Range, Var,
+    GE, GT, LE, LT, Add, And, BufferLoad, Call, IntImm, Max, Min, Mul, PrimExpr, Range, Var,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_nodes, substitute
-from unity.tir.stmt import Allocate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
-from unity.tir.transform._base import PrimFuncPass, with_body
+from unity.tir.functor import (
+    StmtExprMutator, StmtExprVisitor, post_order_nodes, substitute, uses_var,
+)  # fmt: skip
+from unity.tir.stmt import (
+    Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt,
+)  # fmt: skip
+from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
 
 __all__ = ["HoistGuards"]
 
@@ -79,8 +108,17 @@ class HoistGuards(PrimFuncPass):
         ...     for i0 in T.parallel((n + 3) // 4):
         ...         for i1 in T.serial(4):
         ...             if i0 * 4 + i1 < n:
-        ...                 A[i0 * 4 + i1] = T.float32(1)
+        ...                 A[i0 * 4 + i1] = A[i0 * 4 + i1] + T.float32(1)
         >>> "if i0 * 4 + 3 < n" in HoistGuards().transform_function(f).script()
+        True
+        >>> @T.prim_func
+        ... def g(a: T.handle, n: T.int32):
+        ...     A = T.match_buffer(a, (n,), "float32")
+        ...     for i0 in T.parallel((n + 3) // 4):
+        ...         for i1 in T.serial(4):
+        ...             if i0 * 4 + i1 < n:
+        ...                 A[i0 * 4 + i1] = T.float32(1)
+        >>> "A[T.min(i0 * 4 + i1, n - 1)] = T.float32(1.0)" in HoistGuards().transform_function(g).script()
         True
     """
 
@@ -103,6 +141,9 @@ class _Hoister(StmtExprMutator):
 
     def visit_for_(self, loop: For) -> Stmt:
         self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+        clamped = self._clamp_last_tile(loop)
+        if clamped is not None:
+            return clamped
         split = self._split_tiles(loop)
         if split is not None:
             return split
@@ -129,6 +170,30 @@ class _Hoister(StmtExprMutator):
             checks.append(check)
         condition = functools.reduce(And, checks)
         return IfThenElse(condition, _guard_free(stmt, scan), stmt, span=stmt.span)
+
+    def _clamp_last_tile(self, loop: For) -> Stmt | None:
+        """A loop over the tiles of a symbolic length `L` (``v * t + k < L`` guards, `k` a
+        loop of `t` inside) whose positions may be computed twice, with each position
+        clamped, ``min(v * t + k, L - 1)``, instead of guarded: the last tile repeats the
+        last position; None when `loop` is not such a loop."""
+        if loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL) or not is_const_int(loop.min, 0):
+            return None
+        if isinstance(loop.extent, IntImm):
+            return None  # constant lengths: the last tile's bounds are constants too
+        scan = _Scan()
+        scan.visit_stmt(loop.body)
+        tile = _tile_of_guards(scan, loop.loop_var)
+        if tile is None or not _recomputable(loop.body, loop.loop_var):
+            return None
+        size, limit, inner = tile
+        covered = self.analyzer.can_prove_equal(loop.extent, (limit + (size - 1)) // size)
+        if not (covered or self.analyzer.can_prove(loop.extent * size >= limit)):
+            return None  # fewer tiles than the length: clamping would add positions
+        clamp = _Clamp(loop.loop_var, size.value, inner, limit - 1)
+        body = clamp.visit_stmt(_DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(loop.body))
+        if not _clamped_only(body, clamp.made, loop.loop_var, inner):
+            return None
+        return loop.replace(body=body)
 
     def _split_tiles(self, loop: For) -> Stmt | None:
         """A serial loop over the tiles of a symbolic length, whose guards hold for every
@@ -209,6 +274,107 @@ def _guard_free(stmt: Stmt, scan: _Scan) -> Stmt:
     return substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
 
 
+def _tile_of_guards(scan: _Scan, v: Var) -> tuple[IntImm, PrimExpr, set[Var]] | None:
+    """`(t, L, ks)` when every guard `scan` found is ``v * t + k < L`` (or ``k + v * t``),
+    `k` (one of `ks`) a loop inside of range ``[0, t)``, with the same `t` and `L` (free of
+    the loops inside); else None."""
+    found: set[tuple[int, object]] = set()
+    inner: set[Var] = set()
+    limit: PrimExpr | None = None
+    for guard, domains in scan.guards:
+        cond = guard.condition
+        if not isinstance(cond, LT) or not isinstance(cond.a, Add):
+            return None
+        if uses_var(cond.b, v) or _uses(cond.b, scan.defined):
+            return None
+        terms = (cond.a.a, cond.a.b)
+        muls = [t for t in terms if isinstance(t, Mul) and t.a is v and isinstance(t.b, IntImm)]
+        ks = [t for t in terms if isinstance(t, Var) and t in domains]
+        if len(muls) != 1 or len(ks) != 1:
+            return None
+        size, k = muls[0].b.value, ks[0]
+        if not (is_const_int(domains[k].min, 0) and is_const_int(domains[k].extent, size)):
+            return None
+        found.add((size, expr_key(cond.b)))
+        inner.add(k)
+        limit = cond.b
+    if len(found) != 1 or limit is None:
+        return None
+    size = next(iter(found))[0]
+    return (IntImm(v.dtype, size), limit, inner) if size > 1 else None
+
+
+def _recomputable(body: Stmt, v: Var) -> bool:
+    """Whether running an iteration of `body` twice, or one of its positions in two
+    iterations, leaves what a single run leaves: every store is to a buffer allocated
+    inside it, or to one it never reads at an index that depends on `v`; no calls."""
+    private = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, Allocate)}
+    read = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, BufferLoad)}
+    for node in post_order_nodes(body):
+        if isinstance(node, Evaluate) and not isinstance(node.value, IntImm):
+            return False
+        if isinstance(node, BufferStore) and node.buffer.data not in private:
+            if node.buffer.data in read or not any(uses_var(i, v) for i in node.indices):
+                return False
+    return True
+
+
+class _Clamp(StmtExprMutator):
+    """Replace ``v * size + k`` (`k` in `inner`) with ``min(v * size + k, last)``; the ids
+    of the `Min` nodes made are in `made`."""
+
+    def __init__(self, v: Var, size: int, inner: set[Var], last: PrimExpr) -> None:
+        super().__init__()
+        self.v, self.size, self.inner, self.last = v, size, inner, last
+        self.made: set[int] = set()
+
+    def visit_add_(self, e: Add) -> PrimExpr:
+        for tile, k in ((e.a, e.b), (e.b, e.a)):
+            if (isinstance(tile, Mul) and tile.a is self.v and isinstance(tile.b, IntImm)
+                    and tile.b.value == self.size and isinstance(k, Var) and k in self.inner):  # fmt: skip
+                clamped = Min(e, self.last)
+                self.made.add(id(clamped))
+                return clamped
+        return self._mutate_fields(e)
+
+
+def _clamped_only(body: Stmt, clamps: set[int], v: Var, inner: set[Var]) -> bool:
+    """Whether `v` occurs in `body` only inside the `clamps`, buffers allocated inside
+    are indexed without them (two positions would share a slot), and the others without
+    the inner loops `inner` but inside them (the positions clamped are the ones run)."""
+    private = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, Allocate)}
+    if v in _unclamped_vars(body, clamps):
+        return False
+    for node in post_order_nodes(body):
+        if not isinstance(node, BufferLoad | BufferStore):
+            continue
+        if node.buffer.data in private:
+            if any(id(n) in clamps for i in node.indices for n in post_order_nodes(i)):
+                return False
+        elif any(_unclamped_vars(i, clamps) & inner for i in node.indices):
+            return False
+    return True
+
+
+def _unclamped_vars(node: Stmt | PrimExpr, clamps: set[int]) -> set[Var]:
+    """The variables under `node` outside the `Min` nodes whose ids are in `clamps`."""
+    found: set[Var] = set()
+
+    class Walk(StmtExprVisitor):
+        def visit_min_(self, e: Min) -> None:
+            if id(e) not in clamps:
+                self._visit_other(e)
+
+        def visit_var_(self, e: Var) -> None:
+            found.add(e)
+
+    if isinstance(node, Stmt):
+        Walk().visit_stmt(node)
+    else:
+        Walk().visit_expr(node)
+    return found
+
+
 def _partial_tile_inside(cond: PrimExpr, domains: dict[Var, Range]) -> bool:
     """Whether `cond` tests a tile of a loop of symbolic extent split among `domains`
     (``k0 * 8 + k1 < s``, `k0` and `k1` both loops inside): versioned around both, the
@@ -249,6 +415,7 @@ class _Scan(StmtExprVisitor):
 
     def visit_allocate_(self, stmt: Allocate) -> None:
         self.allocates = True
+        self.visit_stmt(stmt.body)
 
     def visit_if_then_else_(self, stmt: IfThenElse) -> None:
         if stmt.else_case is None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import sympy
 
-from unity.relax.struct_info import Dim
+from unity.relax.struct_info import Dim, simplify_dim
 
 
 def conv_out_dim(size: Dim, kernel: Dim, pad_before: int, pad_after: int, stride: int,
@@ -25,7 +25,7 @@ def conv_out_dim(size: Dim, kernel: Dim, pad_before: int, pad_after: int, stride
     """
     span = size + pad_before + pad_after - dilation * (kernel - 1) - 1
     rounding = sympy.ceiling if ceil_mode else sympy.floor
-    return sympy.simplify(rounding(span / stride) + 1)
+    return simplify_dim(rounding(span / stride) + 1)
 
 
 def pair(value: int | Sequence[int], what: str) -> tuple[int, int]:
