@@ -32,13 +32,15 @@ def _cnn() -> object:
         helper.make_node("GlobalAveragePool", ["r"], ["y"]),
     ]
     inits = {k: v.astype(np.float32) for k, v in weights.items()}
-    return model(nodes, [tensor("x", FLOAT, [1, 3, "H", "W"])], [tensor("y", FLOAT, [1, 64, 1, 1])], inits)
+    outputs = [tensor("y", FLOAT, [1, 64, 1, 1]), tensor("r", FLOAT, [1, 64, None, None])]
+    return model(nodes, [tensor("x", FLOAT, [1, 3, "H", "W"])], outputs, inits)
 
 
 @pytest.mark.parametrize("opt_level", [2, 3])
 def test_a_cnn_over_a_symbolic_image_size_matches_onnxruntime(opt_level: int):
-    """Compiled once; sizes odd and even, below a tile and above (max pooling's output size
-    over a symbolic input once failed to compile)."""
+    """Compiled once; sizes odd and even, with fewer pixels than a conv's tile and more
+    (max pooling's output size over a symbolic input once failed to compile); the pooled
+    output and the feature map before it."""
     proto = _cnn()
     import unity
     from unity import relax
@@ -47,7 +49,8 @@ def test_a_cnn_over_a_symbolic_image_size_matches_onnxruntime(opt_level: int):
         ex = unity.compile(from_onnx(proto), target="llvm")
     vm = relax.VirtualMachine(ex, unity.cpu())
     rng = np.random.default_rng(1)
-    for h, w in ((9, 13), (32, 32), (57, 23)):
+    for h, w in ((1, 1), (5, 3), (9, 13), (32, 32), (57, 23)):
         x = rng.standard_normal((1, 3, h, w)).astype(np.float32)
-        (want,) = run_ort(proto, {"x": x})
-        np.testing.assert_allclose(vm["main"](x).numpy(), want, rtol=1e-4, atol=1e-4)
+        got = vm["main"](x)
+        for out, want in zip(got, run_ort(proto, {"x": x}), strict=True):
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)

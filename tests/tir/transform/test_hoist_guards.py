@@ -98,18 +98,21 @@ def _symbolic_matmul_tiles() -> Schedule:
     return sch
 
 
-def test_symbolic_matmul_tile_clamps_its_rows_and_is_correct():
+def test_symbolic_matmul_tile_moves_its_last_tile_back_and_is_correct():
     """A register tile split over a symbolic row count, accumulated in a local tile and
-    stored to an output it does not read: its rows are clamped to the last one (the last
-    tile repeats it) instead of guarded, one version with no branch; the built kernel
-    matches numpy for lengths that are and are not multiples of the tile, and shorter
-    than one."""
+    stored to an output it does not read: no guard.  Its last tile moves back to end at
+    the last row (it recomputes rows the one before computed), every tile's rows at
+    constant offsets from its start; for fewer rows than a tile, each row is clamped to
+    the last one.  The built kernel matches numpy for lengths that are and are not
+    multiples of the tile, and shorter than one."""
     lowered = tir.lower(_symbolic_matmul_tiles().mod)["main"]
-    assert not collect(lowered.body, IfThenElse)
-    script = lowered.script()
-    assert "T.min(i0_0 * T.int64(4) + i0_1, seq - T.int64(1)) * T.int64(48)" in script  # x's row
-    assert "T_matmul_1[T.min(i0_0 * T.int64(4) + ax0, seq - T.int64(1)) * T.int64(32)" in script
-    assert "T_matmul_local[i0_1 * T.int64(32)" in script  # the tile's own rows: not clamped
+    (versions,) = collect(lowered.body, IfThenElse)
+    assert versions.condition.script() == "seq >= T.int64(4)"
+    whole, short = versions.then_case.script(), versions.else_case.script()
+    assert "i0_0_start: T.int64 = T.min(i0_0 * T.int64(4), seq - T.int64(4))" in whole
+    assert "x[i0_0_start * T.int64(48) + i0_1 * T.int64(48)" in whole and "T.min(i0_0 * T.int64(4) + " not in whole
+    assert "x[T.min(i0_0 * T.int64(4) + i0_1, seq - T.int64(1)) * T.int64(48)" in short  # its row
+    assert "T_matmul_local[i0_1 * T.int64(32)" in short  # the tile's own rows: not clamped
     lib = unity.build(_symbolic_matmul_tiles().mod)
     rng = np.random.default_rng(0)
     for n in (1, 3, 4, 6, 13):
