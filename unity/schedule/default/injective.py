@@ -193,8 +193,10 @@ def parallel_one(
     """Make ONE of `loops` (a perfect nest, outermost first) parallel, without fusing; return
     it (None when every loop has one iteration).
 
-    Takes the outermost loop with at least `4 * num_cores` iterations, else a loop of
-    symbolic extent (a batch size, which may well be 1), else the one with the most.
+    Takes the outermost loop with at least `4 * num_cores` iterations, else the innermost
+    loop of symbolic extent (the outer ones are batch sizes, which may well be 1: a conv
+    over a symbolic batch and image size ran its pixel tiles on one core), else the one
+    with the most.
     `pick` (an index into `loops`) overrides the choice.  With `hoist`, the chosen loop
     moves outermost, so the nest launches the thread pool
     once.  Used above a register tile accumulated in a `local` buffer: a fused loop's
@@ -210,7 +212,7 @@ def parallel_one(
     if pick is None:
         pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
     if pick is None:
-        pick = next((k for k, e in enumerate(extents) if e is None), None)
+        pick = next((k for k in reversed(range(len(extents))) if extents[k] is None), None)
     if pick is None:
         pick = max(range(len(loops)), key=lambda k: extents[k])
     if extents[pick] == 1:
