@@ -120,7 +120,14 @@ def applies(info: BlockInfo) -> bool:
 
 
 LONG_ROW = 1 << 20
-"""What a symbolic output width is taken to be when choosing a tile."""
+"""What a symbolic output width is taken to be when choosing a tile for a 1-D conv (one
+row: samples or frames); its tiles' last is guarded."""
+
+SYMBOLIC_IMAGE_WIDTH = 8
+"""What a symbolic output width of an image (height not 1) is taken to be: rows of 8
+columns, whose tiles rows of 14, 28 and 56 hold whole (the last moved back to end with
+the row); a long row's 32-column tile ran ShuffleNet's depthwise convs at 14x14 and 7x7
+in one partial tile each."""
 
 
 def _group_size(x_load: BufferLoad, o_var: Var) -> int | None:
@@ -167,7 +174,7 @@ class ConvTiling:
         whole_rows: Whether `column_tile` is the whole-row tile of `_row_tile` (then
             threads split the rows).
         pixels: ``H*W`` of a pointwise stride-1 conv, whose rows the pixels-in-vector
-            variant flattens (None for other convs).
+            variant flattens (an expression when symbolic; None for other convs).
         pixel_tile: The pixels-in-vector ``(to, tx)`` (None when it does not apply).
 
     Example:
@@ -182,7 +189,7 @@ class ConvTiling:
     channel_tile: tuple[int, int] | None
     column_tile: tuple[int, int]
     whole_rows: bool = False
-    pixels: int | None = None
+    pixels: int | PrimExpr | None = None
     pixel_tile: tuple[int, int] | None = None
 
     @property
@@ -212,12 +219,12 @@ def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
     if oc is None:
         return None
     per_group = _group_size(found[0], info.store.indices[1])  # X's channel: (o // pg) * C/G + rc
-    width = LONG_ROW if ow is None else ow  # a symbolic width: tiles of a long row, the last guarded
+    width = ow or (LONG_ROW if const_extent(info.loops[2]) == 1 else SYMBOLIC_IMAGE_WIDTH)
     channel = channel_tile(per_group or oc, width, lanes) if per_group is not None else None
     row = None if ow is None else _row_tile(info, found[0], oc, ow, lanes)
     column = row or columns_tile(oc, width, lanes)
-    pixels = None if ow is None else pointwise_pixels(info, found[0])
-    pixel = pixel_tile(oc, pixels, lanes) if pixels is not None else None
+    pixels = pointwise_pixels(info, found[0])
+    pixel = None if pixels is None else pixel_tile(oc, pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes, lanes)
     variant = "channels" if channel and not row else "pixels" if pixel and not row else "columns"
     usable = (per_group or oc) if channel is not None else None
     return ConvTiling(usable, oc, ow, variant, channel, column, row is not None, pixels, pixel)
@@ -240,9 +247,11 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         return _channels_in_vector(sch, info, match(info)[1], *(tuned or rule.channel_tile), ctx)
     if variant == "pixels":
         to, tx = tuned or rule.pixel_tile or (0, 0)
-        if rule.pixels is None or not to or rule.out_channels % to or rule.pixels % tx:
+        symbolic = rule.pixels is not None and not isinstance(rule.pixels, int)
+        if rule.pixels is None or not to or rule.out_channels % to or (not symbolic and rule.pixels % tx):
             raise_unsupported(f"the pixel tile {(to, tx)} ({rule.pixels} pixels)")
-        if rule.pixels // tx >= _PIXEL_TASKS * ctx.num_cores and not ctx.knob("conv.parallel"):
+        many = symbolic or rule.pixels // tx >= _PIXEL_TASKS * ctx.num_cores
+        if many and not ctx.knob("conv.parallel"):
             ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))
         return _pixels_in_vector(sch, info, to, tx, ctx)
     if tuned is not None and rule.out_channels % tuned[0]:
@@ -251,6 +260,11 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
         ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))  # rows stay cached
     return _columns_in_vector(sch, info, *(tuned or rule.column_tile), ctx)
 
+
+SYMBOLIC_PIXELS = 2
+"""Vectors of pixels a pointwise conv's pixel tile holds at most when the image size is
+symbolic (ShuffleNet's 1x1 convs over 116 and 232 channels, not blocked, at 28x28 down to
+7x7: the tile whole for 49 pixels, the image's last tile moved back)."""
 
 _PIXEL_TASKS = 2
 """Pixel tiles per core from which a pointwise conv's pixels-in-vector tiles run in
@@ -360,7 +374,7 @@ def _pixels_in_vector(
     ``p = y * W + x`` (contiguous in `X` and `Y`): both the conv block and its write-back
     iterate `p` (`transform_block_layout`), so a tile of `tx` pixels may cross rows."""
     c = sch.get_block(info.name)
-    width = const_extent(info.loops[3])
+    width = const_extent(info.loops[3]) or info.loops[3].extent
     acc = sch.cache_write(c, 0, "local")
     taken = inline_epilogue(sch, acc, info)
     flatten_rows(sch, c, acc, width)
@@ -370,8 +384,9 @@ def _pixels_in_vector(
     sch.reorder(n, o0, p0, *red, o1, p1)
     sch.reverse_compute_at(acc, p0)
     init = sch.decompose_reduction(c, red[0])
-    batch, channels, height = (const_extent(lp) or 0 for lp in info.loops[:3])
-    parallel_tile_loops(sch, [n, o0, p0], [batch, channels // to, height * width // tx], ctx)
+    batch, channels, height = (const_extent(lp) for lp in info.loops[:3])
+    tiles = height * width // tx if height is not None and isinstance(width, int) else None
+    parallel_tile_loops(sch, [n, o0, p0], [batch, (channels or 0) // to, tiles], ctx)
     sch.unroll(o1)
     sch.vectorize(p1)
     sch.vectorize(sch.get_loops(init)[-1])

@@ -22,6 +22,7 @@ from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
+from unity.tir.arith import Analyzer
 from unity.tir.expr import BufferLoad, PrimExpr
 
 __all__ = [
@@ -194,17 +195,17 @@ def pixel_tile(oc: int, pixels: int, lanes: int) -> tuple[int, int] | None:
     return best
 
 
-def pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | None:
+def pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | PrimExpr | None:
     """``H * W`` when a conv block (output ``[n, o, y, x, ...]``) is pointwise with stride
     1 and its data `x_load` has the output's rows at dims 2 and 3 (``X[n, c, y, x, ...]``,
-    unit reduction windows), so that ``y * W + x`` walks `X` contiguously; else None.
+    unit reduction windows), so that ``y * W + x`` walks `X` contiguously; else None.  An
+    expression when the height or width is symbolic (the data's rows proved as long).
 
     Example:
         >>> pointwise_pixels(info, x_load)  # doctest: +SKIP
         196
     """
     y, x = info.store.indices[2:4]  # type: ignore[union-attr]  # a conv block's store
-    height, width = const_extent(info.loops[2]), const_extent(info.loops[3])
     units = {info.iter_var(lp) for lp in info.loops if const_extent(lp) == 1}
     for index, var in zip(x_load.indices[2:4], (y, x)):
         lin = linear(index)
@@ -212,10 +213,15 @@ def pointwise_pixels(info: BlockInfo, x_load: BufferLoad) -> int | None:
             return None
         if any(v is not var and v not in units for v in lin[0]):
             return None
-    shape = [as_int(d) for d in x_load.buffer.shape[2:4]]
-    if height is None or width is None or shape != [height, width]:
+    height, width = const_extent(info.loops[2]), const_extent(info.loops[3])
+    if height is not None and width is not None:
+        shape = [as_int(d) for d in x_load.buffer.shape[2:4]]
+        return height * width if shape == [height, width] else None
+    rows = (info.loops[2].extent, info.loops[3].extent)
+    analyzer = Analyzer()
+    if not all(analyzer.can_prove_equal(d, e) for d, e in zip(x_load.buffer.shape[2:4], rows)):
         return None
-    return height * width
+    return rows[0] * rows[1]
 
 
 def flatten_rows(sch: Schedule, conv: BlockRV, write_back: BlockRV, width: int | PrimExpr) -> None:

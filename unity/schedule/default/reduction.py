@@ -96,15 +96,24 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list
         and window <= _MAX_WINDOW
         and info.iter_var(inner) is not None
         and stride_in(info.store.indices, info.iter_var(inner)) == 1
-        and (const_extent(inner) or 0) >= 4
+        and (const_extent(inner) or SYMBOLIC_ROW_VECTOR) >= 4
     )
     if vector:
         extents = [const_extent(lp) for lp in s_infos[:-1]]
+        if const_extent(inner) is None:  # a symbolic row: vectors of it, the last moved back
+            row, lanes = sch.split(spatial[-1], [None, min(ctx.lanes, SYMBOLIC_ROW_VECTOR)])
+            spatial, extents = [*spatial[:-1], row, lanes], [*extents, None]
         return _window(sch, info, ctx, spatial, extents, reduce)
     work = work_size(info)
     if spatial and (work is None or work >= ctx.parallel_min_work):
         parallel_outer(sch, spatial)
     return None
+
+
+SYMBOLIC_ROW_VECTOR = 8
+"""Lanes a pooling window's row of symbolic width is vectorized in: rows of 56, 28 and
+14 take whole vectors (the last moved back to end with the row; ShuffleNet's max pool
+over a symbolic image size ran 10x slower with its loops fused and not vectorized)."""
 
 
 def _window(

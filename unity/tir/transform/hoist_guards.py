@@ -193,7 +193,7 @@ class _Hoister(StmtExprMutator):
             return None  # constant lengths: the last tile's bounds are constants too
         scan = _Scan()
         scan.visit_stmt(loop.body)
-        tile = _tile_of_guards(scan, loop.loop_var)
+        tile = _tile_of_guards(scan, loop.loop_var, self.analyzer)
         if tile is None or not _recomputable(loop.body, loop.loop_var):
             return None
         size, limit, inner = tile
@@ -294,34 +294,44 @@ def _guard_free(stmt: Stmt, scan: _Scan) -> Stmt:
     return substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
 
 
-def _tile_of_guards(scan: _Scan, v: Var) -> tuple[IntImm, PrimExpr, set[Var]] | None:
+def _tile_of_guards(
+    scan: _Scan, v: Var, analyzer: Analyzer
+) -> tuple[IntImm, PrimExpr, set[Var]] | None:
     """`(t, L, ks)` when every guard `scan` found is ``v * t + k < L`` (or ``k + v * t``),
     `k` (one of `ks`) a loop inside of range ``[0, t)``, with the same `t` and `L` (free of
-    the loops inside); else None."""
+    the loops inside), and-ed with conditions the `analyzer` proves (``n < batch`` of a
+    write-back's other loops); else None."""
     found: set[tuple[int, object]] = set()
     inner: set[Var] = set()
     limit: PrimExpr | None = None
     for guard, domains in scan.guards:
-        cond = guard.condition
-        if not isinstance(cond, LT) or not isinstance(cond.a, Add):
-            return None
-        if uses_var(cond.b, v) or _uses(cond.b, scan.defined):
-            return None
-        terms = (cond.a.a, cond.a.b)
-        muls = [t for t in terms if isinstance(t, Mul) and t.a is v and isinstance(t.b, IntImm)]
-        ks = [t for t in terms if isinstance(t, Var) and t in domains]
-        if len(muls) != 1 or len(ks) != 1:
-            return None
-        size, k = muls[0].b.value, ks[0]
-        if not (is_const_int(domains[k].min, 0) and is_const_int(domains[k].extent, size)):
-            return None
-        found.add((size, expr_key(cond.b)))
-        inner.add(k)
-        limit = cond.b
+        for cond in _conjuncts(guard.condition):
+            if not _uses(cond, {v, *scan.defined}) and analyzer.can_prove(cond):
+                continue
+            if not isinstance(cond, LT) or not isinstance(cond.a, Add):
+                return None
+            if uses_var(cond.b, v) or _uses(cond.b, scan.defined):
+                return None
+            terms = (cond.a.a, cond.a.b)
+            muls = [t for t in terms if isinstance(t, Mul) and t.a is v and isinstance(t.b, IntImm)]
+            ks = [t for t in terms if isinstance(t, Var) and t in domains]
+            if len(muls) != 1 or len(ks) != 1:
+                return None
+            size, k = muls[0].b.value, ks[0]
+            if not (is_const_int(domains[k].min, 0) and is_const_int(domains[k].extent, size)):
+                return None
+            found.add((size, expr_key(cond.b)))
+            inner.add(k)
+            limit = cond.b
     if len(found) != 1 or limit is None:
         return None
     size = next(iter(found))[0]
     return (IntImm(v.dtype, size), limit, inner) if size > 1 else None
+
+
+def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:
+    """The parts of ``a and b and ...``."""
+    return [*_conjuncts(cond.a), *_conjuncts(cond.b)] if isinstance(cond, And) else [cond]
 
 
 def _recomputable(body: Stmt, v: Var) -> bool:
