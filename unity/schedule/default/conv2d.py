@@ -123,7 +123,7 @@ LONG_ROW = 1 << 20
 """What a symbolic output width is taken to be when choosing a tile for a 1-D conv (one
 row: samples or frames); its tiles' last is guarded."""
 
-SYMBOLIC_IMAGE_WIDTH = 8
+SYMBOLIC_IMAGE_WIDTH = 7
 """What a symbolic output width of an image (height not 1) is taken to be: rows of 8
 columns, whose tiles rows of 14, 28 and 56 hold whole (the last moved back to end with
 the row); a long row's 32-column tile ran ShuffleNet's depthwise convs at 14x14 and 7x7

@@ -90,10 +90,9 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list
         extent = const_extent(loop)
         window = window * extent if extent is not None and window is not None else None
     inner = s_infos[-1] if s_infos else None
-    vector = (
+    vector = (  # a symbolic window: a pool over a symbolic image size (SE blocks' means)
         inner is not None
-        and window is not None
-        and window <= _MAX_WINDOW
+        and (window is None or window <= _MAX_WINDOW)
         and info.iter_var(inner) is not None
         and stride_in(info.store.indices, info.iter_var(inner)) == 1
         and (const_extent(inner) or SYMBOLIC_ROW_VECTOR) >= 4
