@@ -186,3 +186,106 @@ def test_symbolic_rows_of_constant_batches_spread_the_batches_over_the_threads()
     out = np.zeros((16, 9, 16), "float32")
     unity.build(scheduled)["main"](x, w, out)
     np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+
+
+def _image_vars() -> tuple[tir.Var, tir.Var, tir.Var]:
+    return tir.SizeVar("batch", "int64"), tir.SizeVar("height", "int64"), tir.SizeVar("width", "int64")
+
+
+def _i64(*dims: int) -> tuple[tir.IntImm, ...]:
+    """Constant dims as int64, as the ONNX importer's shapes (int32 channels with int64
+    sizes leave casts in the indices that the conv rules do not read through)."""
+    return tuple(tir.const(d, "int64") for d in dims)
+
+
+def _vector_extents(func: tir.PrimFunc) -> list[str]:
+    return [s.extent.script() for s in walk(func.body) if isinstance(s, For) and s.kind is ForKind.VECTORIZED]
+
+
+def _parallel_extents(func: tir.PrimFunc) -> list[str]:
+    return [s.extent.script() for s in walk(func.body) if isinstance(s, For) and s.kind is ForKind.PARALLEL]
+
+
+@pytest.mark.parametrize("hw", [(7, 7), (3, 5), (14, 9)])
+def test_a_global_mean_over_a_symbolic_image_size_vectorizes_its_lanes(hw) -> None:
+    """An SE block's mean over ``H x W`` of NCHW16c data, both symbolic: the 16 lanes in a
+    vector accumulated over the window, as for a constant size (it ran as one fused
+    scalar loop, 10x slower inside EfficientNet)."""
+    from unity import te
+
+    n, h, w = _image_vars()
+    x = te.placeholder((n, 4, h, w, 16), name="x")
+    ry, rx = te.reduce_axis((0, h), name="ry"), te.reduce_axis((0, w), name="rx")
+    s = te.compute((n, 4, 16), lambda b, c, l: te.sum(x[b, c, ry, rx, l], axis=[ry, rx]), name="s")
+    scheduled = schedule_primfunc(te.create_prim_func([x, s]), EAGER)
+    assert _vector_extents(scheduled) == ["16"] * 3  # init, window, write-back
+    data = np.random.default_rng(0).standard_normal((1, 4, *hw, 16)).astype("float32")
+    out = np.zeros((1, 4, 16), "float32")
+    unity.build(scheduled)["main"](data, out)
+    np.testing.assert_allclose(out, data.sum((2, 3)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("hw", [(56, 56), (14, 19), (4, 5)])
+def test_a_max_pool_over_a_symbolic_image_size_vectorizes_its_rows(hw) -> None:
+    """A 3x3 stride-2 max pool over a symbolic batch and size: the output row in vectors
+    of 8 under the window, the threads over the channels (it ran as one fused scalar loop,
+    10x slower inside ShuffleNet); matches numpy with rows that are whole vectors, a
+    partial last one, and shorter than one."""
+    from unity import te, topi
+
+    n, h, w = _image_vars()
+    x = te.placeholder((n, 24, h, w), name="x")
+    scheduled = schedule_primfunc(te.create_prim_func([x, topi.nn.max_pool2d(x, 3, 2, 1)]), EAGER)
+    assert _vector_extents(scheduled) == ["T.int64(8)"] * 3  # init, window, write-back
+    assert _parallel_extents(scheduled) == ["24"]
+    data = np.random.default_rng(1).standard_normal((1, 24, *hw)).astype("float32")
+    oh, ow = (hw[0] - 1) // 2 + 1, (hw[1] - 1) // 2 + 1
+    out = np.zeros((1, 24, oh, ow), "float32")
+    unity.build(scheduled)["main"](data, out)
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    want = np.max([padded[:, :, i:i + 2 * oh:2, j:j + 2 * ow:2] for i in range(3) for j in range(3)], axis=0)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("hw", [(14, 14), (7, 7), (3, 5)])
+def test_a_pointwise_conv_over_a_symbolic_image_size_tiles_its_flattened_pixels(hw) -> None:
+    """ShuffleNet's 1x1 conv over 116 channels (no 16-channel blocks), batch and size
+    symbolic: tiles of 2 vectors of the flattened pixels (rows crossed), the threads over
+    the pixel tiles, not the batch, which is often 1 (it ran row tiles of 32 columns for
+    rows of 14 and 7: 4x slower); matches numpy above and below one tile of pixels."""
+    from unity import te, topi
+
+    n, h, w = _image_vars()
+    x = te.placeholder((n, *_i64(116), h, w), name="x")
+    k = te.placeholder(_i64(116, 116, 1, 1), name="k")
+    scheduled = schedule_primfunc(te.create_prim_func([x, k, topi.nn.conv2d(x, k)]), EAGER)
+    assert _vector_extents(scheduled) == ["T.int64(32)"] * 3
+    (parallel,) = _parallel_extents(scheduled)
+    assert "height" in parallel and "batch" not in parallel
+    rng = np.random.default_rng(2)
+    data, weight = rng.standard_normal((1, 116, *hw)).astype("float32"), rng.standard_normal((116, 116, 1, 1)).astype("float32")
+    out = np.zeros((1, 116, *hw), "float32")
+    unity.build(scheduled)["main"](data, weight, out)
+    np.testing.assert_allclose(out, np.einsum("nchw,oc->nohw", data, weight[:, :, 0, 0]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("hw", [(7, 7), (14, 16), (3, 5)])
+def test_a_depthwise_conv_over_a_symbolic_image_size_tiles_rows_in_7s(hw) -> None:
+    """A 3x3 depthwise NCHW conv over 116 channels with a symbolic size: columns in
+    vectors of 7 (the rows of a 224 x 224 image's stages divide by 7; a long row's 32
+    columns left rows of 14 and 7 in one partial tile); matches numpy."""
+    from unity import te, topi
+
+    n, h, w = _image_vars()
+    x = te.placeholder((n, *_i64(116), h, w), name="x")
+    k = te.placeholder(_i64(116, 1, 3, 3), name="k")
+    conv = topi.nn.conv2d(x, k, padding=1, groups=116)
+    scheduled = schedule_primfunc(te.create_prim_func([x, k, conv]), EAGER)
+    assert "T.int64(7)" in _vector_extents(scheduled)
+    rng = np.random.default_rng(3)
+    data, weight = rng.standard_normal((1, 116, *hw)).astype("float32"), rng.standard_normal((116, 1, 3, 3)).astype("float32")
+    out = np.zeros((1, 116, *hw), "float32")
+    unity.build(scheduled)["main"](data, weight, out)
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = sum(padded[:, :, i:i + hw[0], j:j + hw[1]] * weight[None, :, 0, i, j, None, None] for i in range(3) for j in range(3))
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
