@@ -397,3 +397,19 @@ def test_if_branches_are_planned_on_their_own():
     x = rng.standard_normal(4).astype("float32")
     for cond in (True, False):
         np.testing.assert_array_equal(run(after, x, cond), run(Before, x, cond))
+
+
+def test_sizes_compare_by_their_constant_factor_when_their_symbolic_part_is_shared():
+    """A storage of ``8 * floor(n / 2)`` bytes holds a tensor of ``4 * floor(n / 2)``
+    (compared by the factors, without sympy's expansion: GoogLeNet over a symbolic image
+    size spent 9 s planning); rounded sizes of different shapes are not compared (sympy
+    rarely decides them); polynomials still are."""
+    import sympy
+
+    from unity.relax.transform.static_plan_block_memory import _at_least
+
+    n = sympy.Symbol("n", integer=True, positive=True)
+    half = sympy.floor(n / 2)
+    assert _at_least(8 * half, 4 * half) and not _at_least(4 * half, 8 * half)
+    assert not _at_least(n * n, half)
+    assert _at_least(2 * n + 4, n) and not _at_least(n, 2 * n)

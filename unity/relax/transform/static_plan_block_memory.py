@@ -48,6 +48,8 @@ Rules (TVM's, in our words):
 
 from __future__ import annotations
 
+import functools
+
 import math
 import operator
 from collections.abc import Iterator, Mapping
@@ -320,10 +322,21 @@ def _request(free: list[_Storage], token: _Token, symbols: frozenset[sympy.Symbo
     return _Storage(token.size, dtype, symbols)
 
 
+_ROUNDED = (sympy.floor, sympy.ceiling, sympy.Mod)
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _at_least(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """True when sympy proves ``a >= b`` for every positive value of the symbols."""
+    """True when sympy proves ``a >= b`` for every positive value of the symbols
+    (remembered: a model's tensors have few distinct sizes, each compared with every free
+    storage; GoogLeNet over a symbolic image size took 9 s in sympy here)."""
     if a.is_Integer != b.is_Integer:
         return False  # constant (bounded) and dynamic storage stay apart
+    (ca, xa), (cb, xb) = a.as_coeff_Mul(), b.as_coeff_Mul()
+    if xa == xb:  # the same symbolic size times constants: compare those
+        return bool(ca >= cb)
+    if a.has(*_ROUNDED) or b.has(*_ROUNDED):
+        return False  # sizes after strided layers: sympy rarely decides them, slowly
     diff = sympy.expand(a - b)
     return bool(diff == 0 or diff.is_nonnegative)
 
