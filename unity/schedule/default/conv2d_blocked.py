@@ -60,7 +60,7 @@ from unity.schedule.default.analysis import (
     const_extent,
     multiply_accumulate,
 )
-from unity.schedule.default.conv2d import LONG_ROW, padding_block, raise_unsupported
+from unity.schedule.default.conv2d import LONG_ROW, padding_block, raise_unsupported, symbolic_width
 from unity.schedule.default.conv2d_tiles import flatten_rows, parallel_tile_loops, pointwise_pixels
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
@@ -205,7 +205,7 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
     # a symbolic width (wav2vec's conv1d over the samples): row tiles, the last guarded
     pixels = None if height is None or width is None else height * width
     if conv.depthwise:
-        tile = (block, pixel_tile(width or _symbolic_row(height), 1, ctx, fill=width is None and height == 1))
+        tile = (block, pixel_tile(width or symbolic_width(height), 1, ctx, fill=width is None and height == 1))
         return BlockedTiling(block, out_blocks, 1, width, pixels, True, False, tile)
     vectors = tile_vectors(conv.out_blocks_per_group, guard=conv.out_blocks_per_group == out_blocks)
     row_tile = pixel_tile(width or LONG_ROW, vectors, ctx, fill=width is None)
@@ -317,20 +317,6 @@ def _dense(
 _TILE_WEIGHT_BYTES = 1 << 17
 """Packed weights of one output-channel tile above which row tiles take reduction chunks:
 a quarter of a 512 KiB L2 (Zen's), which streams them once per tile otherwise."""
-
-
-SYMBOLIC_IMAGE_ROW = 7
-"""The row a depthwise conv over a symbolic image size is tiled for: 7 pixels divide the
-rows of a 224 x 224 image's stages (112 down to 7); other rows take one partial tile,
-moved back to end with the row.  (A tile for a long row, 26 pixels, ran MobileNet v2's
-14x14 and 7x7 layers in one partial tile each: 8.7 ms against 5.4 for the static build;
-7 pixels: level with it.)"""
-
-
-def _symbolic_row(height: int | None) -> int:
-    """The row length a tile of a symbolic width is chosen for: a long one for a 1-D conv
-    over a sequence (height 1), a typical image row otherwise."""
-    return LONG_ROW if height == 1 else SYMBOLIC_IMAGE_ROW
 
 
 def reduction_block(

@@ -9,11 +9,12 @@ dynamo one (``name_dynamo.onnx``).  Batch and sequence lengths are dynamic axes.
 
 The tests (`test_exported_models.py`) need only onnx and onnxruntime; this script needs
 torch and transformers, which the project does not depend on (the fixtures were made with
-torch 2.14, transformers 5.25 and onnxscript 0.7)::
+torch 2.14, transformers 5.25 and onnxscript 0.7; `--images` needs torchvision)::
 
     pip install torch transformers onnxscript
     python tests/relax/frontend/models/make_models.py
     python tests/relax/frontend/models/make_models.py --large DIR   # for the benchmark
+    python tests/relax/frontend/models/make_models.py --images DIR  # torchvision's CNNs
 
 Example:
     >>> sorted(MODELS)[:3]  # doctest: +SKIP
@@ -188,8 +189,32 @@ def main_large(out: str) -> None:
     print(path, os.path.getsize(path))
 
 
+TORCHVISION_CNNS = (
+    "convnext_tiny", "densenet121", "efficientnet_b0", "googlenet", "mobilenet_v2",
+    "mobilenet_v3_small", "regnet_y_400mf", "resnet50", "shufflenet_v2_x1_0", "squeezenet1_1",
+)  # fmt: skip
+"""torchvision's CNNs `main_images` exports (random weights)."""
+
+
+def main_images(out: str) -> None:
+    """Export torchvision's CNNs into `out` with a symbolic batch, height and width (input
+    ``pixel_values [batch, 3, height, width]``), for ``bench/dynamic_image.py --folder``."""
+    import torch
+    import torchvision
+
+    for name in TORCHVISION_CNNS:
+        torch.manual_seed(0)
+        path = os.path.join(out, f"{name}.onnx")
+        axes = {"pixel_values": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}}
+        torch.onnx.export(getattr(torchvision.models, name)(weights=None).eval(), (torch.randn(1, 3, 224, 224),),
+                          path, input_names=["pixel_values"], output_names=["logits"], dynamic_axes=axes,
+                          opset_version=17, dynamo=False)  # fmt: skip
+        print(path, os.path.getsize(path))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--large":
-        main_large(sys.argv[2] if len(sys.argv) > 2 else "exported_models")
+    if len(sys.argv) > 1 and sys.argv[1] in ("--large", "--images"):
+        run = main_large if sys.argv[1] == "--large" else main_images
+        run(sys.argv[2] if len(sys.argv) > 2 else "exported_models")
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
