@@ -402,7 +402,9 @@ def test_if_branches_are_planned_on_their_own():
 def test_sizes_compare_by_their_constant_factor_when_their_symbolic_part_is_shared():
     """A storage of ``8 * floor(n / 2)`` bytes holds a tensor of ``4 * floor(n / 2)``
     (compared by the factors, without sympy's expansion: GoogLeNet over a symbolic image
-    size spent 9 s planning); rounded sizes of different shapes are not compared (sympy
+    size spent 9 s planning), and of ``-8 * floor(-n / 4)`` one of ``-4 * floor(-n / 4)``
+    (a negative part: comparing the factors as they are under-sized a storage of
+    ResNet-50 over a symbolic size, an error at run time); rounded sizes of different shapes are not compared (sympy
     rarely decides them); polynomials still are."""
     import sympy
 
@@ -411,5 +413,7 @@ def test_sizes_compare_by_their_constant_factor_when_their_symbolic_part_is_shar
     n = sympy.Symbol("n", integer=True, positive=True)
     half = sympy.floor(n / 2)
     assert _at_least(8 * half, 4 * half) and not _at_least(4 * half, 8 * half)
+    up = sympy.floor(-n / 4)  # -ceil(n / 4): sizes of a rounded-up count print so
+    assert _at_least(-8 * up, -4 * up) and not _at_least(-4 * up, -8 * up)
     assert not _at_least(n * n, half)
     assert _at_least(2 * n + 4, n) and not _at_least(n, 2 * n)

@@ -333,8 +333,8 @@ def _at_least(a: sympy.Expr, b: sympy.Expr) -> bool:
     if a.is_Integer != b.is_Integer:
         return False  # constant (bounded) and dynamic storage stay apart
     (ca, xa), (cb, xb) = a.as_coeff_Mul(), b.as_coeff_Mul()
-    if xa == xb:  # the same symbolic size times constants: compare those
-        return bool(ca >= cb)
+    if xa == xb and ca * cb > 0:  # constants times the same symbolic part, whose sign is
+        return bool(ca >= cb if ca > 0 else ca <= cb)  # theirs: sizes are not negative
     if a.has(*_ROUNDED) or b.has(*_ROUNDED):
         return False  # sizes after strided layers: sympy rarely decides them, slowly
     diff = sympy.expand(a - b)
