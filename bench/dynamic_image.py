@@ -7,14 +7,25 @@ made symbolic (``[1, 3, "H", "W"]``) is compiled once; it runs at 224 x 224 (its
 onnxruntime on the symbolic model.  Printed: each latency (median of `--repeat`), the
 ratios unity / onnxruntime, and max |unity - onnxruntime|.
 
-Run: ``python bench/dynamic_image.py [--repeat 9]``.
+Run: ``python bench/dynamic_image.py [--repeat 9] [--folder DIR]``.  With ``--folder``,
+each ``.onnx`` image model in DIR whose input's height and width are symbolic (torchvision's
+CNNs: ``python tests/relax/frontend/models/make_models.py --images DIR``) is compiled as it
+is and with its height and width fixed at 224, and timed at 224 x 224 the same way.
 
 On 2026-12-06 (2-core Zen 4, AVX-512), this script printed: symbolic 47.9 ms, static
 41.2, onnxruntime 52.9 (0.91x; static 0.78x), compile 21.5 s symbolic, 5.8 s static,
 max |diff| 9.3e-10.  Earlier the same day (an ad hoc script, same-run pairs against
 onnxruntime): 59.4 / 43.4 ms (1.37x) once the model compiled (max pooling's output size
 over a symbolic input had failed), 54.7 / 49.0 (1.12x) with tiles of the flattened
-pixels, 45.1 / 44.0 (1.02x) with Winograd over symbolic sizes.
+pixels, 45.1 / 44.0 (1.02x) with Winograd over symbolic sizes.  Later that day (stop 32):
+symbolic 39.8 ms, static 35.1, onnxruntime 45.5 (0.88x; static 0.77x), compile 15.2 s
+and 7.1 s (the last tile of the pixels moved back rather than guarded, Winograd's
+transforms scheduled over symbolic sizes, shape inference's sympy work remembered).
+``--folder`` over torchvision's CNNs (symbolic batch, height and width), unity symbolic /
+static / onnxruntime ms: ConvNeXt-T 56.8 / 56.1 / 62.0, DenseNet-121 32.8 / 28.2 / 33.1,
+EfficientNet-B0 10.2 / 9.3 / 9.0, GoogLeNet 14.1 / 12.5 / 16.1, MobileNet v2 8.8 / 8.1 /
+8.5, v3-small 6.2 / 4.7 / 4.0, RegNet-Y-400MF 14.1 / 9.4 / 15.4, ResNet-50 39.2 / 36.0 /
+46.1, ShuffleNet v2 5.3 / 4.2 / 5.0, SqueezeNet 1.1 7.1 / 5.2 / 5.2.
 """
 
 from __future__ import annotations
