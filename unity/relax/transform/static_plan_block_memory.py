@@ -48,8 +48,6 @@ Rules (TVM's, in our words):
 
 from __future__ import annotations
 
-import functools
-
 import math
 import operator
 from collections.abc import Iterator, Mapping
@@ -325,11 +323,11 @@ def _request(free: list[_Storage], token: _Token, symbols: frozenset[sympy.Symbo
 _ROUNDED = (sympy.floor, sympy.ceiling, sympy.Mod)
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _at_least(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """True when sympy proves ``a >= b`` for every positive value of the symbols
-    (remembered: a model's tensors have few distinct sizes, each compared with every free
-    storage; GoogLeNet over a symbolic image size took 9 s in sympy here)."""
+    """True when sympy proves ``a >= b`` for every positive value of the symbols.  Sizes
+    sharing their symbolic part compare by their constant factors, and rounded sizes of
+    different shapes are not expanded: GoogLeNet over a symbolic image size spent 9 s in
+    sympy's expansions here (few pairs repeat: a cache did not help)."""
     if a.is_Integer != b.is_Integer:
         return False  # constant (bounded) and dynamic storage stay apart
     (ca, xa), (cb, xb) = a.as_coeff_Mul(), b.as_coeff_Mul()

@@ -95,7 +95,7 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list
         and (window is None or window <= _MAX_WINDOW)
         and info.iter_var(inner) is not None
         and stride_in(info.store.indices, info.iter_var(inner)) == 1
-        and (const_extent(inner) or SYMBOLIC_ROW_VECTOR) >= 4
+        and (const_extent(inner) is None or const_extent(inner) >= 4)
     )
     if vector:
         extents = [const_extent(lp) for lp in s_infos[:-1]]
@@ -110,9 +110,10 @@ def schedule_reduction(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list
 
 
 SYMBOLIC_ROW_VECTOR = 8
-"""Lanes a pooling window's row of symbolic width is vectorized in: rows of 56, 28 and
-14 take whole vectors (the last moved back to end with the row; ShuffleNet's max pool
-over a symbolic image size ran 10x slower with its loops fused and not vectorized)."""
+"""Lanes a pooling window's row of symbolic width is vectorized in (at most the target's):
+rows of 56 and 112 take whole vectors, others a last one moved back to end with the row,
+rows shorter than 8 the clamped version (`HoistGuards`).  ShuffleNet's max pool over a
+symbolic image size ran 10x slower with its loops fused and not vectorized."""
 
 
 def _window(

@@ -207,9 +207,8 @@ class _Hoister(StmtExprMutator):
         if not _clamped_only(clamped.body, clamp.made, v, inner):
             return None
         start = Var(f"{v.name}_start", v.dtype)
+        # `_clamped_only` found `v` only in ``v * t + k``: with ``v * t`` replaced, it is gone
         shifted = _TileStart(v, size.value, start).visit_stmt(free)
-        if uses_var(shifted, v):
-            return clamped  # `v` used other than as `v * t`: the tile's start cannot move
         shifted = copy_with_fresh_vars(shifted, {})  # the clamped version keeps the originals
         fresh = Var(v.name, v.dtype)
         whole = loop.replace(loop_var=fresh, body=LetStmt(start, Min(fresh * size, limit - size), shifted))
@@ -338,15 +337,13 @@ def _recomputable(body: Stmt, v: Var) -> bool:
     """Whether running an iteration of `body` twice, or one of its positions in two
     iterations, leaves what a single run leaves: every store is to a buffer allocated
     inside it, or to one it never reads at an index that depends on `v`; no calls."""
-    private = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, Allocate)}
-    read = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, BufferLoad)}
-    for node in post_order_nodes(body):
-        if isinstance(node, Evaluate) and not isinstance(node.value, IntImm):
-            return False
-        if isinstance(node, BufferStore) and node.buffer.data not in private:
-            if node.buffer.data in read or not any(uses_var(i, v) for i in node.indices):
-                return False
-    return True
+    nodes = post_order_nodes(body)
+    if any(isinstance(n, Evaluate) and not isinstance(n.value, IntImm) for n in nodes):
+        return False
+    private = {n.buffer.data for n in nodes if isinstance(n, Allocate)}
+    read = {n.buffer.data for n in nodes if isinstance(n, BufferLoad)}
+    stores = [n for n in nodes if isinstance(n, BufferStore) and n.buffer.data not in private]
+    return all(n.buffer.data not in read and any(uses_var(i, v) for i in n.indices) for n in stores)
 
 
 class _Clamp(StmtExprMutator):
@@ -398,10 +395,11 @@ def _clamped_only(body: Stmt, clamps: set[int], v: Var, inner: set[Var]) -> bool
     """Whether `v` occurs in `body` only inside the `clamps`, buffers allocated inside
     are indexed without them (two positions would share a slot), and the others without
     the inner loops `inner` but inside them (the positions clamped are the ones run)."""
-    private = {n.buffer.data for n in post_order_nodes(body) if isinstance(n, Allocate)}
     if v in _unclamped_vars(body, clamps):
         return False
-    for node in post_order_nodes(body):
+    nodes = post_order_nodes(body)
+    private = {n.buffer.data for n in nodes if isinstance(n, Allocate)}
+    for node in nodes:
         if not isinstance(node, BufferLoad | BufferStore):
             continue
         if node.buffer.data in private:
