@@ -135,3 +135,64 @@ def test_given_scales_set_the_resized_length_as_onnx_does():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
     want = ReferenceEvaluator(model).run(None, {"X": x, "scales": np.array([1, 1, 0.6, 0.6], "float32")})[0]
     check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)
+
+
+def _stages(out) -> list[str]:
+    """The compute stages behind `out`, producers first (tables left out)."""
+    names, todo = [], [out]
+    while todo:
+        t = todo.pop()
+        if t.op.name.startswith("T_resize") and "index" not in t.op.name and "weight" not in t.op.name:
+            names.append(t.op.name)
+            todo.extend(t.op.input_tensors)
+    return names[::-1]
+
+
+def _first_pass(out):
+    sums = out.op.input_tensors
+    while sums[0].op.name != "T_resize_sum0":
+        sums = [t for t in sums[0].op.input_tensors if t.op.name.startswith("T_resize_sum")]
+    return sums[0]
+
+
+def test_linear_over_all_axes_skips_unit_scales_and_runs_one_pass_per_axis():
+    # ONNX lists N and C with scale 1: those axes read one element, the W pass (the
+    # smaller array when upsampling) runs first, then H reads whole rows
+    x_t = te.placeholder((1, 2, 3, 4), name="x")
+    x = rand((1, 2, 3, 4))
+    out = topi.image.resize(x_t, [0, 1, 2, 3], [1, 2, 6, 8], "linear", "half_pixel", scales=[1.0, 1.0, 2.0, 2.0])
+    assert _stages(out) == ["T_resize_sum0", "T_resize_sum", "T_resize"]
+    first = _first_pass(out)
+    assert [d.value for d in first.shape] == [1, 2, 3, 8]
+    check([x_t], out, [x], _onnx_resize(x, (6, 8), mode="linear"), rtol=1e-5, atol=1e-5)
+
+
+def test_shrinking_axis_runs_first_and_symbolic_equal_axes_are_skipped():
+    h = te.var("h")
+    x_t = te.placeholder((h, 6, 4), name="x")
+    out = topi.image.resize(x_t, [0, 1, 2], [h, 3, 8], "cubic", "align_corners")
+    first = _first_pass(out)
+    assert first.shape[1].value == 3 and first.shape[2].value == 4  # the shrinking axis 1 first
+    assert _stages(out) == ["T_resize_sum0", "T_resize_sum", "T_resize"]
+    x = rand((2, 6, 4))
+    want = _onnx_resize_general(x, [2, 3, 8], mode="cubic", coordinate_transformation_mode="align_corners")
+    check([x_t], out, [x], want, rtol=1e-5, atol=1e-5)
+
+
+def test_equal_length_axis_still_moves_when_the_mode_shifts_it():
+    # tf_half_pixel_for_nn maps x to x + 0.5: rounding up moves every position by one
+    x_t = te.placeholder((1, 1, 4, 4), name="x")
+    x = rand((1, 1, 4, 4))
+    out = topi.image.resize2d(x_t, (4, 4), method="nearest_neighbor",
+                              coordinate_transformation_mode="tf_half_pixel_for_nn",
+                              rounding_method="round_prefer_ceil")  # fmt: skip
+    idx = np.minimum(np.floor(np.arange(4) + 1.0), 3).astype(int)
+    check([x_t], out, [x], x[:, :, idx][:, :, :, idx])
+
+
+def test_integer_image_rounds_once_after_both_passes():
+    x_t = te.placeholder((1, 5, 5), name="x", dtype="uint8")
+    x = np.random.default_rng(3).integers(0, 256, (1, 5, 5)).astype("uint8")
+    out = topi.image.resize(x_t, [1, 2], [7, 9], "linear", "half_pixel")
+    want = _onnx_resize_general(x.astype("float32"), [1, 7, 9], mode="linear")
+    check([x_t], out, [x], np.round(want).astype("uint8"))

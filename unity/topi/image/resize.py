@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from unity import te, tir
+from unity.ir.structural import structural_equal
 from unity.te import Tensor
 from unity.tir.expr import ExprLike, PrimExpr, const
 from unity.topi.image.antialias import antialias_tables
@@ -174,21 +175,13 @@ def resize(
         return _tables(data.shape[a], shape[a], k, coord_fn(k), method, rounding_method,
                        cubic_alpha, cubic_exclude)  # fmt: skip
 
-    tables = [table(k, a) for k, a in enumerate(axes)]
-
-    def total_body(*i: PrimExpr) -> PrimExpr:
-        taps = [
-            te.reduce_axis((0, index.shape[1]), name=f"t{k}") for k, (index, _) in enumerate(tables)
-        ]
-        src = list(i)
-        weight: PrimExpr | None = None
-        for a, (index, w), t in zip(axes, tables, taps, strict=True):
-            src[a] = index[i[a], t.var]
-            weight = w[i[a], t.var] if weight is None else weight * w[i[a], t.var]
-        assert weight is not None
-        return te.sum(data[tuple(src)].astype(f) * weight, axis=taps)
-
-    total = te.compute(shape, total_body, name="T_resize_sum")
+    moved = [k for k, a in enumerate(axes) if not _is_identity(data.shape[a], shape[a], k, scales, crop,
+                                                               coordinate_transformation_mode)]  # fmt: skip
+    tables = {k: table(k, axes[k]) for k in moved}
+    if method == "nearest_neighbor" or crop:
+        total = _gather_all(data, shape, [(axes[k], *tables[k]) for k in moved], f)
+    else:
+        total = _separable(data, [(axes[k], *tables[k]) for k in _pass_order(data, shape, axes, moved)], f)
     if not crop:
         return te.compute(shape, lambda *i: _to(total[i], dtype, method), name="T_resize")
     outside = [_outside_table(shape[a], data.shape[a], k, coord_fn(k)) for k, a in enumerate(axes)]
@@ -200,6 +193,71 @@ def resize(
         return tir.select(any_out, const(extrapolation_value, dtype), _to(total[i], dtype, method))
 
     return te.compute(shape, body, name="T_resize")
+
+
+Table = tuple[int, Tensor, Tensor]
+"""An axis with its per-output-position tap indices and weights, each (length, taps)."""
+
+
+def _is_identity(size_in: PrimExpr, size_out: PrimExpr, k: int, scales: Sequence[float] | None,
+                 crop: bool, mode: str) -> bool:  # fmt: skip
+    """True when axis `k` maps every output position to the same input position: equal
+    lengths, a scale of 1, and a coordinate mode that maps ``x`` to ``x`` (ONNX lists the
+    batch and channel axes of an image with scale 1)."""
+    if crop or mode == "tf_half_pixel_for_nn" or (scales is not None and scales[k] != 1.0):
+        return False
+    if isinstance(size_in, tir.IntImm) and isinstance(size_out, tir.IntImm):
+        return size_in.value == size_out.value
+    return structural_equal(size_in, size_out, map_free_vars=False)
+
+
+def _gather_all(data: Tensor, shape: list[PrimExpr], tables: list[Table], f: str) -> Tensor:
+    """One stage: every output element sums the products of all axes' taps."""
+
+    def body(*i: PrimExpr) -> PrimExpr:
+        if not tables:
+            return data[i].astype(f)
+        taps = [te.reduce_axis((0, index.shape[1]), name=f"t{k}") for k, (_, index, _) in enumerate(tables)]
+        src = list(i)
+        weight: PrimExpr | None = None
+        for (a, index, w), t in zip(tables, taps, strict=True):
+            src[a] = index[i[a], t.var]
+            weight = w[i[a], t.var] if weight is None else weight * w[i[a], t.var]
+        return te.sum(data[tuple(src)].astype(f) * weight, axis=taps)
+
+    return te.compute(shape, body, name="T_resize_sum")
+
+
+def _separable(data: Tensor, tables: list[Table], f: str) -> Tensor:
+    """One stage per axis, each interpolating along its axis only: linear over H and W
+    reads 2 + 2 elements per output instead of 2 x 2 (and the passes over outer axes
+    read whole rows, no gathers)."""
+    cur = data
+    for n, (a, index, w) in enumerate(tables):
+        shape = list(cur.shape)
+        shape[a] = index.shape[0]
+
+        def body(*i: PrimExpr, src: Tensor = cur, a: int = a, index: Tensor = index, w: Tensor = w) -> PrimExpr:
+            t = te.reduce_axis((0, index.shape[1]), name=f"t{a}")
+            at = list(i)
+            at[a] = index[i[a], t.var]
+            return te.sum(src[tuple(at)].astype(f) * w[i[a], t.var], axis=[t])
+
+        cur = te.compute(shape, body, name=f"T_resize_sum{'' if n == len(tables) - 1 else n}")
+    return cur if tables else te.compute(data.shape, lambda *i: data[i].astype(f), name="T_resize_sum")
+
+
+def _pass_order(data: Tensor, shape: list[PrimExpr], axes: Sequence[int], moved: list[int]) -> list[int]:
+    """The separable passes' order: shrinking axes first, then growing ones by their
+    ratio, innermost first among equals (its gathers then run over the smaller array)."""
+
+    def ratio(k: int) -> float:
+        size_in, size_out = data.shape[axes[k]], shape[axes[k]]
+        if isinstance(size_in, tir.IntImm) and isinstance(size_out, tir.IntImm) and size_in.value:
+            return size_out.value / size_in.value
+        return 1.0
+
+    return sorted(moved, key=lambda k: (ratio(k), -axes[k]))
 
 
 def _static_scale(size_in: PrimExpr, size_out: PrimExpr, scale: float | None) -> float:
