@@ -87,6 +87,33 @@ def test_nonmax_suppression_on_random_boxes(center):
     assert len(got) > 10
 
 
+def test_nonmax_suppression_of_offset_classes_ties_and_empty_boxes():
+    # torchvision's batched NMS shifts each class's boxes apart into one NMS call: a kept
+    # box only meets its own class's boxes; tied scores, repeated and zero-area boxes too
+    n = 600
+    lo = RNG.random((n, 2)) * 20
+    boxes = np.concatenate([lo, lo + RNG.random((n, 2)) * 6], -1)
+    boxes[:, [1, 3]] += 100.0 * (np.arange(n) % 7)[:, None]  # 7 classes, 100 apart in x
+    boxes[::25, 2:] = boxes[::25, :2]  # empty boxes
+    boxes[1::40] = boxes[0]  # repeats of box 0
+    scores = np.round(RNG.random(n), 2)  # many ties
+    args = [boxes[None].astype("float32"), scores[None, None].astype("float32"), np.array([1000], "int64"),
+            np.array([0.3], "float32"), np.array([0.05], "float32")]  # fmt: skip
+    want = _reference("NonMaxSuppression", args)[0]
+    got = host_function("unity.host.nonmax_suppression")(*args, np.array(0))
+    np.testing.assert_array_equal(got, want)
+    assert 100 < len(got) < 500  # some suppressed, some kept
+
+
+def test_nonmax_suppression_with_a_nan_box():
+    boxes = np.array([[[0, 0, 1, 1], [0, 0, np.nan, 1], [0, 0.1, 1, 1.1], [5, 5, 6, 6]]], "float32")
+    args = [boxes, np.array([[[0.9, 0.8, 0.7, 0.6]]], "float32"), np.array([4], "int64"),
+            np.array([0.5], "float32"), np.array([0.0], "float32")]  # fmt: skip
+    want = _reference("NonMaxSuppression", args)[0]
+    got = host_function("unity.host.nonmax_suppression")(*args, np.array(0))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_an_unknown_host_function_is_named():
     with pytest.raises(ValueError, match="unknown host function 'unity.host.sort'"):
         host_function("unity.host.sort")

@@ -251,17 +251,22 @@ class _Equal:
         self.keep: list[object] = []  # keeps mapped objects alive so their ids stay unique
         self.defining = 0
         self.steps: list[Step] = []  # path of the failure, innermost step first
-        self.reason = ""
+        self.reason: str | Callable[[], str] = ""
         self.nodes: tuple[object, object] | None = None
         self.node_depth = 0  # steps below the mismatching node (they belong to `reason`)
 
     def equal(self, a: object, b: object) -> bool:
         kind = _kind(type(a))
         if kind != _kind(type(b)):
-            return self.fail(a, b, f"{_describe(a)} vs {_describe(b)}")
+            return self.differ(a, b)
         return _EQ_DISPATCH[kind](self, a, b)
 
-    def fail(self, a: object, b: object, reason: str) -> bool:
+    def differ(self, a: object, b: object) -> bool:
+        """`fail` with both values described (printed only for a report: printing large
+        expressions cost schedules minutes where `structural_equal` only answers)."""
+        return self.fail(a, b, lambda: f"{_describe(a)} vs {_describe(b)}")
+
+    def fail(self, a: object, b: object, reason: str | Callable[[], str]) -> bool:
         """Record the innermost failure (first call wins) and return False."""
         if not self.reason:
             self.reason = reason
@@ -277,7 +282,7 @@ class _Equal:
 
     def _eq_node(self, a: Any, b: Any) -> bool:
         if type(a) is not type(b):
-            return self.fail(a, b, f"{_describe(a)} vs {_describe(b)}")
+            return self.differ(a, b)
         for name, is_def in _field_plan(type(a)):
             x, y = getattr(a, name), getattr(b, name)
             ok = self._define(x, y) if is_def else self.equal(x, y)
@@ -305,7 +310,7 @@ class _Equal:
         if not (define or self.defining or self.map_free_vars):
             return a is b or self.fail(a, b, f"free variables {_name(a)} and {_name(b)} differ")
         if type(a) is not type(b):
-            return self.fail(a, b, f"{_describe(a)} vs {_describe(b)}")
+            return self.differ(a, b)
         self.defining += 1
         try:
             ok = self._eq_node(a, b)
@@ -349,7 +354,7 @@ class _Equal:
 
     def _eq_seq(self, a: Any, b: Any) -> bool:
         if len(a) != len(b):
-            return self.fail(a, b, f"{_describe(a)} vs {_describe(b)}")
+            return self.differ(a, b)
         for i, (x, y) in enumerate(zip(a, b)):
             if not self.equal(x, y):
                 return self.step_failed(("index", i), a, b)
@@ -364,7 +369,7 @@ class _Equal:
         return True
 
     def _leaf(self, ok: bool, a: object, b: object) -> bool:
-        return ok or self.fail(a, b, f"{_describe(a)} vs {_describe(b)}")
+        return ok or self.differ(a, b)
 
     def _eq_none(self, a: object, b: object) -> bool:
         return True
@@ -394,7 +399,7 @@ class _Equal:
         try:
             return self._leaf(type(a) is type(b) and bool(a == b), a, b)
         except Exception:  # noqa: BLE001 - an odd __eq__ means "not equal", never a crash
-            return self.fail(a, b, f"{_describe(a)} vs {_describe(b)}")
+            return self.differ(a, b)
 
     # -- the report ---------------------------------------------------------------------
     def report(self, lhs: object, rhs: object) -> str:
@@ -403,7 +408,8 @@ class _Equal:
         node_steps = steps[: len(steps) - self.node_depth] if self.nodes else steps
         below = format_path(steps[len(node_steps) :], root="")
         what = f"{type(self.nodes[0]).__name__}{below}" if self.nodes and below else ""
-        reason = f"{what} differs: {self.reason}" if what else self.reason
+        why = self.reason() if callable(self.reason) else self.reason
+        reason = f"{what} differs: {why}" if what else why
         path = format_path(node_steps)
         lines = [f"not structurally equal: {reason}"]
         marks = self.nodes or (None, None)

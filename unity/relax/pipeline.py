@@ -13,7 +13,7 @@ from unity.relax.transform import (
     AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, Conv2dWinograd,
     DeadCodeElimination, DecomposeConvTranspose, DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant,
     FoldScaleAxis, FuseOps, FuseTIR, KillAfterLastUse, LegalizeOps, Normalize,
-    StaticPlanBlockMemory, ToNonDataflow,
+    StaticPlanBlockMemory, ToNonDataflow, TrimConvTaps,
 )  # fmt: skip
 from unity.relax.transform.default_gpu_schedules import DefaultGPUSchedules
 from unity.relax.transform.default_schedules import DefaultSchedules
@@ -35,6 +35,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
         passes += [
             DecomposeOpsForInference(),  # batch_norm -> scale and shift
             DecomposeConvTranspose(),  # transposed convs -> one conv over the output phases
+            TrimConvTaps(),  # kernel rows/columns that only read padding (wide dilations) dropped
             FoldConstant(),  # ops on constants -> constants
             FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
         ]

@@ -167,18 +167,48 @@ def nonmax_suppression(boxes: np.ndarray, scores: np.ndarray, max_per_class: np.
     corners = _corners(np.asarray(boxes, np.float64), bool(np.asarray(center_point_box).item()))
     rows: list[tuple[int, int, int]] = []
     for b in range(scores.shape[0]):
-        area = (corners[b, :, 2] - corners[b, :, 0]) * (corners[b, :, 3] - corners[b, :, 1])
         for c in range(scores.shape[1]):
             s = scores[b, c]
-            order = [int(i) for i in np.argsort(-s, kind="stable") if s[i] > floor]
-            kept: list[int] = []
-            for i in order:
-                if len(kept) >= limit:
-                    break
-                if all(_iou(corners[b], area, i, j) <= iou_max for j in kept):
-                    kept.append(i)
-            rows += [(b, c, i) for i in kept]
+            order = np.argsort(-s, kind="stable")
+            order = order[s[order] > floor]
+            rows += [(b, c, int(order[r])) for r in _greedy(corners[b][order], int(limit), iou_max)]
     return np.array(rows, np.int64).reshape(-1, 3)
+
+
+def _greedy(corners: np.ndarray, limit: int, iou_max: float) -> list[int]:
+    """Positions kept by greedy suppression of `corners` (best first): each kept box
+    drops the later ones it overlaps by more than `iou_max`.
+
+    Only boxes whose left edge lies within one box width of a kept box's span can touch
+    it, so each kept box looks at that slice of the boxes sorted by left edge (the whole
+    set when a coordinate is not finite): detection heads offset each class's boxes
+    apart, so a slice holds one class's boxes, not all of them.
+    """
+    y1, x1, y2, x2 = corners.T
+    area = (y2 - y1) * (x2 - x1)
+    by_left = np.argsort(x1, kind="stable")
+    lefts = x1[by_left]
+    width = float(np.max(x2 - x1)) if len(x1) else 0.0
+    bounded = bool(np.isfinite(corners).all())
+    alive = np.ones(len(x1), bool)
+    kept: list[int] = []
+    for r in range(len(x1)):
+        if len(kept) >= limit:
+            break
+        if not alive[r]:
+            continue
+        kept.append(r)
+        lo, hi = (np.searchsorted(lefts, x1[r] - width, "right"), np.searchsorted(lefts, x2[r], "left")) \
+            if bounded else (0, len(x1))  # fmt: skip
+        near = by_left[lo:hi]
+        h = np.maximum(0.0, np.minimum(y2[r], y2[near]) - np.maximum(y1[r], y1[near]))
+        w = np.maximum(0.0, np.minimum(x2[r], x2[near]) - np.maximum(x1[r], x1[near]))
+        inter = h * w
+        union = area[r] + area[near] - inter
+        with np.errstate(divide="ignore", invalid="ignore"):
+            iou = np.where(union <= 0, 0.0, inter / union)
+        alive[near[iou > iou_max]] = False  # a NaN overlap suppresses nothing (onnxruntime's test)
+    return kept
 
 
 def _corners(boxes: np.ndarray, center: bool) -> np.ndarray:
@@ -188,12 +218,3 @@ def _corners(boxes: np.ndarray, center: bool) -> np.ndarray:
         return np.stack([yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2], axis=-1)
     y1, x1, y2, x2 = (boxes[..., k] for k in range(4))
     return np.stack([np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], axis=-1)
-
-
-def _iou(corners: np.ndarray, area: np.ndarray, i: int, j: int) -> float:
-    a, b = corners[i], corners[j]
-    h = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    w = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = h * w
-    union = area[i] + area[j] - inter
-    return 0.0 if union <= 0 else inter / union

@@ -78,7 +78,7 @@ def sort(x: Tensor, axis: int = -1, is_ascend: bool = True) -> Tensor:
     return _gather(x, _order(x, ax, not is_ascend, x.shape[ax], "int64"), ax, "T_sort")
 
 
-def topk(x: Tensor, k: int, axis: int = -1, largest: bool = True,
+def topk(x: Tensor, k: int | PrimExpr, axis: int = -1, largest: bool = True,
          dtype: str = "int64") -> list[Tensor]:  # fmt: skip
     """The `k` largest (or smallest) values along `axis`, sorted, and their indices (ONNX TopK:
     among equal values the lower index comes first).

@@ -98,7 +98,7 @@ class TopKAttrs(Attrs):
         TopKAttrs(k=2, axis=-1, largest=True, sorted=True)
     """
 
-    k: int
+    k: int | sympy.Expr
     axis: int = -1
     largest: bool = True
     sorted: bool = True
@@ -113,15 +113,20 @@ def _infer_topk(call: Call) -> StructInfo:
         return tuple_of([part, TensorStructInfo(None, "int64", x.ndim)])
     axis = normalize_axis(call, attrs.axis, x.ndim)
     dims = list(x.shape)
-    if dims[axis].is_number and int(dims[axis]) < attrs.k:
-        raise fail(call, f"asks for k={attrs.k} elements of an axis of size {dims[axis]}")
-    dims[axis] = sympy.Integer(attrs.k)
+    k = sympy.sympify(attrs.k)
+    if k.is_number and dims[axis].is_number and int(dims[axis]) < int(k):
+        raise fail(call, f"asks for k={k} elements of an axis of size {dims[axis]}")
+    if not k.is_number and sympy.Min(k, dims[axis]) != k:
+        raise fail(call, f"needs k={k} to be provably at most the axis size {dims[axis]}")
+    dims[axis] = k
     return tuple_of([with_shape(x, dims), TensorStructInfo(tuple(dims), "int64")])
 
 
 @register_op("topk", infer=_infer_topk)
-def topk(op: RelaxOp, x: Expr, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> Call:
-    """``(values, indices)`` of the `k` largest (or smallest) entries along `axis`.
+def topk(op: RelaxOp, x: Expr, k: int | sympy.Expr, axis: int = -1, largest: bool = True,
+         sorted: bool = True) -> Call:  # fmt: skip
+    """``(values, indices)`` of the `k` largest (or smallest) entries along `axis` (`k` may
+    be symbolic when it is provably at most the axis: ``Min(300, n)`` of a data-dependent n).
 
     Example:
         >>> topk(x, 2).attrs.k  # doctest: +SKIP

@@ -33,6 +33,7 @@ from unity.relax.transform.remove_unused_parameters import RemoveUnusedParameter
 from unity.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from unity.relax.transform.to_mixed_precision import ToMixedPrecision
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
+from unity.relax.transform.trim_conv_taps import TrimConvTaps
 
 __all__ = [
     "AlterConvLayout",
@@ -63,4 +64,5 @@ __all__ = [
     "StaticPlanBlockMemory",
     "ToMixedPrecision",
     "ToNonDataflow",
+    "TrimConvTaps",
 ]

@@ -100,7 +100,10 @@ class _Legalizer(ExprMutator):
         if result is value:  # the rule declined (e.g. an unsupported dtype)
             return [binding.replace(value=value, var=self.visit_var_def(binding.var))]
         prelude: list[Binding] = []
-        new = self._anf(self.bb.normalize(result), prelude)
+        result = self.bb.normalize(result)
+        if _one_field(value.struct_info) and isinstance(result.struct_info, TensorStructInfo):
+            result = self.bb.normalize(Tuple((result,)))  # a split into one part: still a tuple
+        new = self._anf(result, prelude)
         new = _keep_inferred_sinfo(new, value.struct_info)
         var = binding.var
         if not struct_info_equal(var.struct_info, new.struct_info):
@@ -138,6 +141,10 @@ class _Legalizer(ExprMutator):
         var = self.fresh_var("lv", value.struct_info)
         prelude.append(VarBinding(var, value))
         return var
+
+
+def _one_field(sinfo: object) -> bool:
+    return isinstance(sinfo, TupleStructInfo) and len(sinfo.fields) == 1
 
 
 def _keep_inferred_sinfo(new: Expr, inferred: StructInfo) -> Expr:

@@ -115,7 +115,7 @@ def _cumprod(ctx: Context, node: NodeView) -> Value:
 
 def _topk(ctx: Context, node: NodeView) -> list[Value]:
     x = ctx.expr(node.input(0))
-    k = ctx.ints(node.input(1), "k")[0] if node.opset >= 10 else int(node.attr("k"))
+    k = ctx.dims(node.input(1), "k")[0] if node.opset >= 10 else int(node.attr("k"))
     axis = node.attr("axis", -1)
     tup = ctx.emit(X.topk(x, k, axis, bool(node.attr("largest", 1)), bool(node.attr("sorted", 1))))
     return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]

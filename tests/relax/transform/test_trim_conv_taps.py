@@ -1,0 +1,99 @@
+"""TrimConvTaps: kernel rows and columns that only read padding are sliced off."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import unity
+from unity import relax
+from unity.ir.structural import assert_structural_equal
+from unity.relax import BlockBuilder, Constant, TensorStructInfo, Var, op
+from unity.relax.transform import FoldConstant, TrimConvTaps
+from unity.relax.transform.trim_conv_taps import live_taps
+
+from .reference import evaluate
+
+RNG = np.random.default_rng(5)
+
+
+def _module(xshape, w, **attrs):
+    x = Var("x", TensorStructInfo(xshape, "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(op.nn.conv2d(x, w, **attrs))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_atrous_branch_wider_than_the_image_becomes_a_pointwise_conv():
+    w = RNG.standard_normal((8, 6, 3, 3)).astype("float32")
+    before = _module((1, 6, 5, 5), Constant(w), padding=7, dilation=7)
+    x = Var("x", TensorStructInfo((1, 6, 5, 5), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            kernel = bb.emit(Constant(w[:, :, 1:2, 1:2].copy()))  # the folded slice
+            gv = bb.emit_output(op.nn.conv2d(x, kernel))
+        bb.emit_func_output(gv)
+    assert_structural_equal(FoldConstant()(TrimConvTaps()(before)), bb.get())
+
+
+def test_rows_and_columns_trim_apart_with_nhwc_and_uneven_padding():
+    # rows: 4 taps of dilation 3 over 4 rows padded (6, 1), 2 outputs: taps 2 and 3 live;
+    # columns: dilation 1 over 9 columns: every tap lives, the columns stay
+    w = RNG.standard_normal((4, 3, 2, 5)).astype("float32")  # HWIO
+    x = RNG.standard_normal((2, 4, 9, 2)).astype("float32")
+    before = _module((2, 4, 9, 2), Constant(w), padding=(6, 2, 1, 2), dilation=(3, 1),
+                     data_layout="NHWC", kernel_layout="HWIO")  # fmt: skip
+    after = FoldConstant()(TrimConvTaps()(before))
+    call = after["main"].body.blocks[0].bindings[-1].value
+    assert call.attrs.padding == (0, 2, 1, 2) and call.attrs.dilation == (3, 1)
+    assert [int(d) for d in call.args[1].struct_info.shape] == [2, 3, 2, 5]
+    want = np.zeros((2, 2, 11, 5), "float32")  # NHWC out: rows 6 + 4 + 1 - 10 + 1, columns 9 + 4 - 2
+    wt = w.transpose(3, 2, 0, 1)  # OIHW
+    xp = np.pad(x, ((0, 0), (6, 1), (2, 2), (0, 0)))
+    for o, c in itertools.product(range(2), range(11)):
+        patch = xp[:, o : o + 10 : 3, c : c + 3, :]  # (n, 4, 3, ci)
+        want[:, o, c, :] = np.einsum("nhwi,oihw->no", patch, wt)
+    got = relax.VirtualMachine(unity.compile(after, target="llvm"), unity.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+GRID = list(itertools.product((1, 3, 4), (1, 2), (1, 4, 9), (0, 3, 10)))  # kernel, stride, dilation, pad
+
+
+@pytest.mark.parametrize(("k", "s", "d", "p"), GRID)
+def test_trimmed_conv_keeps_every_output(k, s, d, p):
+    w = RNG.standard_normal((3, 2, k, k)).astype("float32")
+    x = RNG.standard_normal((1, 2, 6, 5)).astype("float32")
+    if (6 + 2 * p - (k - 1) * d - 1) < 0 or (5 + 2 * p - (k - 1) * d - 1) < 0:
+        return  # no output position: not a conv
+    before = _module((1, 2, 6, 5), Constant(w), strides=s, padding=(p, p, p + 1, p), dilation=d)
+    after = FoldConstant()(TrimConvTaps()(before))
+    assert after["main"].ret_struct_info == before["main"].ret_struct_info
+    np.testing.assert_allclose(evaluate(after, x), evaluate(before, x), rtol=1e-5, atol=1e-5)
+
+
+def test_live_taps_against_every_output_position():
+    for size, k, s, d, before, after in itertools.product((1, 5), (1, 3), (1, 3), (1, 4), (0, 5), (0, 6)):
+        outputs = (size + before + after - (k - 1) * d - 1) // s + 1
+        live = [t for t in range(k) for o in range(outputs) if 0 <= o * s - before + t * d < size]
+        want = (min(live), max(live)) if live else None
+        assert live_taps(size, k, s, d, before, after) == want
+
+
+def test_left_alone_symbolic_sizes_and_negative_padding():
+    w = Constant(RNG.standard_normal((4, 2, 3, 3)).astype("float32"))
+    symbolic = _module((1, 2, "h", "w"), w, padding=9, dilation=9)
+    assert "strided_slice" not in TrimConvTaps()(symbolic).script()
+    # no padding: tap 0 reads row 0, the last tap the last row; all live, nothing to trim
+    plain = _module((1, 2, 7, 7), w)
+    assert "strided_slice" not in TrimConvTaps()(plain).script()
+    # one output row reads rows -1, 1, 3 of 3 (padding 1 and 3, dilation 2): only tap 1
+    # lives, but it starts 2 rows later than the padding of 1 allows: left alone
+    negative = _module((1, 2, 3, 3), w, strides=5, padding=(1, 1, 3, 3), dilation=2)
+    assert "strided_slice" not in TrimConvTaps()(negative).script()
