@@ -240,7 +240,8 @@ class ResizeAttrs(Attrs):
     """
 
     axes: tuple[int, ...]
-    size: tuple[int, ...]
+    size: tuple[int | sympy.Expr, ...]
+    """The output lengths of `axes` (symbolic where the input's are)."""
     scales: tuple[float, ...]
     mode: str = "nearest"
     coordinate_transformation_mode: str = "half_pixel"
@@ -263,7 +264,7 @@ def _infer_resize(call: Call) -> StructInfo:
         return x
     dims = list(x.shape)
     for axis, size in zip(attrs.axes, attrs.size, strict=True):
-        dims[normalize_axis(call, axis, x.ndim)] = sympy.Integer(size)
+        dims[normalize_axis(call, axis, x.ndim)] = sympy.sympify(size)
     return with_shape(x, dims)
 
 

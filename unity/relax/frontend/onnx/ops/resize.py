@@ -1,4 +1,5 @@
-"""Resize and Upsample: output sizes resolved at import time, then one `resize` op.
+"""Resize and Upsample: output sizes resolved at import time (symbolic where the input's
+are), then one `resize` op.
 
 Example:
     >>> sorted(CONVERTERS)
@@ -9,21 +10,17 @@ from __future__ import annotations
 
 import math
 
+import sympy
+
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
 from unity.relax.op import onnx_extra as X
-
-
-def _static(ctx: Context, x: Value) -> list[int]:
-    shape = ctx.shape(x)
-    if not all(d.is_number for d in shape):
-        raise ctx.fail(f"needs a static input shape, got {list(shape)}")
-    return [int(d) for d in shape]
+from unity.relax.struct_info import Dim
 
 
 def _resize(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
-    shape = _static(ctx, x)
+    shape = list(ctx.shape(x))
     if node.op_type == "Upsample" or node.opset < 11:
         scales_v = node.attr("scales") if node.opset < 9 else ctx.const(node.input(1), "scales")
         roi: list[float] = []
@@ -33,7 +30,7 @@ def _resize(ctx: Context, node: NodeView) -> Value:
         roi = [] if node.input(1) is None else [float(v) for v in ctx.const(node.input(1), "roi").reshape(-1)]
         scales_in, sizes_in = node.input(2), node.input(3)
         scales = [] if scales_in is None else [float(v) for v in ctx.const(scales_in, "scales").reshape(-1)]
-        sizes = None if sizes_in is None else ctx.ints(sizes_in, "sizes")
+        sizes = None if sizes_in is None else ctx.dims(sizes_in, "sizes")
     axes = list(node.attr("axes", range(len(shape))))
     axes = ctx.normalize_axes(axes, len(shape))
     in_sizes = [shape[a] for a in axes]
@@ -42,24 +39,41 @@ def _resize(ctx: Context, node: NodeView) -> Value:
     else:
         if len(scales) != len(axes):
             raise ctx.fail(f"expects {len(axes)} scales, got {len(scales)}")
-        sizes = [math.floor(n * s) for n, s in zip(in_sizes, scales, strict=True)]
+        sizes = [_scaled(n, s) for n, s in zip(in_sizes, scales, strict=True)]
     mode = node.attr("mode", "nearest")
+    antialias = bool(node.attr("antialias", 0)) and mode in ("linear", "cubic")
+    if antialias and not scales and not all(d.is_number for d in (*in_sizes, *sizes)):
+        raise ctx.fail(f"needs static lengths or scales for antialias, got {in_sizes} -> {sizes}")
     coord = node.attr("coordinate_transformation_mode", "half_pixel" if node.opset >= 11 else "asymmetric")
     nearest = node.attr("nearest_mode", "round_prefer_floor" if node.opset >= 11 else "floor")
     attrs = X.ResizeAttrs(tuple(axes), tuple(sizes), tuple(scales), mode, coord, nearest,
                           node.attr("cubic_coeff_a", -0.75), bool(node.attr("exclude_outside", 0)),
-                          node.attr("extrapolation_value", 0.0), tuple(roi),
-                          bool(node.attr("antialias", 0)) and mode in ("linear", "cubic"))  # fmt: skip
+                          node.attr("extrapolation_value", 0.0), tuple(roi), antialias)  # fmt: skip
     return ctx.emit(X.resize(x, attrs))
 
 
-def _apply_policy(ctx: Context, node: NodeView, in_sizes: list[int], sizes: list[int]) -> tuple[list[int], list[float]]:
+def _scaled(size: Dim, scale: float) -> Dim:
+    """ONNX's output length ``floor(size * scale)``; a symbolic size times the scale as an
+    exact fraction."""
+    if size.is_number:
+        return sympy.Integer(math.floor(int(size) * scale))
+    return sympy.floor(size * sympy.Rational(scale))
+
+
+def _apply_policy(ctx: Context, node: NodeView, in_sizes: list[Dim],
+                  sizes: list[Dim]) -> tuple[list[Dim], list[float]]:  # fmt: skip
     policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    if not all(d.is_number for d in (*in_sizes, *sizes)):
+        if policy != "stretch":
+            raise ctx.fail(f"needs static lengths for keep_aspect_ratio_policy={policy!r}, "
+                           f"got {in_sizes} -> {sizes}")
+        return sizes, []  # the scales follow from the lengths at run time
+    in_sizes, sizes = [int(d) for d in in_sizes], [int(d) for d in sizes]
     if policy == "stretch":
-        return sizes, [o / i for o, i in zip(sizes, in_sizes, strict=True)]
+        return [sympy.Integer(d) for d in sizes], [o / i for o, i in zip(sizes, in_sizes, strict=True)]
     ratios = [o / i for o, i in zip(sizes, in_sizes, strict=True)]
     scale = min(ratios) if policy == "not_larger" else max(ratios)
-    out = [math.floor(i * scale + 0.5) for i in in_sizes]
+    out = [sympy.Integer(math.floor(i * scale + 0.5)) for i in in_sizes]
     return out, [scale] * len(in_sizes)
 
 
