@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import sympy
+
 from unity.relax import op as R
 from unity.relax.expr import Expr, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
@@ -115,8 +117,11 @@ def _cumprod(ctx: Context, node: NodeView) -> Value:
 
 def _topk(ctx: Context, node: NodeView) -> list[Value]:
     x = ctx.expr(node.input(0))
-    k = ctx.dims(node.input(1), "k")[0] if node.opset >= 10 else int(node.attr("k"))
+    k = ctx.dims(node.input(1), "k")[0] if node.opset >= 10 else sympy.Integer(node.attr("k"))
     axis = node.attr("axis", -1)
+    if not k.is_number:  # Min(1000, n') of an axis of n: two NonZero counts of one mask
+        size = ctx.shape(x)[ctx.normalize_axes([axis], ctx.ndim(x))[0]]
+        k = sympy.Min(k, size)  # ONNX asks k <= size: the same k for a valid model
     tup = ctx.emit(X.topk(x, k, axis, bool(node.attr("largest", 1)), bool(node.attr("sorted", 1))))
     return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
 
