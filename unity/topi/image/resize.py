@@ -178,7 +178,7 @@ def resize(
     moved = [k for k, a in enumerate(axes) if not _is_identity(data.shape[a], shape[a], k, scales, crop,
                                                                coordinate_transformation_mode)]  # fmt: skip
     tables = {k: table(k, axes[k]) for k in moved}
-    if method == "nearest_neighbor" or crop:
+    if method == "nearest_neighbor" or not moved:  # one gather per output element
         total = _gather_all(data, shape, [(axes[k], *tables[k]) for k in moved], f)
     else:
         total = _separable(data, [(axes[k], *tables[k]) for k in _pass_order(data, shape, axes, moved)], f)
@@ -212,7 +212,8 @@ def _is_identity(size_in: PrimExpr, size_out: PrimExpr, k: int, scales: Sequence
 
 
 def _gather_all(data: Tensor, shape: list[PrimExpr], tables: list[Table], f: str) -> Tensor:
-    """One stage: every output element sums the products of all axes' taps."""
+    """One stage: every output element sums the products of all axes' taps (nearest: one
+    tap each, a gather)."""
 
     def body(*i: PrimExpr) -> PrimExpr:
         if not tables:
@@ -244,7 +245,7 @@ def _separable(data: Tensor, tables: list[Table], f: str) -> Tensor:
             return te.sum(src[tuple(at)].astype(f) * w[i[a], t.var], axis=[t])
 
         cur = te.compute(shape, body, name=f"T_resize_sum{'' if n == len(tables) - 1 else n}")
-    return cur if tables else te.compute(data.shape, lambda *i: data[i].astype(f), name="T_resize_sum")
+    return cur
 
 
 def _pass_order(data: Tensor, shape: list[PrimExpr], axes: Sequence[int], moved: list[int]) -> list[int]:
