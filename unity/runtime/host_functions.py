@@ -184,30 +184,33 @@ def _greedy(corners: np.ndarray, limit: int, iou_max: float) -> list[int]:
     set when a coordinate is not finite): detection heads offset each class's boxes
     apart, so a slice holds one class's boxes, not all of them.
     """
-    y1, x1, y2, x2 = corners.T
+    by_left = np.argsort(corners[:, 1], kind="stable")
+    at = np.empty_like(by_left)
+    at[by_left] = np.arange(len(by_left))  # each box's place in left-edge order
+    y1, x1, y2, x2 = np.ascontiguousarray(corners[by_left].T)
     area = (y2 - y1) * (x2 - x1)
-    by_left = np.argsort(x1, kind="stable")
-    lefts = x1[by_left]
     width = float(np.max(x2 - x1)) if len(x1) else 0.0
-    bounded = bool(np.isfinite(corners).all())
-    alive = np.ones(len(x1), bool)
+    if np.isfinite(corners).all():  # the slice of boxes that can touch each box
+        los = np.searchsorted(x1, x1 - width, "right")
+        his = np.searchsorted(x1, x2, "left")
+    else:
+        los, his = np.zeros(len(x1), np.int64), np.full(len(x1), len(x1))
+    alive = np.ones(len(x1), bool)  # in left-edge order
     kept: list[int] = []
-    for r in range(len(x1)):
+    for r in range(len(x1)):  # best first
         if len(kept) >= limit:
             break
-        if not alive[r]:
+        q = at[r]
+        if not alive[q]:
             continue
         kept.append(r)
-        lo, hi = (np.searchsorted(lefts, x1[r] - width, "right"), np.searchsorted(lefts, x2[r], "left")) \
-            if bounded else (0, len(x1))  # fmt: skip
-        near = by_left[lo:hi]
-        h = np.maximum(0.0, np.minimum(y2[r], y2[near]) - np.maximum(y1[r], y1[near]))
-        w = np.maximum(0.0, np.minimum(x2[r], x2[near]) - np.maximum(x1[r], x1[near]))
+        lo, hi = los[q], his[q]
+        h = np.maximum(0.0, np.minimum(y2[q], y2[lo:hi]) - np.maximum(y1[q], y1[lo:hi]))
+        w = np.maximum(0.0, np.minimum(x2[q], x2[lo:hi]) - np.maximum(x1[q], x1[lo:hi]))
         inter = h * w
-        union = area[r] + area[near] - inter
-        with np.errstate(divide="ignore", invalid="ignore"):
-            iou = np.where(union <= 0, 0.0, inter / union)
-        alive[near[iou > iou_max]] = False  # a NaN overlap suppresses nothing (onnxruntime's test)
+        union = area[q] + area[lo:hi] - inter
+        iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        alive[lo:hi][iou > iou_max] = False  # a NaN overlap suppresses nothing (onnxruntime's test)
     return kept
 
 
