@@ -6,7 +6,8 @@ both see the same load on this shared machine), their ratio (unity / onnxruntime
 1 is faster), and max |unity - onnxruntime| over the outputs.  The inputs follow the
 names exporters give: ``input_ids`` (ids below 1000, or the vocabulary of the fixtures),
 ``attention_mask`` (ones), ``pixel_values`` (1 x 3 x 224 x 224, or the size the model
-fixes), ``input_values`` (one second of 16 kHz audio), ``past_*`` (a 5-token cache).
+fixes), ``images`` (torchvision's detectors: one 3 x 320 x 320 image), ``input_values``
+(one second of 16 kHz audio), ``past_*`` (a 5-token cache).
 
 The default folder holds the tiny test fixtures (hidden size 16: their timings are the
 VM's overhead, not the kernels'); the mid-size models the figures below come from are made
@@ -105,6 +106,8 @@ def model_inputs(model: onnx.ModelProto, batch: int, seq: int, vocab: int) -> di
         elif value.name == "pixel_values":
             side = [d or 224 for d in dims[2:]]
             feeds[value.name] = rng.standard_normal((batch, dims[1] or 3, *side)).astype(dtype)
+        elif value.name == "images":  # torchvision's detectors: one (3, H, W) image in [0, 1]
+            feeds[value.name] = rng.random([d or 320 for d in dims]).astype(dtype)
         elif value.name == "input_values":
             feeds[value.name] = rng.standard_normal((batch, 16000)).astype(dtype)
         elif value.name.startswith("past_"):
@@ -114,7 +117,7 @@ def model_inputs(model: onnx.ModelProto, batch: int, seq: int, vocab: int) -> di
     return feeds
 
 
-def bench_model(path: str, repeat: int, batch: int, seq: int) -> str:
+def bench_model(path: str, repeat: int, batch: int, seq: int, width: int = 16) -> str:
     """One table row: compile time, both latencies, their ratio, the largest difference.
 
     Example:
@@ -134,11 +137,18 @@ def bench_model(path: str, repeat: int, batch: int, seq: int) -> str:
     got = vm["main"](*args)
     got = [got] if isinstance(got, unity.runtime.Tensor) else list(got)
     want = session.run(None, feeds)
-    diff = max(float(np.abs(g.numpy() - w).max()) for g, w in zip(got, want, strict=True))
+    diff = max(_diff(g.numpy(), w) for g, w in zip(got, want, strict=True))
     ours, theirs = alternate_latencies([lambda: vm["main"](*args), lambda: session.run(None, feeds)], repeat)
     a, b = float(np.median(ours)), float(np.median(theirs))
     name = Path(path).stem
-    return f"{name:16s} {compile_s:6.1f} {a:9.2f} {b:9.2f} {a / b:7.2f}x  {diff:.1e}"
+    return f"{name:{width}s} {compile_s:6.1f} {a:9.2f} {b:9.2f} {a / b:7.2f}x  {diff:.1e}"
+
+
+def _diff(got: np.ndarray, want: np.ndarray) -> float:
+    """max |got - want| (inf for another shape, 0 for empty outputs: no detections)."""
+    if got.shape != want.shape:
+        return float("inf")
+    return float(np.abs(got.astype(np.float64) - want).max()) if want.size else 0.0
 
 
 def main() -> None:
@@ -153,9 +163,10 @@ def main() -> None:
     if not paths:
         raise SystemExit(f"no .onnx files in {args.folder}")
     seq = min(args.seq, 48) if Path(args.folder) == FIXTURES else args.seq  # 64-row position tables
-    print(f"{'model':16s} {'compile':>6s} {'unity ms':>9s} {'ort ms':>9s} {'ratio':>8s}  max|diff|")
+    width = max(16, *(len(Path(p).stem) for p in paths))
+    print(f"{'model':{width}s} {'compile':>6s} {'unity ms':>9s} {'ort ms':>9s} {'ratio':>8s}  max|diff|")
     for path in paths:
-        print(bench_model(path, args.repeat, args.batch, seq), flush=True)
+        print(bench_model(path, args.repeat, args.batch, seq, width), flush=True)
 
 
 if __name__ == "__main__":

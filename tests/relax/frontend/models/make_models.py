@@ -15,6 +15,7 @@ torch 2.14, transformers 5.25 and onnxscript 0.7; `--images` needs torchvision):
     python tests/relax/frontend/models/make_models.py
     python tests/relax/frontend/models/make_models.py --large DIR   # for the benchmark
     python tests/relax/frontend/models/make_models.py --images DIR  # torchvision's CNNs
+    python tests/relax/frontend/models/make_models.py --tasks DIR   # segmentation, detection
 
 Example:
     >>> sorted(MODELS)[:3]  # doctest: +SKIP
@@ -212,9 +213,52 @@ def main_images(out: str) -> None:
         print(path, os.path.getsize(path))
 
 
+def main_tasks(out: str) -> None:
+    """Export torchvision's segmentation models (224 x 224, and ``*_dyn`` with a symbolic
+    batch, height and width) and detectors (one 320 x 320 image; Faster R-CNN's score
+    threshold low enough that random weights leave detections, SSDlite's already is;
+    RetinaNet's default leaves none) into `out`, for ``bench/exported_models.py``."""
+    import torch
+    import torchvision
+
+    seg, det = torchvision.models.segmentation, torchvision.models.detection
+
+    class Logits(torch.nn.Module):
+        def __init__(self, model) -> None:  # noqa: ANN001
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):  # noqa: ANN001, ANN201
+            return self.model(x)["out"]
+
+    image = (torch.randn(1, 3, 224, 224),)
+    for name in ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"):
+        for dynamic in (False, True):
+            torch.manual_seed(0)
+            model = Logits(getattr(seg, name)(weights=None, weights_backbone=None)).eval()
+            path = os.path.join(out, f"{name}{'_dyn' if dynamic else ''}.onnx")
+            free = {0: "batch", 2: "height", 3: "width"}
+            axes = {"pixel_values": free, "logits": free} if dynamic else None
+            torch.onnx.export(model, image, path, input_names=["pixel_values"], output_names=["logits"],
+                              dynamic_axes=axes, opset_version=17, dynamo=False)  # fmt: skip
+            print(path, os.path.getsize(path))
+    detectors = {
+        "fasterrcnn_mobilenet_v3_large_320_fpn": {"box_score_thresh": 0.005},
+        "ssdlite320_mobilenet_v3_large": {},
+        "retinanet_resnet50_fpn": {},  # at 0.005 its 1.3M candidates outgrow TopK's counting sort
+    }
+    for name, options in detectors.items():
+        torch.manual_seed(0)
+        model = getattr(det, name)(weights=None, weights_backbone=None, **options).eval()
+        path = os.path.join(out, f"{name}.onnx")
+        torch.onnx.export(model, ([torch.rand(3, 320, 320)],), path, input_names=["images"], opset_version=17,
+                          dynamo=False)  # fmt: skip
+        print(path, os.path.getsize(path))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] in ("--large", "--images"):
-        run = main_large if sys.argv[1] == "--large" else main_images
+    if len(sys.argv) > 1 and sys.argv[1] in ("--large", "--images", "--tasks"):
+        run = {"--large": main_large, "--images": main_images, "--tasks": main_tasks}[sys.argv[1]]
         run(sys.argv[2] if len(sys.argv) > 2 else "exported_models")
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
