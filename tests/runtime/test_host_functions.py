@@ -114,6 +114,28 @@ def test_nonmax_suppression_with_a_nan_box():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize(("shape", "axis", "k", "largest"), [
+    ((5000,), 0, 7, 1),     # one long row: partitioned first
+    ((5000,), 0, 7, 0),
+    ((3, 40), 1, 39, 1),    # several rows: sorted whole
+    ((40, 3), 0, 5, 0),
+    ((6,), 0, 0, 1),
+])  # fmt: skip
+def test_topk_orders_ties_by_index_as_the_reference(shape, axis, k, largest):
+    x = RNG.integers(0, 9, shape).astype("float32")  # many ties
+    want = _reference("TopK", [x, np.array([k], "int64")], 2, axis=axis, largest=largest)
+    got = host_function("unity.host.topk")(x, np.array([k]), np.array(axis), np.array(largest))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("largest", [0, 1])
+def test_topk_of_the_extreme_integers_does_not_wrap(largest):
+    x = np.array([-128, 127, 0, -128, 5], "int8")
+    values, indices = host_function("unity.host.topk")(x, np.array([2]), np.array(0), np.array(largest))
+    assert (values.tolist(), indices.tolist()) == (([127, 5], [1, 4]) if largest else ([-128, -128], [0, 3]))
+
+
 def test_an_unknown_host_function_is_named():
     with pytest.raises(ValueError, match="unknown host function 'unity.host.sort'"):
         host_function("unity.host.sort")

@@ -1,7 +1,8 @@
 """Host functions: operators whose output shape depends on input values, run with numpy.
 
 A compiled kernel writes into a buffer of a shape known before it runs; `NonZero`,
-`Compress`, `Unique` and `NonMaxSuppression` cannot, nor a node whose shape-giving input
+`Compress`, `Unique` and `NonMaxSuppression` cannot (and `TopK` over a long axis sorts
+here: the kernel's counting sort is quadratic), nor a node whose shape-giving input
 is run-time data (`onnx_node`: ``Range(0, ReduceMax(lengths))``, run by onnx's reference
 implementation).  The graph calls them by name
 (``R.call_pure_packed("unity.host.nonzero", x, ...)``, the VM instruction
@@ -51,7 +52,7 @@ def host_function(name: str) -> Callable[..., Any]:
         >>> host_function("unity.host.nope")
         Traceback (most recent call last):
         ...
-        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, unity.host.nonmax_suppression, unity.host.nonzero, unity.host.onnx_node, unity.host.unique)
+        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, unity.host.nonmax_suppression, unity.host.nonzero, unity.host.onnx_node, unity.host.topk, unity.host.unique)
     """
     fn = HOST_FUNCTIONS.get(name)
     if fn is None:
@@ -147,6 +148,42 @@ def unique(x: np.ndarray, axis: np.ndarray, sort: np.ndarray) -> tuple[np.ndarra
         values = np.take(values, order, axis=0 if ax is None else ax)
         first, counts, inverse = first[order], counts[order], rank[inverse]
     return _c(values), *(_c(a.astype(np.int64)) for a in (first, inverse, counts))
+
+
+@register("topk")
+def topk(x: np.ndarray, k: np.ndarray, axis: np.ndarray, largest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ONNX TopK over a long axis: the `k` largest (or smallest) values along `axis`,
+    sorted, equal values in index order, and their indices.  One row partitions first
+    (the k-th value bounds the candidates), several sort whole.
+
+    Example:
+        >>> [a.tolist() for a in topk(np.array([3, 1, 3, 2]), np.array([2]), np.array(0), np.array(1))]
+        [[3, 3], [0, 2]]
+    """
+    x = np.asarray(x)
+    count, ax = int(np.asarray(k).reshape(-1)[0]), int(axis)
+    keys = np.moveaxis(_sort_keys(x, bool(largest)), ax, -1)
+    n = keys.shape[-1]
+    rows = keys.reshape(-1, n) if n else np.zeros((0, 0), keys.dtype)  # an empty axis: k = 0
+    if rows.shape[0] == 1 and 0 < count and 8 * count < n and not np.isnan(rows).any():
+        row = rows[0]
+        bound = np.partition(row, count - 1)[count - 1]
+        near = np.flatnonzero(row <= bound)  # in index order: the stable sort keeps it for ties
+        order = near[np.argsort(row[near], kind="stable")][:count].reshape(1, count)
+    else:
+        order = np.argsort(rows, axis=-1, kind="stable")[:, :count]
+    order = np.moveaxis(order.reshape(*keys.shape[:-1], count), -1, ax).astype(np.int64)
+    return _c(np.take_along_axis(x, order, ax)), _c(order)
+
+
+def _sort_keys(x: np.ndarray, largest: bool) -> np.ndarray:
+    """Keys whose ascending stable order is TopK's order (negated for the largest; integers
+    widened first so that negating the smallest one cannot wrap)."""
+    if not largest:
+        return x
+    if x.dtype.kind in "biu":
+        return -x.astype(np.float64 if x.dtype == np.uint64 else np.int64)
+    return -x
 
 
 @register("nonmax_suppression")

@@ -63,7 +63,8 @@ def test_top_k_of_a_symbolic_k_larger_than_a_static_axis_is_named(k):
     # a static axis of 3 and k = 5 or 2: 5 is named, 2 runs
     nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [3])],
-                              [helper.make_tensor_value_info("v", F, [None]), helper.make_tensor_value_info("i", I64, [None])],
+                              [helper.make_tensor_value_info("v", F, [None]),
+                               helper.make_tensor_value_info("i", I64, [None])],
                               initializer=[helper.make_tensor("k", I64, [1], [k])])  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     if k > 3:
@@ -73,3 +74,21 @@ def test_top_k_of_a_symbolic_k_larger_than_a_static_axis_is_named(k):
     x = np.array([0.5, 2.0, 1.0], np.float32)
     got = relax.VirtualMachine(unity.compile(from_onnx(model), target="llvm"), unity.cpu())["main"](x)
     assert got[0].numpy().tolist() == [2.0, 1.0] and got[1].numpy().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("length", [3000, "n"])
+def test_top_k_over_a_long_or_symbolic_axis_sorts_on_the_host(length):
+    # a vocabulary or a detector's candidates: the kernel's counting sort is quadratic
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"], largest=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, length])],
+                              [helper.make_tensor_value_info("v", F, [2, 5]),
+                               helper.make_tensor_value_info("i", I64, [2, 5])],
+                              initializer=[helper.make_tensor("k", I64, [1], [5])])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    mod = from_onnx(model)
+    assert '"unity.host.topk"' in mod.script() and "R.topk" not in mod.script()
+    vm = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())
+    x = np.random.default_rng(4).integers(0, 50, (2, 3000)).astype(np.float32)  # ties
+    got = vm["main"](x)
+    for g, w in zip(got, run_ort(model, {"x": x}), strict=True):
+        np.testing.assert_array_equal(g.numpy(), w)

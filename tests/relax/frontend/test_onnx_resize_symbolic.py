@@ -14,6 +14,9 @@ from unity.relax.frontend.onnx import OnnxImportError, from_onnx
 from .onnx_helpers import FLOAT, model, run_ort, tensor
 
 
+_ANY4 = tensor("y", FLOAT, [None] * 4)
+
+
 def _vm(proto):
     return relax.VirtualMachine(unity.compile(from_onnx(proto), target="llvm"), unity.cpu())
 
@@ -23,7 +26,7 @@ def _vm(proto):
 def test_resize_by_scales_over_a_symbolic_size(mode, coord):
     scales = np.array([1, 1, 2, 1.5], np.float32)
     node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode, coordinate_transformation_mode=coord)
-    proto = model([node], [tensor("x", FLOAT, [1, 2, "h", "w"])], [tensor("y", FLOAT, [None, None, None, None])], {"scales": scales})
+    proto = model([node], [tensor("x", FLOAT, [1, 2, "h", "w"])], [_ANY4], {"scales": scales})
     vm = _vm(proto)
     rng = np.random.default_rng(0)
     for h, w in ((3, 4), (5, 6), (1, 2)):  # w * 1.5 whole: onnxruntime's align_corners then agrees
@@ -44,7 +47,7 @@ def test_upsample_to_the_input_size_of_a_segmentation_head():
         helper.make_node("Resize", ["small", "", "", "sizes"], ["y"], mode="linear"),
     ]
     ints = {"zero": np.array([0], np.int64), "two": np.array([2], np.int64), "four": np.array([4], np.int64)}
-    proto = model(nodes, [tensor("x", FLOAT, ["n", 3, "h", "w"])], [tensor("y", FLOAT, [None, None, None, None])], ints)
+    proto = model(nodes, [tensor("x", FLOAT, ["n", 3, "h", "w"])], [_ANY4], ints)
     vm = _vm(proto)
     rng = np.random.default_rng(1)
     for n, h, w in ((1, 8, 6), (2, 9, 7), (1, 2, 12)):
@@ -59,7 +62,7 @@ def test_aspect_ratio_policy_over_a_symbolic_size_is_named():
                             axes=[2, 3])  # fmt: skip
     nodes = [helper.make_node("Shape", ["x"], ["s"], start=2), node]
     nodes[1].input[3] = "s"
-    proto = model(nodes, [tensor("x", FLOAT, [1, 1, "h", "w"])], [tensor("y", FLOAT, [None, None, None, None])], opset=18)
+    proto = model(nodes, [tensor("x", FLOAT, [1, 1, "h", "w"])], [_ANY4], opset=18)
     with pytest.raises(OnnxImportError, match="keep_aspect_ratio_policy='not_larger'"):
         from_onnx(proto)
 

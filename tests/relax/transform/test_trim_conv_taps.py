@@ -86,6 +86,12 @@ def test_live_taps_against_every_output_position():
         assert live_taps(size, k, s, d, before, after) == want
 
 
+def test_a_symbolic_batch_still_trims():
+    w = RNG.standard_normal((4, 2, 3, 3)).astype("float32")
+    after = TrimConvTaps()(_module(("n", 2, 5, 5), Constant(w), padding=6, dilation=6))
+    assert "strided_slice" in after.script() and "padding=(0, 0, 0, 0)" in after.script()
+
+
 def test_left_alone_symbolic_sizes_and_negative_padding():
     w = Constant(RNG.standard_normal((4, 2, 3, 3)).astype("float32"))
     symbolic = _module((1, 2, "h", "w"), w, padding=9, dilation=9)

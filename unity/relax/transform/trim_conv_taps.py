@@ -85,8 +85,8 @@ def _trim(call: Expr, matches: dict[Any, Any]) -> Expr:
     xs, ws = x.struct_info, w.struct_info
     if a.out_layout not in (None, a.data_layout) or len(a.data_layout) != 4 or len(a.kernel_layout) != 4:
         return call  # blocked layouts: AlterConvLayout's, after this pass
-    if not (_static(xs) and _static(ws)):
-        return call
+    if not (_static(xs, a.data_layout) and _static(ws, a.kernel_layout)):
+        return call  # a symbolic batch is fine, a symbolic image row is not
     axes, begins, ends, pads, dilation = [], [], [], list(a.padding), list(a.dilation)
     for i, dim in enumerate("HW"):
         size = int(xs.shape[a.data_layout.index(dim)])  # type: ignore[index]  # checked static
@@ -112,10 +112,8 @@ def _trim(call: Expr, matches: dict[Any, Any]) -> Expr:
                         a.out_dtype, a.out_layout)  # fmt: skip
 
 
-def _static(sinfo: object) -> bool:
-    return (
-        isinstance(sinfo, TensorStructInfo)
-        and sinfo.shape is not None
-        and sinfo.ndim == 4
-        and all(d.is_number for d in sinfo.shape)
-    )
+def _static(sinfo: object, layout: str) -> bool:
+    """Whether `sinfo` is a 4-D tensor whose H and W (in `layout`) are numbers."""
+    if not (isinstance(sinfo, TensorStructInfo) and sinfo.shape is not None and sinfo.ndim == 4):
+        return False
+    return all(sinfo.shape[layout.index(dim)].is_number for dim in "HW")

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import sympy
 
 from unity.relax import op as R
-from unity.relax.expr import Expr, TupleGetItem
+from unity.relax.expr import Constant, Expr, ShapeExpr, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, axes_input
+from unity.relax.frontend.onnx.ops.dynamic import host_call
 from unity.relax.op import onnx_extra as X
 
 _AXES_AS_INPUT = {"ReduceSum": 13}
@@ -115,15 +117,29 @@ def _cumprod(ctx: Context, node: NodeView) -> Value:
     return ctx.emit(X.cumprod(x, axis, bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0))))
 
 
+LONG_TOPK = 1024
+"""Axes longer than this (or of symbolic length) sort on the host: the kernel ranks each
+element by counting those before it, quadratic in the axis (a detector's 1.3M candidates,
+a vocabulary)."""
+
+
 def _topk(ctx: Context, node: NodeView) -> list[Value]:
     x = ctx.expr(node.input(0))
     k = ctx.dims(node.input(1), "k")[0] if node.opset >= 10 else sympy.Integer(node.attr("k"))
-    axis = node.attr("axis", -1)
+    axis = ctx.normalize_axes([node.attr("axis", -1)], ctx.ndim(x))[0]
+    size = ctx.shape(x)[axis]
+    largest, ordered = bool(node.attr("largest", 1)), bool(node.attr("sorted", 1))
+    if k.is_number and (int(k) < 0 or (size.is_number and int(k) > int(size))):
+        raise ctx.fail(f"asks for k={k} elements of an axis of size {size}")
     if not k.is_number:  # Min(1000, n') of an axis of n: two NonZero counts of one mask
-        size = ctx.shape(x)[ctx.normalize_axes([axis], ctx.ndim(x))[0]]
         k = sympy.Min(k, size)  # ONNX asks k <= size: the same k for a valid model
-    tup = ctx.emit(X.topk(x, k, axis, bool(node.attr("largest", 1)), bool(node.attr("sorted", 1))))
-    return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
+    if size.is_number and int(size) <= LONG_TOPK:
+        tup = ctx.emit(X.topk(x, k, axis, largest, ordered))
+        return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
+    dims = [k if d == axis else dim for d, dim in enumerate(ctx.shape(x))]
+    count = ctx.emit(X.shape_to_tensor(ShapeExpr((k,))))
+    flags = [Constant(np.array(v, "int64")) for v in (axis, int(largest))]
+    return host_call(ctx, "topk", [x, count, *flags], [(ctx.dtype(x), dims), ("int64", dims)])
 
 
 CONVERTERS: dict[str, Converter] = {
