@@ -127,19 +127,26 @@ def _topk(ctx: Context, node: NodeView) -> list[Value]:
     x = ctx.expr(node.input(0))
     k = ctx.dims(node.input(1), "k")[0] if node.opset >= 10 else sympy.Integer(node.attr("k"))
     axis = ctx.normalize_axes([node.attr("axis", -1)], ctx.ndim(x))[0]
-    size = ctx.shape(x)[axis]
     largest, ordered = bool(node.attr("largest", 1)), bool(node.attr("sorted", 1))
+    shape = ctx.sinfo(x).shape
+    if shape is None:  # an unknown shape: the op's inference decides later
+        return _topk_kernel(ctx, x, k, axis, largest, ordered)
+    size = shape[axis]
     if k.is_number and (int(k) < 0 or (size.is_number and int(k) > int(size))):
         raise ctx.fail(f"asks for k={k} elements of an axis of size {size}")
     if not k.is_number:  # Min(1000, n') of an axis of n: two NonZero counts of one mask
         k = sympy.Min(k, size)  # ONNX asks k <= size: the same k for a valid model
     if size.is_number and int(size) <= LONG_TOPK:
-        tup = ctx.emit(X.topk(x, k, axis, largest, ordered))
-        return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
-    dims = [k if d == axis else dim for d, dim in enumerate(ctx.shape(x))]
+        return _topk_kernel(ctx, x, k, axis, largest, ordered)
+    dims = [k if d == axis else dim for d, dim in enumerate(shape)]
     count = ctx.emit(X.shape_to_tensor(ShapeExpr((k,))))
     flags = [Constant(np.array(v, "int64")) for v in (axis, int(largest))]
     return host_call(ctx, "topk", [x, count, *flags], [(ctx.dtype(x), dims), ("int64", dims)])
+
+
+def _topk_kernel(ctx: Context, x: Expr, k: sympy.Expr, axis: int, largest: bool, ordered: bool) -> list[Value]:
+    tup = ctx.emit(X.topk(x, k, axis, largest, ordered))
+    return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
 
 
 CONVERTERS: dict[str, Converter] = {
