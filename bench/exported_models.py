@@ -58,6 +58,22 @@ wav2vec2 had regressed on AVX-512: its positional conv (groups of 24 channels, w
 with a cache ran its attention scores' last column tile (``past + seq`` = 133 columns)
 lane by lane.  At sequence 100 (``--seq 100``): BERT 0.91x, GPT-2 0.97x, Llama 0.86x,
 T5 1.00x.
+
+torchvision's segmentation models and detectors (``make_models.py --tasks DIR``; stop
+33, 2026-12-06, Zen 4, ``--repeat 5``; ``_dyn``: symbolic batch, height and width, timed
+at 224 x 224; the detectors on one 320 x 320 image)::
+
+    model                                 compile  unity ms    ort ms    ratio  max|diff|
+    deeplabv3_mobilenet_v3_large             4.1     18.87     13.10    1.44x  3.7e-09
+    deeplabv3_mobilenet_v3_large_dyn         9.4     37.41     11.38    3.29x  3.7e-09
+    fasterrcnn_mobilenet_v3_large_320_fpn    7.7    251.40    135.74    1.85x  0.0e+00
+    lraspp_mobilenet_v3_large                3.7      7.54      6.32    1.19x  4.5e-08
+    lraspp_mobilenet_v3_large_dyn            7.4      9.90      7.48    1.32x  4.5e-08
+    retinanet_resnet50_fpn                  17.8   1366.40   1747.08    0.78x  2.0e-04
+    ssdlite320_mobilenet_v3_large           85.3    111.71     94.65    1.18x  0.0e+00
+
+At the session's start DeepLabv3 ran 3.52x and LR-ASPP 2.69x (a 16-tap upsampling, the
+atrous convs over padding) and the detectors did not compile.
 """
 
 from __future__ import annotations

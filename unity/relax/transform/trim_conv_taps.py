@@ -58,7 +58,8 @@ class TrimConvTaps(ModulePass):
         return mod.map_functions(Function, lambda f: rewrite_call(pattern, _trim, f))
 
 
-def live_taps(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> tuple[int, int] | None:
+def live_taps(size: int, kernel: int, stride: int, dilation: int, before: int,
+              after: int) -> tuple[int, int] | None:  # fmt: skip
     """The first and last tap of one axis that read an input position for some output
     position (None: none does), for an input of `size` padded by `before` and `after`.
 
@@ -83,7 +84,8 @@ def _trim(call: Expr, matches: dict[Any, Any]) -> Expr:
     a = call.attrs
     x, w = call.args
     xs, ws = x.struct_info, w.struct_info
-    if a.out_layout not in (None, a.data_layout) or len(a.data_layout) != 4 or len(a.kernel_layout) != 4:
+    plain = len(a.data_layout) == 4 and len(a.kernel_layout) == 4
+    if not plain or a.out_layout not in (None, a.data_layout):
         return call  # blocked layouts: AlterConvLayout's, after this pass
     if not (_static(xs, a.data_layout) and _static(ws, a.kernel_layout)):
         return call  # a symbolic batch is fine, a symbolic image row is not
