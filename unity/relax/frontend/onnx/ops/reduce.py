@@ -13,10 +13,11 @@ import numpy as np
 import sympy
 
 from unity.relax import op as R
-from unity.relax.expr import Constant, Expr, ShapeExpr, TupleGetItem
+from unity.relax.expr import Expr, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, axes_input
 from unity.relax.frontend.onnx.ops.dynamic import host_call
+from unity.relax.frontend.onnx.symbolic import make_value
 from unity.relax.op import onnx_extra as X
 
 _AXES_AS_INPUT = {"ReduceSum": 13}
@@ -139,12 +140,13 @@ def _topk(ctx: Context, node: NodeView) -> list[Value]:
     if size.is_number and int(size) <= LONG_TOPK:
         return _topk_kernel(ctx, x, k, axis, largest, ordered)
     dims = [k if d == axis else dim for d, dim in enumerate(shape)]
-    count = ctx.emit(X.shape_to_tensor(ShapeExpr((k,))))
-    flags = [Constant(np.array(v, "int64")) for v in (axis, int(largest))]
+    count = ctx.expr(make_value(np.array([k], dtype=object)))  # a constant, or k at run time
+    flags = [ctx.scalar(v, "int64") for v in (axis, int(largest))]
     return host_call(ctx, "topk", [x, count, *flags], [(ctx.dtype(x), dims), ("int64", dims)])
 
 
-def _topk_kernel(ctx: Context, x: Expr, k: sympy.Expr, axis: int, largest: bool, ordered: bool) -> list[Value]:
+def _topk_kernel(ctx: Context, x: Expr, k: sympy.Expr, axis: int, largest: bool,
+                 ordered: bool) -> list[Value]:  # fmt: skip
     tup = ctx.emit(X.topk(x, k, axis, largest, ordered))
     return [ctx.emit(TupleGetItem(tup, 0)), ctx.emit(TupleGetItem(tup, 1))]
 

@@ -68,12 +68,11 @@ def _apply_policy(ctx: Context, node: NodeView, in_sizes: list[Dim],
             raise ctx.fail(f"needs static lengths for keep_aspect_ratio_policy={policy!r}, "
                            f"got {in_sizes} -> {sizes}")
         return sizes, []  # the scales follow from the lengths at run time
-    in_sizes, sizes = [int(d) for d in in_sizes], [int(d) for d in sizes]
+    ratios = [int(o) / int(i) for o, i in zip(sizes, in_sizes, strict=True)]
     if policy == "stretch":
-        return [sympy.Integer(d) for d in sizes], [o / i for o, i in zip(sizes, in_sizes, strict=True)]
-    ratios = [o / i for o, i in zip(sizes, in_sizes, strict=True)]
+        return sizes, ratios
     scale = min(ratios) if policy == "not_larger" else max(ratios)
-    out = [sympy.Integer(math.floor(i * scale + 0.5)) for i in in_sizes]
+    out = [sympy.Integer(math.floor(int(i) * scale + 0.5)) for i in in_sizes]
     return out, [scale] * len(in_sizes)
 
 
