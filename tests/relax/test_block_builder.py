@@ -126,6 +126,25 @@ def test_calling_a_module_function_binds_its_symbols():
     assert analysis.well_formed(bb.get())
 
 
+def test_a_function_opened_inside_another_is_built_aside():
+    x, y = _var("x", ("n",)), _var("y", (3,))
+    bb = BlockBuilder()
+    with bb.function("main", [y]):
+        with bb.dataflow():
+            first = bb.emit(op.exp(y))
+            with bb.function("helper", [x]):  # as the ONNX importer does for a loop body
+                bb.emit_func_output(bb.emit(op.negative(x)))
+            second = bb.emit(Call(bb.get().get_global_var("helper"), (first,)))
+            out = bb.emit_output(second)
+        with pytest.raises(RuntimeError, match="function 'main' opened inside itself"), bb.function("main", [x]):
+            pass
+        bb.emit_func_output(out)
+    mod = bb.get()
+    assert [b.var for b in mod["main"].body.blocks[0].bindings] == [first, second, out]
+    assert [b.var.name_hint for b in mod["helper"].body.blocks[0].bindings] == ["gv"]
+    assert _dims(second) == ("3",) and analysis.well_formed(mod)
+
+
 def test_builder_misuse_gives_clear_errors():
     bb = BlockBuilder()
     x = _var("x", (2,))

@@ -72,14 +72,17 @@ class BlockBuilder:
         attrs: Mapping[str, Any] | None = None,
         pure: bool = True,
     ) -> Iterator[None]:
-        """Open the scope of function `name`; `emit_func_output` must close it.
+        """Open the scope of function `name`; `emit_func_output` must close it.  A function
+        opened inside another is built aside (an importer meeting a loop body): the outer
+        one goes on where it was when the inner one is closed.
 
         Example:
             >>> with bb.function("main", [x]):  # doctest: +SKIP
             ...     bb.emit_func_output(x)
         """
-        if self._frame is not None:
-            raise RuntimeError(f"BlockBuilder: function {name!r} opened inside {self._frame.name!r}")
+        outer = self._frame
+        if outer is not None and outer.name == name:
+            raise RuntimeError(f"BlockBuilder: function {name!r} opened inside itself")
         self._frame = _FunctionFrame(name, None if params is None else list(params),
                                      dict(attrs or {}), pure)  # fmt: skip
         try:
@@ -87,7 +90,7 @@ class BlockBuilder:
             if not self._frame.done:
                 raise RuntimeError(f"BlockBuilder: function {name!r} ended without emit_func_output")
         finally:
-            self._frame = None
+            self._frame = outer
 
     @contextmanager
     def dataflow(self) -> Iterator[None]:

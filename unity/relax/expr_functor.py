@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from unity.ir.module import IRModule
+from unity.ir.module import GlobalVar, IRModule
 from unity.ir.node import dispatch_table
 from unity.relax.expr import (
     Binding, BindingBlock, Call, DataflowBlock, DataflowVar, Expr, Function, If, MatchCast,
@@ -186,6 +186,9 @@ class ExprMutator:
         """
         if not all(_has_sinfo(c) for c in _children(expr)):
             return expr.replace(struct_info_=None)
+        if (isinstance(expr, Call) and isinstance(expr.op, GlobalVar) and expr.struct_info_ is not None
+                and (self.mod is None or expr.op not in self.mod.functions)):
+            return expr  # a module function's call, rebuilt by a mutator that has no module
         return expr.replace(struct_info_=infer_struct_info(expr, self.mod))
 
     def visit_expr(self, expr: Any) -> Any:

@@ -78,6 +78,39 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     return _c(np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1))
 
 
+@register("tensor_to_shape")
+def tensor_to_shape(x: np.ndarray) -> tuple[int, ...]:
+    """The values of a 1-D integer tensor as a shape (the lengths a Resize's `sizes`
+    computes at run time); a negative one is refused.
+
+    Example:
+        >>> tensor_to_shape(np.array([2, 7]))
+        (2, 7)
+    """
+    values = tuple(int(v) for v in np.asarray(x).reshape(-1))
+    if any(v < 0 for v in values):
+        raise ValueError(f"a shape computed at run time has a negative length: {list(values)}")
+    return values
+
+
+@register("stack_append")
+def stack_append(stack: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """`stack` with `step` appended on a new first axis (a Loop's scan output, step by
+    step; an empty `stack` takes the first step's shape).
+
+    Example:
+        >>> stack_append(np.zeros((0, 0)), np.array([1.0, 2.0])).tolist()
+        [[1.0, 2.0]]
+    """
+    step = np.asarray(step)
+    if stack.shape[0] == 0:
+        return _c(step[None].astype(stack.dtype))
+    if stack.shape[1:] != step.shape:
+        raise ValueError(f"a Loop's scan output changes shape: step {stack.shape[0]} gives "
+                         f"{list(step.shape)}, the steps before gave {list(stack.shape[1:])}")
+    return np.concatenate([stack, step[None]])
+
+
 @register("compress")
 def compress(x: np.ndarray, condition: np.ndarray, axis: np.ndarray) -> np.ndarray:
     """ONNX Compress: the slices of `x` along `axis` (NaN: of `x` flattened) where

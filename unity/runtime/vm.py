@@ -247,6 +247,34 @@ def _validate(ins: object, fname: str) -> None:
                 )
 
 
+def tail_calls(name: str, code: list[Any], ret: int) -> set[int]:
+    """The ids of the ``call`` instructions of function `name` that call it again in
+    tail position (their result is the function's, through ``if`` branches): a loop
+    imported as a recursive function, run as a jump instead of a deeper call.
+
+    Example:
+        >>> call = ["call", 3, "f", [2]]
+        >>> tail_calls("f", [["if", 4, 1, [call], 3, [], 0]], 4) == {id(call)}
+        True
+    """
+    last = _last(code)
+    if last is None:
+        return set()
+    if last[0] == "call" and last[2] == name and last[1] == ret:
+        return {id(last)}
+    if last[0] == "if" and last[1] == ret:
+        return tail_calls(name, last[3], last[4]) | tail_calls(name, last[5], last[6])
+    return set()
+
+
+def _last(code: list[Any]) -> list[Any] | None:
+    """The last instruction of `code` that is not a ``free`` or ``kill``."""
+    for ins in reversed(code):
+        if ins[0] not in ("free", "kill"):
+            return ins  # type: ignore[no-any-return]
+    return None
+
+
 def _fn_symbol(exe: Executable, name: str) -> str:
     """The Python name of relax function `name` in the generated code."""
     names = list(exe.program["functions"])
@@ -287,6 +315,7 @@ class _Loader:
         }  # fmt: skip
         self.kernels: dict[str, str] = {}
         self.storage_sizes: dict[int, Any] = {}  # storage register -> its size tree
+        self.tail: set[int] = set()  # ids of the self-calls of the function being loaded that jump
         self.lines: list[str] = []
         self.counter = 0
         for i, c in enumerate(exe.constants):
@@ -310,14 +339,19 @@ class _Loader:
         self.storage_sizes = {}
         args = ", ".join(f"a{i}" for i in range(len(params)))
         self.lines.append(f"def {_fn_symbol(self.exe, name)}({args}):")
-        self.lines.append(f"    S = [0] * {len(slots)}; P = []")
+        self.tail = tail_calls(name, fn["code"], fn["ret"])
+        ind = "    "
+        if self.tail:  # a self-call in tail position jumps back to the top (loops)
+            self.lines.append("    while True:")
+            ind = "        "
+        self.lines.append(f"{ind}S = [0] * {len(slots)}; P = []")
         for i, p in enumerate(params):
             where = f"{name}: parameter {i} '{p['name']}'"
             check = self._name("CHK", make_checker(p["spec"], where, slots))
-            self.lines.append(f"    r{i} = {check}(a{i}, S, P)")
-        self.lines.append("    if P: RUN(P, S)")
-        self._block(name, fn["code"], "    ", set())
-        self.lines.append(f"    return r{fn['ret']}")
+            self.lines.append(f"{ind}r{i} = {check}(a{i}, S, P)")
+        self.lines.append(f"{ind}if P: RUN(P, S)")
+        self._block(name, fn["code"], ind, set())
+        self.lines.append(f"{ind}return r{fn['ret']}")
 
     def _block(self, fname: str, code: list[Any], ind: str, has_ptr: set[int]) -> None:
         emit = self.lines.append
@@ -368,17 +402,27 @@ class _Loader:
                 fn = self._name("HOST", host_function(ins[2]))
                 emit(f"{ind}r{ins[1]} = {fn}({', '.join(f'r{r}' for r in ins[3])})")
                 has_ptr.discard(ins[1])
+            elif op == "call" and id(ins) in self.tail:  # the arguments of the next round
+                emit(f"{ind}TC = ({''.join(f'r{r}, ' for r in ins[3])})")
             elif op == "call":
                 callee = _fn_symbol(self.exe, ins[2])
                 emit(f"{ind}r{ins[1]} = {callee}({', '.join(f'r{r}' for r in ins[3])})")
             elif op == "if":
                 _, dst, cond, then_code, then_reg, else_code, else_reg = ins
                 emit(f"{ind}if bool(r{cond}):")
-                self._block(fname, then_code, ind + "    ", set(has_ptr))
-                emit(f"{ind}    r{dst} = r{then_reg}")
+                self._branch(fname, then_code, then_reg, dst, ind + "    ", has_ptr)
                 emit(f"{ind}else:")
-                self._block(fname, else_code, ind + "    ", set(has_ptr))
-                emit(f"{ind}    r{dst} = r{else_reg}")
+                self._branch(fname, else_code, else_reg, dst, ind + "    ", has_ptr)
+
+    def _branch(self, fname: str, code: list[Any], reg: int, dst: int, ind: str,
+                has_ptr: set[int]) -> None:  # fmt: skip
+        self._block(fname, code, ind, set(has_ptr))
+        last = _last(code)
+        if last is not None and id(last) in self.tail:
+            args = "".join(f"a{i}, " for i in range(len(last[3])))
+            self.lines.append(f"{ind}{args}= TC; continue")
+        else:
+            self.lines.append(f"{ind}r{dst} = r{reg}")
 
     def _memory(self, fname: str, ins: list[Any], ind: str) -> None:
         emit = self.lines.append

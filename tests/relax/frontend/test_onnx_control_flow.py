@@ -225,12 +225,131 @@ def test_a_loop_with_a_known_trip_count_is_unrolled():
         np.testing.assert_allclose(g, w)
 
 
-def test_a_loop_needs_its_trip_count_and_condition_at_import_time():
-    with pytest.raises(ConstantInputRequired, match=r"Loop node \"loop\": input trip count M must be known at "
-                       "import time .* comes from M"):
-        from_onnx(_loop_model(trip_input=True))
-    with pytest.raises(ConstantInputRequired, match="condition computed by the body must be known at import time"):
-        from_onnx(_loop_model(data_cond=True))
+def _loop_functions(mod):
+    return sorted(gv.name_hint for gv, f in mod.functions.items()
+                  if isinstance(f, relax.Function) and gv.name_hint != "main")
+
+
+@pytest.mark.parametrize("trips", [(0, 3, 7)])
+def test_a_trip_count_given_at_run_time_runs_a_recursive_function(trips):
+    model = _loop_model(trip_input=True)
+    mod = from_onnx(model)
+    assert _loop_functions(mod) == ["loop_loop"]
+    vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    x = np.array([1.0, -2.0], "float32")
+    for m in trips:
+        got = [o.numpy() for o in vm["main"](x, np.array(m, "int64"))]
+        want = _reference(model, {"x": x, "M": np.array(m, "int64")})
+        assert got[1].shape == (m, 2)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w)
+
+
+def test_a_condition_computed_from_data_stops_the_loop_at_run_time():
+    # M = 5 caps it; the sum of y passing 100 stops it earlier for a large x
+    model = _loop_model(data_cond=True)
+    vm = relax.VirtualMachine(unity.compile(from_onnx(model)), unity.cpu())
+    for x in ([1.0, -2.0], [40.0, 30.0], [90.0, 20.0]):
+        x = np.array(x, "float32")
+        got = [o.numpy() for o in vm["main"](x)]
+        want = _reference(model, {"x": x})
+        assert got[1].shape == want[1].shape
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w)
+
+
+def test_a_long_loop_jumps_back_instead_of_recursing():
+    """3000 steps: deeper than Python's recursion limit if each step were a call."""
+    model = _loop_model(trip_input=True)
+    ex = unity.compile(from_onnx(model))
+    vm = relax.VirtualMachine(ex, unity.cpu())
+    x = np.array([1.0, -2.0], "float32")
+    got = [o.numpy() for o in vm["main"](x, np.array(3000, "int64"))]
+    np.testing.assert_allclose(got[0], x + np.arange(3000).sum())
+    np.testing.assert_allclose(got[1][-1], got[0])
+    assert got[1].shape == (3000, 2)
+
+
+def _growing_loop_model():
+    """Each step appends a row w * (i + 1) to the carried (k, n) matrix `acc` (starting
+    from x), and keeps acc's row count: n is symbolic, w an input the body reads."""
+    i64 = TensorProto.INT64
+    body = helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["i1"]), helper.make_node("Cast", ["i1"], ["f"], to=F),
+         helper.make_node("Mul", ["w", "f"], ["row"]), helper.make_node("Unsqueeze", ["row", "zero"], ["row2"]),
+         helper.make_node("Concat", ["acc_in", "row2"], ["acc_out"], axis=0),
+         helper.make_node("Shape", ["acc_out"], ["shape"]),
+         helper.make_node("Gather", ["shape", "zero"], ["rows"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("acc_in", F, [None, None])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), helper.make_tensor_value_info("acc_out", F, [None, None]),
+         helper.make_tensor_value_info("rows", i64, [1])],
+        initializer=[helper.make_tensor("one", i64, [], [1]), helper.make_tensor("zero", i64, [1], [0])])
+    node = helper.make_node("Loop", ["M", "", "x"], ["y", "rows"], name="grow", body=body)
+    return _model([node], [helper.make_tensor_value_info("M", i64, []), helper.make_tensor_value_info("x", F, [2, "n"]),
+                           helper.make_tensor_value_info("w", F, ["n"])],
+                  [helper.make_tensor_value_info("y", F, [None, "n"]), helper.make_tensor_value_info("rows", i64, [None, 1])])
+
+
+def test_a_carried_value_that_grows_gets_fresh_dims():
+    model = _growing_loop_model()
+    mod = from_onnx(model)
+    y_sinfo = mod["main"].ret_struct_info.fields[0]
+    assert str(y_sinfo.shape[1]) == "n" and not y_sinfo.shape[0].is_number  # the width stays n
+    vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    rng = np.random.default_rng(5)
+    for m, n in ((4, 3), (0, 5), (2, 1)):
+        feeds = {"M": np.array(m, "int64"), "x": rng.standard_normal((2, n)).astype("float32"),
+                 "w": rng.standard_normal(n).astype("float32")}
+        got = [o.numpy() for o in vm["main"](*feeds.values())]
+        want = _reference(model, feeds)
+        assert got[0].shape == (2 + m, n)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_scan_steps_of_a_shape_made_in_the_step_are_stacked_and_checked_on_the_host():
+    """Each step's scan output is x[0:k] with k = M (run-time data: a host Slice, a fresh
+    length every step): stacked on the host.  A body whose steps differ is refused there."""
+    i64 = TensorProto.INT64
+
+    def model(end: str):
+        body = helper.make_graph(
+            [helper.make_node("Unsqueeze", [end, "zero"], ["end1"]),
+             helper.make_node("Slice", ["x", "zero", "end1"], ["part"]),
+             helper.make_node("Identity", ["c_in"], ["c_out"])],
+            "body", [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, [])],
+            [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), helper.make_tensor_value_info("part", F, [None])],
+            initializer=[helper.make_tensor("zero", i64, [1], [0])])
+        return _model([helper.make_node("Loop", ["M", ""], ["parts"], name="cut", body=body)],
+                      [helper.make_tensor_value_info("M", i64, []), helper.make_tensor_value_info("x", F, [6])],
+                      [helper.make_tensor_value_info("parts", F, [None, None])])
+
+    x = np.arange(6, dtype="float32")
+    same = model("M")
+    vm = relax.VirtualMachine(unity.compile(from_onnx(same)), unity.cpu())
+    got = vm["main"](np.array(3, "int64"), x).numpy()
+    np.testing.assert_array_equal(got, _reference(same, {"M": np.array(3, "int64"), "x": x})[0])
+    assert got.shape == (3, 3)
+    vm = relax.VirtualMachine(unity.compile(from_onnx(model("i"))), unity.cpu())
+    with pytest.raises(ValueError, match=r"scan output changes shape: step 1 gives \[1\], the steps before gave \[0\]"):
+        vm["main"](np.array(3, "int64"), x)
+
+
+def test_a_loop_carried_value_of_another_dtype_is_refused():
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["v_in"], ["v_out"], to=TensorProto.INT32), helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), helper.make_tensor_value_info("v_in", F, [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), helper.make_tensor_value_info("v_out", TensorProto.INT32, [2])])
+    node = helper.make_node("Loop", ["M", "", "x"], ["y"], name="bad", body=body)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                                            helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    with pytest.raises(OnnxImportError, match=r"Loop node \"bad\".*loop-carried value 0 as int32 of rank 1; "
+                       "it enters as float32 of rank 1"):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
 
 
 def test_an_unroll_past_the_limit_is_refused(monkeypatch):

@@ -66,3 +66,35 @@ def test_aspect_ratio_policy_over_a_symbolic_size_is_named():
     with pytest.raises(OnnxImportError, match="keep_aspect_ratio_policy='not_larger'"):
         from_onnx(proto)
 
+
+
+def _computed_sizes_model():
+    """Resize to (N, C) from x's shape and (H, W) computed from the data of `hw` (Keypoint
+    R-CNN resizes each heatmap to its box's size so)."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Slice", ["shape", "zero", "two"], ["nc"]),
+        helper.make_node("Add", ["hw", "one"], ["hw1"]),
+        helper.make_node("Concat", ["nc", "hw1"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["r"], name="fit", mode="linear"),
+        helper.make_node("Reshape", ["r", "flat"], ["y"]),  # needs C = 3 known: the entries kept
+    ]
+    ints = {"zero": np.array([0], np.int64), "two": np.array([2], np.int64), "one": np.array(1, np.int64),
+            "flat": np.array([3, -1], np.int64)}
+    return model(nodes, [tensor("x", FLOAT, [1, 3, 6, 5]), tensor("hw", 7, [2])], [tensor("y", FLOAT, [3, None])], ints)
+
+
+def test_resize_to_sizes_computed_at_run_time_is_a_kernel():
+    proto = _computed_sizes_model()
+    mod = from_onnx(proto)
+    text = str(mod)
+    assert "unity.host.tensor_to_shape" in text and "unity.host.onnx_node" not in text
+    vm = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())
+    x = np.random.default_rng(2).standard_normal((1, 3, 6, 5)).astype(np.float32)
+    for hw in ((11, 9), (2, 3), (5, 4)):
+        feeds = {"x": x, "hw": np.array(hw, np.int64)}
+        got = vm["main"](x, feeds["hw"]).numpy()
+        assert got.shape == (3, (hw[0] + 1) * (hw[1] + 1))
+        np.testing.assert_allclose(got, run_ort(proto, feeds)[0], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"a shape computed at run time has a negative length: \[1, 3, -4, 3\]"):
+        vm["main"](x, np.array([-5, 2], np.int64))

@@ -122,6 +122,9 @@ class Context:
         self.graph_inputs: dict[Var, str] = {}
         self._constants: dict[int, Constant] = {}
         self._narrow: dict[Expr, str] = {}
+        self.entries: dict[Expr, list[Dim | None]] = {}
+        """Entries known at import time of 1-D integer tensors computed at run time (a
+        Concat of a shape's part and computed lengths), None where not known."""
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, message: str) -> OnnxImportError:

@@ -32,11 +32,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
+import sympy
 from onnx import numpy_helper
 
 from unity.relax import op as R
 from unity.relax.expr import Constant, Expr, If, SeqExpr, Tuple, TupleGetItem
 from unity.relax.frontend.onnx.context import NodeView, Value
+from unity.relax.frontend.onnx.runtime_loop import runtime_loop
 from unity.relax.frontend.onnx.symbolic import SymTensor
 from unity.relax.frontend.onnx.validate import node_order
 
@@ -166,9 +168,10 @@ def convert_scan(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> 
 
 
 def convert_loop(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> list[Value]:
-    """`Loop` unrolled: its trip count and condition must be known at import time (the
-    body's condition output too, step by step); loop-carried values pass from step to
-    step, the per-step scan outputs are stacked on a new first axis.
+    """`Loop` unrolled when its trip count and condition are known at import time (the
+    body's condition output too, step by step) and it runs at most `MAX_UNROLL` steps:
+    loop-carried values pass from step to step, the per-step scan outputs are stacked on
+    a new first axis.  Otherwise a recursive relax function runs it (`runtime_loop`).
 
     Example:
         >>> outputs = convert_loop(importer, proto, node)  # doctest: +SKIP
@@ -178,23 +181,40 @@ def convert_loop(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> 
     trip, cond, *carried = node.inputs
     if len(body.input) != 2 + len(carried):
         raise ctx.fail(f"body takes {len(body.input)} inputs; the node gives 2 + {len(carried)}")
-    limit = None if trip is None else _known_scalar(imp, trip, "trip count M")
-    going = True if cond is None else bool(_known_scalar(imp, cond, "condition"))
-    if limit is None and cond is None:
+    if len(body.output) < 1 + len(carried):
+        raise ctx.fail(f"body gives {len(body.output)} outputs; it must give the condition and "
+                       f"the {len(carried)} loop-carried values")  # fmt: skip
+    if trip is None and cond is None:
         raise ctx.fail("has neither a trip count nor a condition: it would never end")
+    unrolled = _unrolled(imp, node, body)
+    return unrolled if unrolled is not None else runtime_loop(imp, proto, node)
+
+
+def _unrolled(imp: _GraphImporter, node: NodeView, body: onnx.GraphProto) -> list[Value] | None:
+    """The loop's outputs unrolled step by step, or None when a step needs run-time data
+    or the loop runs more than `MAX_UNROLL` steps (the steps already unrolled are left
+    for dead-code elimination)."""
+    trip, cond, *carried = node.inputs
+    limit = None if trip is None else _number(imp, trip, "trip count M")
+    going = True if cond is None else _number(imp, cond, "condition")
+    if (trip is not None and limit is None) or going is None:
+        return None
     per_step: list[list[Value]] = [[] for _ in range(len(body.output) - 1 - len(carried))]
     t = 0
     while going and (limit is None or t < limit):
-        _check_unroll(ctx, t + 1)
+        if t >= MAX_UNROLL:
+            return None
         outs = inline_graph(imp, body, f"{node.name}/step{t}",
-                            [np.array(t, "int64"), np.array(going), *carried])
-        going = bool(_known_scalar(imp, outs[0], "condition computed by the body"))
+                            [np.array(t, "int64"), np.array(bool(going)), *carried])
+        going = _number(imp, outs[0], "condition computed by the body")  # without a cond input too
+        if going is None:
+            return None
         carried = outs[1:1 + len(carried)]
         for j, value in enumerate(outs[1 + len(carried):]):
             per_step[j].append(value)
         t += 1
     if per_step and t == 0:
-        raise ctx.fail("runs no iteration, so its scan outputs have no known shape")
+        raise imp.ctx.fail("runs no iteration, so its scan outputs have no known shape")
     return [*carried, *(_stack(imp, vals, 0) for vals in per_step)]
 
 
@@ -204,9 +224,14 @@ def _check_unroll(ctx: object, steps: int) -> None:
         raise ctx.fail(msg)  # type: ignore[attr-defined]
 
 
-def _known_scalar(imp: _GraphImporter, value: Value, what: str) -> int | bool:
-    """A one-element value known at import time (a trip count, a condition)."""
-    flat = imp.ctx.const(value, what).reshape(-1)
+def _number(imp: _GraphImporter, value: Value, what: str) -> int | bool | None:
+    """A one-element value known at import time (a trip count, a condition) as a number;
+    None when it is run-time data."""
+    if isinstance(value, SymTensor) and all(sympy.sympify(v).is_number for v in value.values.flat):
+        value = value.values.astype(value.dtype)
+    if not isinstance(value, np.ndarray | np.generic):
+        return None
+    flat = np.asarray(value).reshape(-1)
     if flat.size != 1:
         raise imp.ctx.fail(f"{what} must have one element, got shape {np.shape(value)}")
     return flat[0].item()

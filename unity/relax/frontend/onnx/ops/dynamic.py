@@ -27,7 +27,7 @@ from unity.relax import op as R
 from unity.relax.expr import Constant, ExternFunc, TupleGetItem
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
-from unity.relax.struct_info import Dim, TensorStructInfo, TupleStructInfo, sym
+from unity.relax.struct_info import Dim, ShapeStructInfo, TensorStructInfo, TupleStructInfo, sym
 
 OutSpec = tuple[str, Sequence[Dim | None]]
 """An output's dtype and dims (None: a dimension known only at run time)."""
@@ -51,6 +51,33 @@ def host_call(ctx: Context, name: str, args: Sequence[Value], outs: Sequence[Out
         shape = tuple(sym(f"{base}_n{k}_{d}") if dim is None else dim for d, dim in enumerate(dims))
         results.append(ctx.bb.match_cast(part, TensorStructInfo(shape, dtype)))
     return results
+
+
+def run_time_dims(ctx: Context, value: Value, what: str) -> list[Dim]:
+    """A 1-D integer tensor of lengths as dims: its values where known at import time
+    (constants, shape-derived symbols, `Context.entries`), else fresh symbols bound when
+    the program runs (``unity.host.tensor_to_shape`` reads the tensor; a `match_cast`
+    binds the symbols and checks the known entries).
+
+    Example:
+        >>> run_time_dims(ctx, sizes, "sizes")  # doctest: +SKIP
+        [1, 17, Resize_0_sizes2, Resize_0_sizes3]
+    """
+    if ctx.is_known(value):
+        return ctx.dims(value, what)
+    expr = ctx.expr(value)
+    sinfo = ctx.sinfo(expr)
+    if "int" not in sinfo.dtype or sinfo.shape is None or len(sinfo.shape) != 1 or not sinfo.shape[0].is_number:
+        raise ctx.fail(f"{what} must be a 1-D integer tensor of static length, got {sinfo.dtype} "
+                       f"of shape {sinfo.shape}")  # fmt: skip
+    length = int(sinfo.shape[0])
+    known = ctx.entries.get(expr) or [None] * length
+    base = re.sub(r"\W", "_", ctx.node.name if ctx.node else what)
+    dims = [sym(f"{base}_{what}{k}") if d is None else sympy.sympify(d) for k, d in enumerate(known)]
+    call = ctx.emit(R.call_pure_packed(ExternFunc("unity.host.tensor_to_shape"), expr,
+                                       sinfo_args=ShapeStructInfo(ndim=length)))  # fmt: skip
+    ctx.bb.match_cast(call, ShapeStructInfo(tuple(dims)))
+    return dims
 
 
 def _scalar(value: float, dtype: str = "float32") -> Constant:

@@ -14,6 +14,7 @@ import sympy
 
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter
+from unity.relax.frontend.onnx.ops.dynamic import run_time_dims
 from unity.relax.op import onnx_extra as X
 from unity.relax.struct_info import Dim
 
@@ -30,7 +31,7 @@ def _resize(ctx: Context, node: NodeView) -> Value:
         roi = [] if node.input(1) is None else [float(v) for v in ctx.const(node.input(1), "roi").reshape(-1)]
         scales_in, sizes_in = node.input(2), node.input(3)
         scales = [] if scales_in is None else [float(v) for v in ctx.const(scales_in, "scales").reshape(-1)]
-        sizes = None if sizes_in is None else ctx.dims(sizes_in, "sizes")
+        sizes = None if sizes_in is None else _sizes(ctx, node, sizes_in)
     axes = list(node.attr("axes", range(len(shape))))
     axes = ctx.normalize_axes(axes, len(shape))
     in_sizes = [shape[a] for a in axes]
@@ -50,6 +51,15 @@ def _resize(ctx: Context, node: NodeView) -> Value:
                           node.attr("cubic_coeff_a", -0.75), bool(node.attr("exclude_outside", 0)),
                           node.attr("extrapolation_value", 0.0), tuple(roi), antialias)  # fmt: skip
     return ctx.emit(X.resize(x, attrs))
+
+
+def _sizes(ctx: Context, node: NodeView, sizes: Value) -> list[Dim]:
+    """The output lengths: computed at run time where need be, but known at import time
+    for antialiasing and aspect-ratio policies (which need the scales now)."""
+    antialias = node.attr("antialias", 0) and node.attr("mode", "nearest") in ("linear", "cubic")
+    if antialias or node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        return ctx.dims(sizes, "sizes")
+    return run_time_dims(ctx, sizes, "sizes")
 
 
 def _scaled(size: Dim, scale: float) -> Dim:

@@ -78,8 +78,18 @@ def _transpose(ctx: Context, node: NodeView) -> Value:
 
 
 def _concat(ctx: Context, node: NodeView) -> Value:
-    parts = [ctx.expr(v) for v in node.inputs if v is not None]
-    return ctx.emit(R.concat(parts, node.attr("axis", 0)))
+    given = [v for v in node.inputs if v is not None]
+    out = ctx.emit(R.concat([ctx.expr(v) for v in given], node.attr("axis", 0)))
+    if ctx.ndim(out) == 1 and "int" in ctx.dtype(out):  # lengths: keep the entries known now
+        entries: list[Dim | None] = []
+        for v in given:
+            count = ctx.shape(v)[0]
+            if not count.is_number:
+                return out
+            known = ctx.dims(v, "input") if ctx.is_known(v) else ctx.entries.get(ctx.expr(v))
+            entries += list(known) if known is not None else [None] * int(count)
+        ctx.entries[out] = entries
+    return out
 
 
 def _split_sizes(ctx: Context, node: NodeView, dim: Dim) -> list[int] | None:
