@@ -184,6 +184,24 @@ def test_scatter_elements(reduction, axis):
     check([x, i, u], topi.scatter_elements(x, i, u, axis, reduction), [a, idx, upd], want)
 
 
+@pytest.mark.parametrize("reduction", ["update", "add", "max"])
+@pytest.mark.parametrize("axis", [0, 2])
+def test_scatter_elements_with_one_index_per_row(reduction, axis):
+    """Indices of length 1 off the axis broadcast over the updates' rows (the RoI pooler's
+    Expand): the result is the scatter of the expanded indices."""
+    shape, upd_shape = (5, 3, 4), [3, 2, 4]
+    upd_shape[axis] = 3
+    idx_shape = [1, 1, 1]
+    idx_shape[axis] = 3
+    x = te.placeholder(shape, name="x")
+    i = te.placeholder(tuple(idx_shape), "int64", name="i")
+    u = te.placeholder(tuple(upd_shape), name="u")
+    a, upd = rand(shape), rand(tuple(upd_shape))
+    idx = np.array([3, -1, 3], "int64").reshape(idx_shape)  # row 3 twice: the last one wins
+    want = _scatter_ref(a, np.broadcast_to(idx, upd_shape), upd, axis, reduction)
+    check([x, i, u], topi.scatter_elements(x, i, u, axis, reduction), [a, idx, upd], want)
+
+
 def test_creation_ops():
     n = te.var("n")
     x = te.placeholder((n, 4), name="x")

@@ -321,23 +321,34 @@ class ExprCodegen:
         `u` (a padded row's bounds) is one test, not a lane mask computed per vector, and a
         constant `v` (its columns) folds.  A vectorized 16-wide pad copy on AVX2 built the
         mask lane by lane from a byte vector, ~20 instructions a row."""
+        def taken() -> ir.Value:
+            inner = self.emit(e.true_value)
+            if varying is not None:
+                inner = self.builder.select(self.emit(varying), inner, self.emit(e.false_value))
+            return inner
+
+        if _loads_memory(e.true_value) or _loads_memory(e.false_value):  # the arm not taken
+            return self._branch(self.emit(uniform), taken, lambda: self.emit(e.false_value))  # must not load
         false_value = self.emit(e.false_value)
-        inner = self.emit(e.true_value)
-        if varying is not None:
-            inner = self.builder.select(self.emit(varying), inner, false_value)
-        return self.builder.select(self.emit(uniform), inner, false_value)
+        return self.builder.select(self.emit(uniform), taken(), false_value)
 
     def _branchy_select(self, cond: ir.Value, e: E.Select) -> ir.Value:
         """A scalar select whose arm loads memory becomes a branch: the arm not taken may
-        index out of bounds (padding: `select(in_bounds, X[i - pad], 0)`), so it must not
-        run.  Values emitted inside an arm do not dominate the join: the memo is restored."""
+        index out of bounds (padding: `select(in_bounds, X[i - pad], 0)`; a scatter's
+        update row when there are no updates), so it must not run."""
+        return self._branch(cond, lambda: self.emit(e.true_value), lambda: self.emit(e.false_value))
+
+    def _branch(self, cond: ir.Value, then_value: Callable[[], ir.Value],
+                else_value: Callable[[], ir.Value]) -> ir.Value:  # fmt: skip
+        """`then_value()` or `else_value()`, emitted in the arms of a branch on `cond`.
+        Values emitted inside an arm do not dominate the join: the memo is restored."""
         saved = dict(self.memo)
         with self.builder.if_else(cond) as (then, otherwise):
             with then:
-                true_value, true_block = self.emit(e.true_value), self.builder.block
+                true_value, true_block = then_value(), self.builder.block
             self.memo = dict(saved)
             with otherwise:
-                false_value, false_block = self.emit(e.false_value), self.builder.block
+                false_value, false_block = else_value(), self.builder.block
         self.memo = saved
         phi = self.builder.phi(true_value.type)
         phi.add_incoming(true_value, true_block)

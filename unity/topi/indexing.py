@@ -75,6 +75,8 @@ def scatter_elements(
     `reduction` combines instead of writing: "add", "mul", "min", "max"; with "update",
     the last update of a repeated index wins (ONNX ScatterElements).  Each output element
     scans the updates along `axis`, so the cost is ``size(x) * indices.shape[axis]``.
+    `indices` may have length 1 on every other axis (one index per row, broadcast): an
+    update then finds each output row's last update once per row.
 
     Example:
         >>> from unity import te
@@ -88,35 +90,58 @@ def scatter_elements(
     if not indices.ndim == updates.ndim == x.ndim:
         raise ValueError("scatter_elements: data, indices and updates must have one rank")
     (axis,) = normalize_axes(x.ndim, axis)
-    r = te.reduce_axis((0, indices.shape[axis]), name="r")
+    r = te.reduce_axis((0, updates.shape[axis]), name="r")
     zero = const(0, r.var.dtype)
 
-    def at(p: tuple[PrimExpr, ...], step: PrimExpr) -> tuple[PrimExpr, ...]:
-        """The index of `indices`/`updates` at scan `step` for output `p` (clamped)."""
-        out = [tir.min(q, d - 1) for q, d in zip(p, indices.shape, strict=True)]
+    def at(p: tuple[PrimExpr, ...], step: PrimExpr, shape: list[PrimExpr]) -> tuple[PrimExpr, ...]:
+        """The index into a tensor of `shape` (indices or updates) at scan `step` for
+        output `p` (clamped: an axis of length 1 broadcasts)."""
+        out = [tir.min(q, d - 1) for q, d in zip(p, shape, strict=True)]
         out[axis] = step
         return tuple(out)
 
+    def inside(p: tuple[PrimExpr, ...]) -> PrimExpr:
+        """Whether output `p` is within the updates off the axis."""
+        ok: PrimExpr = const(True, "bool")
+        for k, (q, d) in enumerate(zip(p, updates.shape, strict=True)):
+            ok = ok if k == axis else tir.logical_and(ok, q < d)
+        return ok
+
     def hit(p: tuple[PrimExpr, ...]) -> PrimExpr:
-        """Whether update `r` lands on output `p`."""
-        target = wrap_index(indices[at(p, r.var)], x.shape[axis])
-        match = tir.eq(target, p[axis].astype(target.dtype))
-        for k, (q, d) in enumerate(zip(p, indices.shape, strict=True)):
-            match = match if k == axis else tir.logical_and(match, q < d)
-        return match
+        """Whether update `r` lands on row `p[axis]` (of output `p`)."""
+        target = wrap_index(indices[at(p, r.var, indices.shape)], x.shape[axis])
+        return tir.eq(target, p[axis].astype(target.dtype))
 
     if reduction == "update":
-        last = te.compute(x.shape, lambda *p: te.max(tir.select(hit(p), r.var, -1), axis=r),
-                          name="T_scatter_last")  # fmt: skip
+        rows = all(const_int(d) == 1 for k, d in enumerate(indices.shape) if k != axis)
+        if rows:  # the last update of each output row, found once per row
+            row_shape = [d if k == axis else const(1, "int64") for k, d in enumerate(x.shape)]
+            last_row = te.compute(row_shape, lambda *p: te.max(tir.select(hit(p), r.var, -1), axis=r),
+                                  name="T_scatter_last")  # fmt: skip
+
+            def last_of(p: tuple[PrimExpr, ...]) -> PrimExpr:
+                return last_row[tuple(q if k == axis else zero for k, q in enumerate(p))]
+        else:
+            full = te.compute(x.shape, lambda *p: te.max(tir.select(tir.logical_and(hit(p), inside(p)), r.var, -1),
+                                                         axis=r), name="T_scatter_last")  # fmt: skip
+
+            def last_of(p: tuple[PrimExpr, ...]) -> PrimExpr:
+                return full[p]
+
         return te.compute(
             x.shape,
-            lambda *p: tir.select(last[p] >= 0, updates[at(p, tir.max(last[p], zero))], x[p]),
+            lambda *p: tir.select(tir.logical_and(last_of(p) >= 0, inside(p)),
+                                  updates[at(p, tir.max(last_of(p), zero), updates.shape)], x[p]),
             name="T_scatter_elements",
-        )
+        )  # fmt: skip
     combine = {"add": te.sum, "mul": te.prod, "min": te.min, "max": te.max}[reduction]
-    reduced = te.compute(x.shape, lambda *p: combine(updates[at(p, r.var)], axis=r, where=hit(p)),
-                         name="T_scatter_reduce")  # fmt: skip
-    hits = te.compute(x.shape, lambda *p: te.sum(tir.select(hit(p), 1, 0), axis=r),
+
+    def lands(p: tuple[PrimExpr, ...]) -> PrimExpr:
+        return tir.logical_and(hit(p), inside(p))
+
+    reduced = te.compute(x.shape, lambda *p: combine(updates[at(p, r.var, updates.shape)], axis=r,
+                                                     where=lands(p)), name="T_scatter_reduce")  # fmt: skip
+    hits = te.compute(x.shape, lambda *p: te.sum(tir.select(lands(p), 1, 0), axis=r),
                       name="T_scatter_hits")  # fmt: skip
     pair = {"add": tir.add, "mul": tir.mul, "min": tir.min, "max": tir.max}[reduction]
     return te.compute(

@@ -205,3 +205,27 @@ def test_op_compiles_for_cuda_with_nvcc(name):
     ptx = compile_ptx(kernels.source, kernels.arch)
     entries = re.findall(r"\.entry\s+(\w+)\s*\(", ptx)
     assert any(e.startswith(f"{name}_kernel") for e in entries), entries
+
+
+def test_scatter_of_expanded_row_indices_scatters_rows():
+    """torchvision's RoI pooler: ``result.scatter_(0, idx.view(-1, 1, 1).expand(...), part)``.
+    The scatter takes the unexpanded indices (a row's last update found once per row)."""
+    from .onnx_helpers import run_ort
+
+    nodes = [helper.make_node("Reshape", ["idx", "col"], ["idx3"]),
+             helper.make_node("Shape", ["part"], ["pshape"]),
+             helper.make_node("Expand", ["idx3", "pshape"], ["big"]),
+             helper.make_node("ScatterElements", ["x", "big", "part"], ["y"], axis=0)]
+    proto = model(nodes, [tensor("x", FLOAT, [6, 4, 3]), tensor("idx", INT64, ["k"]), tensor("part", FLOAT, ["k", 4, 3])],
+                  [tensor("y", FLOAT, [6, 4, 3])], {"col": np.array([-1, 1, 1], np.int64)})
+    mod = from_onnx(proto)
+    (scatter,) = [b.value for blk in mod["main"].body.blocks for b in blk.bindings
+                  if getattr(getattr(b.value, "op", None), "name", "") == "relax.scatter_elements"]
+    assert [str(d) for d in scatter.args[1].struct_info.shape] == ["k", "1", "1"]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 4, 3)).astype(np.float32)
+    for idx in ([4, 0, 2], [5, -2, 1, 3], [1], []):  # none: a pyramid level without boxes
+        idx = np.array(idx, np.int64)
+        part = rng.standard_normal((len(idx), 4, 3)).astype(np.float32)
+        got = run_unity(mod, x, idx, part)[0]
+        np.testing.assert_array_equal(got, run_ort(proto, {"x": x, "idx": idx, "part": part})[0])

@@ -170,5 +170,9 @@ def test_take_gather_scatter():
         infer(op.gather_elements(x, tensor("i", (2,), "int64")))
     s = op.scatter_elements(x, tensor("i", (2, 2), "int64"), tensor("u", (2, 2)), axis=0)
     assert shape_of(s) == ("n", "8")
-    with pytest.raises(DiagnosticError, match="indices and updates of one shape"):
+    with pytest.raises(DiagnosticError, match=r"indices of the updates' shape .*, got \(2, 2\) vs \(2, 3\)"):
         infer(op.scatter_elements(x, tensor("i", (2, 2), "int64"), tensor("u", (2, 3))))
+    rows = op.scatter_elements(x, tensor("i", (2, 1), "int64"), tensor("u", (2, 8)), axis=0)  # one per row
+    assert shape_of(rows) == ("n", "8")
+    with pytest.raises(DiagnosticError, match="indices of the updates' shape"):  # not along the axis
+        infer(op.scatter_elements(x, tensor("i", (1, 8), "int64"), tensor("u", (2, 8)), axis=0))

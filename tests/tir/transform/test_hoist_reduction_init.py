@@ -71,3 +71,40 @@ def test_split_reduction_condition_is_hoisted_through_both_loops():
     after = HoistReductionInit()(before)
     assert not collect(after["main"].body, IfThenElse)
     assert_same_results(before, after)
+
+
+def test_a_reduction_loop_that_may_run_no_iteration_is_hoisted_so_its_init_runs():
+    """`for k in range(n)` with n = 0 at run time: the init must still run (a max over no
+    rows is its init value); left inside the loop it never would."""
+
+    @T.prim_func
+    def before(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (T.int64(4), n), "float32")
+        C = T.match_buffer(c, (T.int64(4),), "float32")
+        for i in T.serial(T.int64(4)):
+            for k in T.serial(n):
+                if k == T.int64(0):
+                    C[i] = T.float32(-1.0)
+                C[i] = T.max(C[i], A[i, k])
+
+    @T.prim_func
+    def expected(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (T.int64(4), n), "float32")
+        C = T.match_buffer(c, (T.int64(4),), "float32")
+        for i in T.serial(T.int64(4)):
+            C[i] = T.float32(-1.0)
+            for k in T.serial(n):
+                C[i] = T.max(C[i], A[i, k])
+
+    after = HoistReductionInit()(module(before))
+    assert_structural_equal(after["main"], expected)
+    import numpy as np
+
+    import unity
+
+    run = unity.build(after, target="llvm")["main"]
+    out = unity.runtime.tensor(np.full(4, 7.0, np.float32))
+    run(unity.runtime.tensor(np.zeros((4, 0), np.float32)), out)
+    np.testing.assert_array_equal(out.numpy(), [-1.0] * 4)

@@ -500,12 +500,13 @@ def _infer_scatter(call: Call) -> StructInfo:
     if attrs.reduction not in ("update", "add", "mul", "min", "max"):
         raise fail(call, f"has no reduction {attrs.reduction!r}")
     unify_dtype(call, [x.dtype, upd.dtype])
+    axis = normalize_axis(call, attrs.axis, x.ndim)
     if idx.shape is not None and upd.shape is not None:
-        for a, b in zip(idx.shape, upd.shape, strict=False):
-            if prove_not_equal(a, b) or idx.ndim != upd.ndim:
+        for k, (a, b) in enumerate(zip(idx.shape, upd.shape, strict=False)):
+            if (prove_not_equal(a, b) and (k == axis or a != 1)) or idx.ndim != upd.ndim:
                 got = f"{format_shape(idx.shape)} vs {format_shape(upd.shape)}"
-                raise fail(call, f"expects indices and updates of one shape, got {got}")
-    normalize_axis(call, attrs.axis, x.ndim)
+                raise fail(call, "expects indices of the updates' shape (or of length 1 off the axis: one "
+                           f"index per row), got {got}")
     return x
 
 

@@ -15,12 +15,16 @@ After ``HoistReductionInit()``::
             C[i] = C[i] + A[i, k]
 
 `for v in range(lo, lo + n): {if cond: init}; body` becomes
-`{if cond[v := lo]: init[v := lo]}; for v ...: body` when `n >= 1` is a known constant
-and `cond` can only hold for `v == lo` (a term `v == lo`, or `ko * 4 + ki == 0` with
-`ko`, `ki` at their minimum): the init ran in the first iteration, before anything
-else of it.  Applied from the
+`{if cond[v := lo]: init[v := lo]}; for v ...: body` when `cond` can only hold for
+`v == lo` (a term `v == lo`, or `ko * 4 + ki == 0` with `ko`, `ki` at their minimum):
+the init ran in the first iteration, before anything else of it.  Applied from the
 innermost loop outwards, the `if` that `LowerInitBlock` leaves disappears entirely
 for a plain loop nest, and the innermost loop is free of branches.
+
+A loop that may run no iteration (`n` symbolic: a reduction over the rows a NonZero
+found) is hoisted too, and must be: the init then still runs, as a reduction over an
+empty domain gives its init value (left inside, it never ran and the result was
+whatever the memory held).
 """
 
 from __future__ import annotations
@@ -130,8 +134,6 @@ class _Hoister(StmtExprMutator):
         self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
         loop = self._mutate_fields(loop)  # innermost first
         if loop.kind not in (ForKind.SERIAL, ForKind.UNROLLED):
-            return loop
-        if not isinstance(loop.extent, IntImm) or loop.extent.value < 1:
             return loop
         first, rest = _split_first(loop.body)
         if not isinstance(first, IfThenElse) or first.else_case is not None or rest is None:

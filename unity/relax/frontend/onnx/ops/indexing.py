@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from unity.relax import op as R
-from unity.relax.expr import Expr
+from unity.relax.expr import Call, Expr
 from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, cast
 from unity.relax.op import onnx_extra as X
@@ -58,10 +58,27 @@ def _gather_elements(ctx: Context, node: NodeView) -> Value:
 def _scatter_elements(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
     axis = _axis(ctx, node, x)
-    idx = wrap_indices(ctx, node.input(1), ctx.shape(x)[axis])
+    idx = wrap_indices(ctx, _row_indices(ctx, node.input(1), axis), ctx.shape(x)[axis])
     reduction = node.attr("reduction", "none")
     reduction = "update" if reduction == "none" else reduction
     return ctx.emit(R.scatter_elements(x, idx, ctx.expr(node.input(2)), axis, reduction))
+
+
+def _row_indices(ctx: Context, indices: Value | None, axis: int) -> Value | None:
+    """Indices expanded from one index per row (torchvision's RoI pooler scatters each
+    level's results so: ``Expand(idx.view(-1, 1, 1, 1))``): the unexpanded ones, which
+    `scatter_elements` broadcasts, finding each output row's update once per row rather
+    than once per element."""
+    if not isinstance(indices, Expr):
+        return indices
+    call = ctx.bb.lookup_binding(indices)  # type: ignore[arg-type]
+    if not (isinstance(call, Call) and call.op is R.broadcast_to):
+        return indices
+    src = ctx.sinfo(call.args[0])
+    if src.shape is None or len(src.shape) != ctx.ndim(indices):
+        return indices
+    rows = all(d == 1 for k, d in enumerate(src.shape) if k != axis)
+    return call.args[0] if rows and src.shape[axis] == ctx.shape(indices)[axis] else indices
 
 
 def _gather_nd(ctx: Context, node: NodeView) -> Value:
