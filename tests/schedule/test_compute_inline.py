@@ -96,3 +96,24 @@ def test_reverse_compute_inline_refuses_a_consumer_reading_part_of_the_buffer():
     msg = "block C_unpad does not read all of C_pad"
     with pytest.raises(ScheduleError, match=msg):
         sch.reverse_compute_inline(sch.get_block("C_unpad"))
+
+
+def test_inlining_recomputes_only_the_regions_that_changed():
+    """The consumer keeps its regions of buffers the inline did not touch; the producer's
+    buffer goes, its inputs come in: the same regions as a full recomputation."""
+    from unity import te, topi
+    from unity.schedule.analysis import infer_regions
+    from unity.schedule.tree import walk
+    from unity.tir.stmt import BlockRealize
+
+    a, b, c = (te.placeholder((4, 6), name=n) for n in "abc")
+    shifted = te.compute((4, 6), lambda i, j: a[i, j] + b[i, 5 - j], name="shifted")
+    out = topi.concatenate([shifted, a, c], axis=0)  # c: not read by the producer, kept
+    sch = Schedule(te.create_prim_func([a, b, c, out]))
+    sch.compute_inline(sch.get_block("shifted"))
+    (block,) = [s.block for s in walk(sch.mod["main"].body)
+                if isinstance(s, BlockRealize) and s.block.name_hint.startswith("T_concat")]
+    reads, writes = infer_regions(block)
+    assert [str(r) for r in block.reads] == [str(r) for r in reads]
+    assert sorted(r.buffer.name for r in block.reads) == ["a", "b", "c"]
+    assert [str(r) for r in block.writes] == [str(r) for r in writes]

@@ -435,11 +435,15 @@ class _Accesses(StmtExprVisitor):
                 table.setdefault(r.buffer, []).extend((lo, hi))
 
 
-def infer_regions(block: Block) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+def infer_regions(block: Block, changed: set[Buffer] | None = None
+                  ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:  # fmt: skip
     """Recompute a block's read and write regions from the accesses in its body and init.
 
     Buffers the block allocates are left out; a reduction block (one with an init)
-    does not list its own output among its reads, as `te.create_prim_func` does.
+    does not list its own output among its reads, as `te.create_prim_func` does.  With
+    `changed`, only the accesses of those buffers changed: the block's regions of the
+    others are kept (an inline into a concat of 90 parts re-derived 90 regions of long
+    index expressions each time).
 
     Example:
         >>> reads, writes = infer_regions(block)  # doctest: +SKIP
@@ -451,20 +455,22 @@ def infer_regions(block: Block) -> tuple[tuple[BufferRegion, ...], tuple[BufferR
     local = set(block.alloc_buffers)
     doms = _inner_loop_doms(block)
 
-    def regions(table: dict[Buffer, list[tuple[PrimExpr, ...]]]) -> tuple[BufferRegion, ...]:
+    def regions(table: dict[Buffer, list[tuple[PrimExpr, ...]]], old: tuple[BufferRegion, ...]
+                ) -> tuple[BufferRegion, ...]:  # fmt: skip
+        kept = {} if changed is None else {r.buffer: r for r in old if r.buffer not in changed}
         out = []
         for buf, accesses in table.items():
             if buf in local:
                 continue
-            region = region_of_accesses(buf, accesses, doms)
+            region = kept.get(buf) or region_of_accesses(buf, accesses, doms)
             out.append(region if region is not None else BufferRegion.full(buf))
         return tuple(out)
 
-    writes = regions(acc.writes)
+    writes = regions(acc.writes, block.writes)
     if block.init is not None:  # a reduction's self-read of its output is implied (as in TE)
         for buf in acc.writes:
             acc.reads.pop(buf, None)
-    reads = regions(acc.reads)
+    reads = regions(acc.reads, block.reads)
     return reads, writes
 
 
@@ -472,13 +478,14 @@ def _inner_loop_doms(block: Block) -> dict[Var, Range]:
     return {s.loop_var: Range(s.min, s.extent) for s in walk(block.body) if isinstance(s, For)}
 
 
-def with_regions(block: Block) -> Block:
-    """`block` with its reads/writes recomputed by `infer_regions`.
+def with_regions(block: Block, changed: set[Buffer] | None = None) -> Block:
+    """`block` with its reads/writes recomputed by `infer_regions` (those of the
+    `changed` buffers only, when given).
 
     Example:
         >>> with_regions(block).reads  # doctest: +SKIP
     """
-    reads, writes = infer_regions(block)
+    reads, writes = infer_regions(block, changed)
     return block.replace(reads=reads, writes=writes)
 
 

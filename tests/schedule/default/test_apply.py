@@ -82,6 +82,29 @@ def test_epilogue_is_taken_into_the_conv_tile():
     assert "T_relu" not in names and "T_add" not in names  # inlined into the write-back
 
 
+def test_producers_are_not_inlined_into_a_concat_of_many_parts():
+    """SSDlite concatenates 90 per-class results: inlining each part would walk and grow
+    the concat's expression 90 times.  A few parts are still inlined."""
+    from unity.schedule.default.apply import _MANY_READS
+
+    def scaled_concat(parts: int) -> tir.PrimFunc:
+        xs = [te.placeholder((3, 2), name=f"x{k}") for k in range(parts)]
+        doubled = [topi.multiply(x, 2.0) for x in xs]
+        return te.create_prim_func([*xs, topi.concatenate(doubled, axis=0)])
+
+    def blocks(func: tir.PrimFunc) -> list[str]:
+        return [s.block.name_hint for s in walk(func.body) if isinstance(s, BlockRealize) and s.block.name_hint != "root"]
+
+    few, many = (schedule_primfunc(scaled_concat(n)) for n in (4, _MANY_READS + 1))
+    assert not any(name.startswith("T_multiply") for name in blocks(few))
+    assert sum(name.startswith("T_multiply") for name in blocks(many)) == _MANY_READS + 1
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal((3, 2), dtype=np.float32) for _ in range(_MANY_READS + 1)]
+    out = np.empty((3 * len(xs), 2), np.float32)
+    unity.build(many)["main"](*xs, out)
+    np.testing.assert_array_equal(out, np.concatenate(xs) * 2)
+
+
 def test_user_scheduled_functions_are_left_alone():
     func = WORKLOADS["matmul_tiled"]()
     sch = Schedule(func)

@@ -159,6 +159,8 @@ def _inline_spatial(
         ]
         if not readers or any(b.name in anchors for b in readers):
             continue
+        if any(len(b.block.reads) > _MANY_READS for b in readers):
+            continue  # a concat of 90 parts: each inline would walk (and grow) its long expression
         recomputed = len(readers) > 1 or any(_recomputes(b) for b in readers)
         if recomputed and _costly(sch.get(sch.get_block(info.name))):
             continue  # each reader (or window position of a pooling) would evaluate it again
@@ -168,6 +170,12 @@ def _inline_spatial(
         except ScheduleError:
             continue
         sch.state, sch.trace = trial.state, trial.trace
+
+
+_MANY_READS = 16
+"""Buffers a block may read and still have its producers inlined into it (SSDlite's
+per-class concats read 90: inlining into them took 25 s of scheduling, quadratic in
+the parts, where the parts written out first cost a copy of a few hundred rows each)."""
 
 
 _COSTLY_OPS = 8

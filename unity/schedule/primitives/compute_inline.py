@@ -62,6 +62,7 @@ class _ReplaceLoads(StmtExprMutator):
     def __init__(self, buffer: Buffer, params: list[Var], value: PrimExpr) -> None:
         super().__init__()
         self.buffer, self.params, self.value = buffer, params, value
+        self.changed = {buffer} | {ld.buffer for ld in _loads_of(value, None)}  # whose regions change
 
     def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
         load = self._mutate_fields(load)
@@ -73,7 +74,7 @@ class _ReplaceLoads(StmtExprMutator):
         new = self._mutate_fields(block)
         if new is block or self.buffer not in {r.buffer for r in block.reads}:
             return new
-        return with_regions(new)
+        return with_regions(new, self.changed)
 
 
 def compute_inline(state: ScheduleState, block: BlockRV) -> None:
@@ -158,12 +159,13 @@ def reverse_compute_inline(state: ScheduleState, block: BlockRV) -> None:
     state.commit(func_name, alloc_in_root(func.replace(body=body), [], remove=pstore.buffer))
 
 
-def _loads_of(expr: PrimExpr, buf: Buffer) -> list[BufferLoad]:
+def _loads_of(expr: PrimExpr, buf: Buffer | None) -> list[BufferLoad]:
+    """The loads of `buf` in `expr` (of any buffer for None)."""
     from unity.tir.functor import post_order_visit
 
     out: list[BufferLoad] = []
     post_order_visit(
-        expr, lambda n: out.append(n) if isinstance(n, BufferLoad) and n.buffer is buf else None
+        expr, lambda n: out.append(n) if isinstance(n, BufferLoad) and (buf is None or n.buffer is buf) else None
     )  # type: ignore[arg-type]
     return out
 

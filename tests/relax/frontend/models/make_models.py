@@ -245,6 +245,8 @@ def main_tasks(out: str) -> None:
         "fasterrcnn_mobilenet_v3_large_320_fpn": {"box_score_thresh": 0.005},
         "ssdlite320_mobilenet_v3_large": {},
         "retinanet_resnet50_fpn": {"score_thresh": 0.005},
+        "maskrcnn_resnet50_fpn": {},  # masks pasted and keypoints found in Loops over detections
+        "keypointrcnn_resnet50_fpn": {},
     }
     for name, options in detectors.items():
         torch.manual_seed(0)
