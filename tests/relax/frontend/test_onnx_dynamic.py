@@ -174,3 +174,38 @@ def test_unrelated_symbolic_dims_that_broadcast_are_taken_equal_and_checked():
     np.testing.assert_array_equal(vm["main"](a, b, c).numpy(), np.where(c, a + b, a))
     with pytest.raises(ValueError, match=r"match_cast .* got \(2,\): dim 0 must be n = 3"):
         vm["main"](a, b[:2], c)
+
+
+def test_a_concat_of_many_run_time_lengths_joins_groups_of_parts():
+    """20 classes' kept scores (Compress by a threshold: run-time lengths) joined twice, as
+    SSDlite joins its boxes, scores and labels: groups of 8 parts first, each group's
+    length one symbol shared by both concats (so their sum adds up)."""
+    parts = 20
+    nodes = []
+    for k in range(parts):
+        nodes += [helper.make_node("Gather", ["x", f"k{k}"], [f"row{k}"], axis=0),
+                  helper.make_node("Greater", [f"row{k}", "half"], [f"keep{k}"]),
+                  helper.make_node("Compress", [f"row{k}", f"keep{k}"], [f"part{k}"], axis=0),
+                  helper.make_node("Neg", [f"part{k}"], [f"neg{k}"])]
+    nodes += [helper.make_node("Concat", [f"part{k}" for k in range(parts)], ["all"], axis=0, name="join"),
+              helper.make_node("Concat", [f"neg{k}" for k in range(parts)], ["negs"], axis=0, name="join_neg"),
+              helper.make_node("Add", ["all", "negs"], ["zeros"]), helper.make_node("Exp", ["all"], ["y"])]
+    inits = [helper.make_tensor(f"k{k}", I64, [], [k]) for k in range(parts)]
+    inits.append(helper.make_tensor("half", F, [], [0.5]))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [parts, 6])],
+                              [helper.make_tensor_value_info("y", F, ["n"]), helper.make_tensor_value_info("zeros", F, ["n"])],
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mod = from_onnx(model)
+    casts = [b for blk in mod["main"].body.blocks for b in blk.bindings if isinstance(b, relax.MatchCast)]
+    groups = sorted({str(d) for b in casts for d in b.struct_info.shape if "group" in str(d)})
+    assert groups == ["join_group0", "join_group1", "join_group2"]  # 8 + 8 + 4 parts, shared
+    vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        x = rng.random((parts, 6), dtype=np.float32)
+        x[3] = 0.0  # a class with nothing kept
+        got = [o.numpy() for o in vm["main"](x)]
+        for g, w in zip(got, sess.run(None, {"x": x}), strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6)

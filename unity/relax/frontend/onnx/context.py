@@ -123,6 +123,9 @@ class Context:
         self._constants: dict[int, Constant] = {}
         self._narrow: dict[Expr, str] = {}
         self.entries: dict[Expr, list[Dim | None]] = {}
+        self.lengths: dict[Dim, Dim] = {}
+        """Symbols standing for compound lengths (a group of concatenated parts), one per
+        expression, so that parts joined alike stay of one length."""
         """Entries known at import time of 1-D integer tensors computed at run time (a
         Concat of a shape's part and computed lengths), None where not known."""
 

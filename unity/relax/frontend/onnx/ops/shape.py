@@ -21,7 +21,7 @@ from unity.relax.frontend.onnx.context import Context, NodeView, Value
 from unity.relax.frontend.onnx.ops.common import Converter, axes_input
 from unity.relax.frontend.onnx.symbolic import make_value
 from unity.relax.op.base import product
-from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal
+from unity.relax.struct_info import Dim, TensorStructInfo, prove_equal, sym
 
 INT64_MAX = 2**63 - 1
 
@@ -77,9 +77,17 @@ def _transpose(ctx: Context, node: NodeView) -> Value:
     return ctx.emit(R.permute_dims(ctx.expr(node.input(0)), None if perm is None else list(perm)))
 
 
+_CONCAT_GROUP = 8
+"""Parts joined per step when a Concat of many parts has lengths known only at run time."""
+
+
 def _concat(ctx: Context, node: NodeView) -> Value:
     given = [v for v in node.inputs if v is not None]
-    out = ctx.emit(R.concat([ctx.expr(v) for v in given], node.attr("axis", 0)))
+    parts = [ctx.expr(v) for v in given]
+    axis = node.attr("axis", 0)
+    if len(parts) > 2 * _CONCAT_GROUP:
+        parts = _grouped(ctx, parts, axis)
+    out = ctx.emit(R.concat(parts, axis))
     if ctx.ndim(out) == 1 and "int" in ctx.dtype(out):  # lengths: keep the entries known now
         entries: list[Dim | None] = []
         for v in given:
@@ -89,6 +97,28 @@ def _concat(ctx: Context, node: NodeView) -> Value:
             known = ctx.dims(v, "input") if ctx.is_known(v) else ctx.entries.get(ctx.expr(v))
             entries += list(known) if known is not None else [None] * int(count)
         ctx.entries[out] = entries
+    return out
+
+
+def _grouped(ctx: Context, parts: list[Expr], axis: int) -> list[Expr]:
+    """Many parts of run-time lengths (SSDlite joins 90 classes' detections) joined in
+    groups first, each group's length a fresh symbol: a part's offset in one concat is
+    the sum of the lengths before it, and 90 such sums make an expression quadratic in
+    the parts that compiling walks again and again."""
+    axis = ctx.normalize_axes([axis], ctx.ndim(parts[0]))[0]
+    if all(ctx.shape(p)[axis].is_number for p in parts):
+        return parts
+    base = re.sub(r"\W", "_", ctx.node.name if ctx.node else "concat")
+    out = []
+    for g in range(0, len(parts), _CONCAT_GROUP):
+        group = ctx.emit(R.concat(parts[g:g + _CONCAT_GROUP], axis))
+        sinfo = ctx.sinfo(group)
+        length = sinfo.shape[axis]
+        if not isinstance(length, sympy.Symbol | sympy.Integer):
+            dims = list(sinfo.shape)
+            dims[axis] = ctx.lengths.setdefault(length, sym(f"{base}_group{g // _CONCAT_GROUP}"))
+            group = ctx.bb.match_cast(group, TensorStructInfo(tuple(dims), sinfo.dtype))
+        out.append(group)
     return out
 
 
