@@ -87,9 +87,15 @@ def test_nonmax_suppression_on_random_boxes(center):
     assert len(got) > 10
 
 
-def test_nonmax_suppression_of_offset_classes_ties_and_empty_boxes():
+@pytest.mark.parametrize("pairs", ["at once", "box by box"])
+def test_nonmax_suppression_of_offset_classes_ties_and_empty_boxes(pairs, monkeypatch):
     # torchvision's batched NMS shifts each class's boxes apart into one NMS call: a kept
-    # box only meets its own class's boxes; tied scores, repeated and zero-area boxes too
+    # box only meets its own class's boxes; tied scores, repeated and zero-area boxes too.
+    # The overlaps of all candidate pairs at once, or (past the cap) one kept box at a time
+    from unity.runtime import host_functions
+
+    if pairs == "box by box":
+        monkeypatch.setattr(host_functions, "_PAIRS", 0)
     n = 600
     lo = RNG.random((n, 2)) * 20
     boxes = np.concatenate([lo, lo + RNG.random((n, 2)) * 6], -1)

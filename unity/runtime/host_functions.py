@@ -249,10 +249,13 @@ def _greedy(corners: np.ndarray, limit: int, iou_max: float) -> list[int]:
     """Positions kept by greedy suppression of `corners` (best first): each kept box
     drops the later ones it overlaps by more than `iou_max`.
 
-    Only boxes whose left edge lies within one box width of a kept box's span can touch
-    it, so each kept box looks at that slice of the boxes sorted by left edge (the whole
-    set when a coordinate is not finite): detection heads offset each class's boxes
-    apart, so a slice holds one class's boxes, not all of them.
+    Only boxes whose left edge lies within one box width of a box's span can touch it,
+    so each box looks at that slice of the boxes sorted by left edge (detection heads
+    offset each class's boxes apart: a slice holds one class's boxes).  The overlaps of
+    all those pairs are computed at once, and a plain loop over the boxes in score order
+    follows the few pairs that suppress (Faster R-CNN keeps 10k of 13.5k boxes: one
+    numpy pass per kept box took 0.14 s).  Pairs past `_PAIRS` (or a coordinate that is
+    not finite: every pair a candidate) take that pass per kept box instead.
     """
     by_left = np.argsort(corners[:, 1], kind="stable")
     at = np.empty_like(by_left)
@@ -260,11 +263,58 @@ def _greedy(corners: np.ndarray, limit: int, iou_max: float) -> list[int]:
     y1, x1, y2, x2 = np.ascontiguousarray(corners[by_left].T)
     area = (y2 - y1) * (x2 - x1)
     width = float(np.max(x2 - x1)) if len(x1) else 0.0
-    if np.isfinite(corners).all():  # the slice of boxes that can touch each box
-        los = np.searchsorted(x1, x1 - width, "right")
-        his = np.searchsorted(x1, x2, "left")
-    else:
-        los, his = np.zeros(len(x1), np.int64), np.full(len(x1), len(x1))
+    if not np.isfinite(corners).all():
+        return _greedy_loop(at, (y1, x1, y2, x2, area), np.zeros(len(x1), np.int64),
+                            np.full(len(x1), len(x1)), limit, iou_max)  # fmt: skip
+    los = np.searchsorted(x1, x1 - width, "right")  # the slice of boxes that can touch each box
+    his = np.searchsorted(x1, x2, "left")
+    if int((his - los).sum()) > _PAIRS:
+        return _greedy_loop(at, (y1, x1, y2, x2, area), los, his, limit, iou_max)
+    first, later = _suppressing_pairs(by_left, (y1, x1, y2, x2, area), los, his, iou_max)
+    order = np.argsort(first, kind="stable")
+    starts = np.searchsorted(first[order], np.arange(len(x1) + 1)).tolist()
+    targets = later[order].tolist()
+    alive = bytearray(b"\x01") * len(x1)  # in score order
+    kept: list[int] = []
+    for r in range(len(x1)):
+        if len(kept) >= limit:
+            break
+        if alive[r]:
+            kept.append(r)
+            for t in targets[starts[r]:starts[r + 1]]:
+                alive[t] = 0
+    return kept
+
+
+_PAIRS = 8_000_000
+"""Candidate pairs `_greedy` computes at once (a few arrays of this many floats)."""
+
+
+def _suppressing_pairs(by_left: np.ndarray, sides: tuple[np.ndarray, ...], los: np.ndarray,
+                       his: np.ndarray, iou_max: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The pairs (earlier, later) in score order whose overlap passes `iou_max`, as score
+    ranks; `sides` are y1, x1, y2, x2 and area in left-edge order."""
+    y1, x1, y2, x2, area = sides
+    counts = his - los
+    q = np.repeat(np.arange(len(x1)), counts)  # a box and each candidate in its slice
+    p = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts - los, counts)
+    rank_q, rank_p = by_left[q], by_left[p]  # score ranks (corners arrive best first)
+    keep = rank_q < rank_p
+    q, p, rank_q, rank_p = q[keep], p[keep], rank_q[keep], rank_p[keep]
+    h = np.maximum(0.0, np.minimum(y2[q], y2[p]) - np.maximum(y1[q], y1[p]))
+    w = np.maximum(0.0, np.minimum(x2[q], x2[p]) - np.maximum(x1[q], x1[p]))
+    inter = h * w
+    union = area[q] + area[p] - inter
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    hit = iou > iou_max  # a NaN overlap suppresses nothing (onnxruntime's test)
+    return rank_q[hit], rank_p[hit]
+
+
+def _greedy_loop(at: np.ndarray, sides: tuple[np.ndarray, ...], los: np.ndarray, his: np.ndarray,
+                 limit: int, iou_max: float) -> list[int]:  # fmt: skip
+    """`_greedy` one kept box at a time, each against its slice (`at`: each score rank's
+    place in left-edge order)."""
+    y1, x1, y2, x2, area = sides
     alive = np.ones(len(x1), bool)  # in left-edge order
     kept: list[int] = []
     for r in range(len(x1)):  # best first
