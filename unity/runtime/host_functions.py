@@ -52,7 +52,7 @@ def host_function(name: str) -> Callable[..., Any]:
         >>> host_function("unity.host.nope")
         Traceback (most recent call last):
         ...
-        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, unity.host.nonmax_suppression, unity.host.nonzero, unity.host.onnx_node, unity.host.topk, unity.host.unique)
+        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, ...)
     """
     fn = HOST_FUNCTIONS.get(name)
     if fn is None:

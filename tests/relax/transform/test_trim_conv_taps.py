@@ -11,7 +11,7 @@ import unity
 from unity import relax
 from unity.ir.structural import assert_structural_equal
 from unity.relax import BlockBuilder, Constant, TensorStructInfo, Var, op
-from unity.relax.transform import FoldConstant, TrimConvTaps
+from unity.relax.transform import FoldConstant, TrimConvTaps, TrimConvTapsBySize
 from unity.relax.transform.trim_conv_taps import live_taps
 
 from .reference import evaluate
@@ -92,10 +92,48 @@ def test_a_symbolic_batch_still_trims():
     assert "strided_slice" in after.script() and "padding=(0, 0, 0, 0)" in after.script()
 
 
+def test_a_symbolic_image_size_chooses_the_trimmed_conv_at_run_time():
+    """Rate 9 over h x w: up to 9 rows (and 9 columns) only the centre tap reads the
+    image; a run-time If picks the 1 x 1 conv there, the whole conv above."""
+    from unity.relax.expr import DataflowBlock, If
+    from unity.relax.transform.trim_conv_taps_by_size import live_up_to
+
+    assert live_up_to(3, 1, 9, 9, 9) == (9, (1, 1))
+    w = RNG.standard_normal((4, 2, 3, 3)).astype("float32")
+    before = _module((1, 2, "h", "w"), Constant(w), padding=9, dilation=9)
+    assert TrimConvTaps()(before) is before or "If" not in TrimConvTaps()(before).script()
+    after = TrimConvTapsBySize()(before)
+    blocks = after["main"].body.blocks
+    (choice,) = [b.value for blk in blocks for b in blk.bindings if isinstance(b.value, If)]
+    assert str(choice.cond.value) == "Min(1, Max(0, 10 - h))*Min(1, Max(0, 10 - w))"
+    assert "strided_slice" in after.script()
+    assert any(isinstance(blk, DataflowBlock) for blk in choice.true_branch.blocks)  # dataflow again
+    vms = [relax.VirtualMachine(unity.compile(m), unity.cpu()) for m in (before, after)]
+    for h, wd in ((5, 7), (9, 9), (10, 4), (12, 15)):  # trimmed, the bound, then the whole conv
+        x = RNG.standard_normal((1, 2, h, wd)).astype("float32")
+        want = evaluate(before, x)
+        for vm in vms:
+            np.testing.assert_allclose(vm["main"](x).numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_kernel_trimmed_for_small_images_is_prepacked_too():
+    """The trimmed kernel is a constant bound inside the If branch: the prepacked
+    variant of the conv takes it packed, as it takes the whole kernel."""
+    w = RNG.standard_normal((64, 32, 3, 3)).astype("float32")
+    mod = _module((1, 32, "h", "w"), Constant(w), padding=9, dilation=9)
+    ex = unity.compile(mod)
+    names = [n for n in str(ex.program["functions"]["main"]["code"]).split("'") if "conv2d" in n]
+    assert sorted(names) == ["conv2d1_prepacked", "conv2d_prepacked"]
+    x = RNG.standard_normal((1, 32, 6, 8)).astype("float32")
+    got = relax.VirtualMachine(ex, unity.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, evaluate(mod, x), rtol=1e-4, atol=1e-4)
+
+
 def test_left_alone_symbolic_sizes_and_negative_padding():
     w = Constant(RNG.standard_normal((4, 2, 3, 3)).astype("float32"))
-    symbolic = _module((1, 2, "h", "w"), w, padding=9, dilation=9)
-    assert "strided_slice" not in TrimConvTaps()(symbolic).script()
+    for attrs in ({"padding": 1}, {"padding": 4, "dilation": 4}):  # only a tiny image would trim
+        symbolic = _module((1, 2, "h", "w"), w, **attrs)
+        assert TrimConvTapsBySize()(symbolic) is symbolic
     # no padding: tap 0 reads row 0, the last tap the last row; all live, nothing to trim
     plain = _module((1, 2, 7, 7), w)
     assert "strided_slice" not in TrimConvTaps()(plain).script()

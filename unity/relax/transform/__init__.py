@@ -34,6 +34,7 @@ from unity.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from unity.relax.transform.to_mixed_precision import ToMixedPrecision
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
 from unity.relax.transform.trim_conv_taps import TrimConvTaps
+from unity.relax.transform.trim_conv_taps_by_size import TrimConvTapsBySize
 
 __all__ = [
     "AlterConvLayout",
@@ -65,4 +66,5 @@ __all__ = [
     "ToMixedPrecision",
     "ToNonDataflow",
     "TrimConvTaps",
+    "TrimConvTapsBySize",
 ]

@@ -33,7 +33,7 @@ from typing import Any
 from unity.ir.module import GlobalVar, IRModule
 from unity.ir.pass_context import PassContext, list_configs, register_config
 from unity.ir.transform import ModulePass
-from unity.relax.expr import Call, Constant, Function, Tuple, Var, VarBinding
+from unity.relax.expr import Call, Constant, Function, If, Tuple, Var, VarBinding
 from unity.relax.expr_functor import ExprMutator
 from unity.relax.op.call_tir import call_tir
 from unity.schedule.default import apply_default_schedules
@@ -124,13 +124,17 @@ class _Prepack(ExprMutator):
 
 
 def _constant_bindings(func: Function) -> dict[Var, Constant]:
-    """`{var: constant}` for each ``var = R.const(...)`` binding of `func`."""
+    """`{var: constant}` for each ``var = R.const(...)`` binding of `func` (in `If`
+    branches too: a conv trimmed for small images binds its kernel there)."""
     found: dict[Var, Constant] = {}
-    body = func.body
-    for block in getattr(body, "blocks", ()):
-        for binding in block.bindings:
-            if isinstance(binding, VarBinding) and isinstance(binding.value, Constant):
-                found[binding.var] = binding.value
+    seqs = [func.body]
+    while seqs:
+        for block in getattr(seqs.pop(), "blocks", ()):
+            for binding in block.bindings:
+                if isinstance(binding, VarBinding) and isinstance(binding.value, Constant):
+                    found[binding.var] = binding.value
+                elif isinstance(binding, VarBinding) and isinstance(binding.value, If):
+                    seqs += [binding.value.true_branch, binding.value.false_branch]
     return found
 
 

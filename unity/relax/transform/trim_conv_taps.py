@@ -23,8 +23,9 @@ Why: output row ``o`` reads input row ``o * stride - pad + k * dilation`` throug
 zeros: with a dilation wider than the image (atrous pyramids on small inputs) most of
 the kernel does.  The conv keeps its output size: the live taps ``k0 .. k1`` start
 ``k0 * dilation`` later, so the front padding shrinks by that much, and the back padding
-by ``(K - 1 - k1) * dilation``.  Left as they are: symbolic spatial sizes, a weight of
-unknown shape, and a trim that would need negative padding.
+by ``(K - 1 - k1) * dilation``.  Left as they are:
+a weight of unknown shape, a trim that would need negative padding, and symbolic image
+sizes (`TrimConvTapsBySize` chooses trimmed convs for them at run time).
 """
 
 from __future__ import annotations
@@ -79,36 +80,55 @@ def live_taps(size: int, kernel: int, stride: int, dilation: int, before: int,
 
 def _trim(call: Expr, matches: dict[Any, Any]) -> Expr:
     """`call` with its kernel sliced to the live taps, or `call` itself."""
-    if not isinstance(call, Call) or not isinstance(call.attrs, Conv2DAttrs):
-        return call  # an alias of a matched call (``gv = lv``)
+    if not isinstance(call, Call) or not _plain(call):
+        return call  # an alias of a matched call (``gv = lv``), a blocked layout
     a = call.attrs
     x, w = call.args
-    xs, ws = x.struct_info, w.struct_info
-    plain = len(a.data_layout) == 4 and len(a.kernel_layout) == 4
-    if not plain or a.out_layout not in (None, a.data_layout):
-        return call  # blocked layouts: AlterConvLayout's, after this pass
-    if not (_static(xs, a.data_layout) and _static(ws, a.kernel_layout)):
-        return call  # a symbolic batch is fine, a symbolic image row is not
+    if not (_static(x.struct_info, a.data_layout) and _static(w.struct_info, a.kernel_layout)):
+        return call  # a symbolic batch is fine; a symbolic image size: `_trim_by_size`
+    sizes = [int(x.struct_info.shape[a.data_layout.index(dim)]) for dim in "HW"]
+    return _sliced(call, [_taps_at(call, i, size) for i, size in enumerate(sizes)]) or call
+
+
+def _plain(call: Call) -> bool:
+    """A conv2d in plain (4-D, unblocked) layouts: AlterConvLayout's come after this pass."""
+    a = call.attrs
+    if not isinstance(a, Conv2DAttrs) or len(a.data_layout) != 4 or len(a.kernel_layout) != 4:
+        return False
+    return a.out_layout in (None, a.data_layout)
+
+
+def _taps_at(call: Call, i: int, size: int) -> tuple[int, int] | None:
+    a = call.attrs
+    kernel = int(call.args[1].struct_info.shape[a.kernel_layout.index("HW"[i])])
+    return live_taps(size, kernel, a.strides[i], a.dilation[i], a.padding[i], a.padding[i + 2])
+
+
+def _sliced(call: Call, live: list[tuple[int, int] | None]) -> Expr | None:
+    """`call` with its kernel sliced to the `live` taps of H and W (None: all of them), or
+    None when nothing is cut or a cut needs negative padding."""
+    a = call.attrs
+    x, w = call.args
+    ws = w.struct_info
     axes, begins, ends, pads, dilation = [], [], [], list(a.padding), list(a.dilation)
     for i, dim in enumerate("HW"):
-        size = int(xs.shape[a.data_layout.index(dim)])  # type: ignore[index]  # checked static
         axis = a.kernel_layout.index(dim)
         kernel = int(ws.shape[axis])  # type: ignore[index]
         before, after, d = a.padding[i], a.padding[i + 2], a.dilation[i]
-        taps = live_taps(size, kernel, a.strides[i], d, before, after)
+        taps = live[i]
         if taps is None or taps == (0, kernel - 1):
             continue
         first, last = taps
         pads[i], pads[i + 2] = before - first * d, after - (kernel - 1 - last) * d
         if pads[i] < 0 or pads[i + 2] < 0:
-            return call
+            return None
         if first == last:
             dilation[i] = 1  # one tap left: its spacing means nothing
         axes.append(axis)
         begins.append(first)
         ends.append(last + 1)
     if not axes:
-        return call
+        return None
     kernel = op.strided_slice(w, axes, begins, ends)
     return op.nn.conv2d(x, kernel, a.strides, pads, dilation, a.groups, a.data_layout, a.kernel_layout,
                         a.out_dtype, a.out_layout)  # fmt: skip

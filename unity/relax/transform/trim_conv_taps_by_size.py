@@ -1,0 +1,161 @@
+"""Choose at run time a conv2d trimmed for small images, where the image size is symbolic.
+
+`TrimConvTaps` slices off the kernel taps that only read padding when the image size is
+known.  Over a symbolic size, the taps a one-pixel image leaves live stay the live ones
+up to some size (an atrous conv's rate: DeepLabv3's rates 24 and 36 on a 14 x 14
+feature map read it through the centre tap alone).  Below that size the trimmed conv
+runs, chosen by an `If` on the size.
+
+Before (the ASPP branch of rate 36 over any image; h, w its feature map's size)::
+
+    @R.function
+    def main(x: R.Tensor((1, 960, h, w), "float32")):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, R.const(W), padding=(36, 36, 36, 36), dilation=(36, 36))
+            R.output(gv)                                     # W: (256, 960, 3, 3)
+        return gv
+
+After ``TrimConvTapsBySize()`` and ``FoldConstant()``::
+
+    @R.function
+    def main(x: R.Tensor((1, 960, h, w), "float32")):
+        if R.prim_value(Min(1, Max(0, 37 - h)) * Min(1, Max(0, 37 - w))):  # h, w <= 36
+            with R.dataflow():
+                gv1 = R.nn.conv2d(x, R.const(W[:, :, 1:2, 1:2]))
+                R.output(gv1)
+            gv = gv1
+        else:
+            with R.dataflow():
+                gv2 = R.nn.conv2d(x, R.const(W), padding=(36, 36, 36, 36), dilation=(36, 36))
+                R.output(gv2)
+            gv = gv2
+        return gv
+
+It runs after `FoldScaleAxis` (the `If` would stop a scale from folding into the conv)
+and leaves alone the convs whose bound is below `_SMALLEST_BOUND` (every padded 3 x 3
+conv trims for a one-pixel image: an `If` for nothing, and its epilogue unfused).  The
+function loses its dataflow blocks around the `If`; `ConvertToDataflow` puts them back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from unity.ir.module import IRModule
+from unity.ir.transform import ModulePass, PassContext
+from unity.relax import op
+from unity.relax.block_builder import BlockBuilder
+from unity.relax.expr import Call, Expr, Function, If, PrimValue, SeqExpr, VarBinding
+from unity.relax.struct_info import TensorStructInfo
+from unity.relax.transform.convert_to_dataflow import ConvertToDataflow
+from unity.relax.transform.to_non_dataflow import ToNonDataflow
+from unity.relax.transform.trim_conv_taps import _plain, _sliced, _static, _taps_at, live_taps
+
+__all__ = ["TrimConvTapsBySize", "live_up_to"]
+
+
+@dataclass(frozen=True)
+class TrimConvTapsBySize(ModulePass):
+    """Choose at run time a conv2d with the taps that small symbolic image sizes leave
+    live (after `FoldScaleAxis`, so the conv's weights are final; the `If` stops folding).
+
+    Example:
+        >>> TrimConvTapsBySize()(IRModule()).functions
+        {}
+    """
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        """Trim in every relax function of `mod`."""
+        return mod.map_functions(Function, _trim_by_size)
+
+
+def live_up_to(kernel: int, stride: int, dilation: int, before: int,
+               after: int) -> tuple[int, tuple[int, int]] | None:  # fmt: skip
+    """The largest input size whose live taps (`live_taps`) are those of a one-element
+    input, and those taps; None when that input already reaches every tap.
+
+    Example:
+        >>> live_up_to(3, 1, 36, 36, 36)  # the centre tap alone up to 36 rows
+        (36, (1, 1))
+        >>> live_up_to(3, 1, 1, 1, 1)  # a padded 3 x 3 conv: a one-row image only
+        (1, (1, 1))
+    """
+    small = live_taps(1, kernel, stride, dilation, before, after)
+    if small is None or small == (0, kernel - 1):
+        return None
+    size = 1
+    while live_taps(size + 1, kernel, stride, dilation, before, after) == small:
+        size += 1
+    return size, small
+
+
+def _trim_by_size(func: Function) -> Function:
+    """`func` with each conv2d over a symbolic image size that small sizes trim chosen at
+    run time between the trimmed conv and itself (an `If` on the sizes)."""
+    if not any(_size_trim(b.value) for b in _top_bindings(func)):
+        return func
+    plain = ToNonDataflow()(IRModule({"f": func}))["f"]
+    bb = BlockBuilder()
+    blocks = []
+    for block in plain.body.blocks:
+        bindings = []
+        for binding in block.bindings:
+            choice = _size_trim(binding.value) if isinstance(binding, VarBinding) else None
+            bindings.append(binding if choice is None else binding.replace(value=bb.normalize(choice)))
+        blocks.append(block.replace(bindings=tuple(bindings)))
+    body = plain.body.replace(blocks=tuple(blocks))
+    return ConvertToDataflow()(IRModule({"f": plain.replace(body=body)}))["f"]
+
+
+def _top_bindings(func: Function) -> list[Any]:
+    return [b for block in func.body.blocks for b in block.bindings]
+
+
+def _size_trim(value: Expr) -> If | None:
+    """``If(sizes small, trimmed conv, value)`` for a conv2d `value` over a symbolic
+    image size whose small sizes leave taps dead; None otherwise."""
+    if not (isinstance(value, Call) and value.op is op.nn.conv2d and _plain(value)):
+        return None
+    a = value.attrs
+    x, w = value.args
+    xs = x.struct_info
+    if not (isinstance(xs, TensorStructInfo) and xs.shape is not None and xs.ndim == 4):
+        return None
+    if not (_static(w.struct_info, a.kernel_layout) and not _static(xs, a.data_layout)):
+        return None
+    live: list[tuple[int, int] | None] = []
+    small = sympy.Integer(1)
+    for i, dim in enumerate("HW"):
+        size = xs.shape[a.data_layout.index(dim)]
+        if size.is_number:
+            live.append(_taps_at(value, i, int(size)))
+            continue
+        kernel = int(w.struct_info.shape[a.kernel_layout.index(dim)])
+        bound = live_up_to(kernel, a.strides[i], a.dilation[i], a.padding[i], a.padding[i + 2])
+        if bound is not None and bound[0] < _SMALLEST_BOUND:
+            bound = None
+        live.append(None if bound is None else bound[1])
+        if bound is not None:  # 1 while the size is at most the bound, else 0
+            small = small * sympy.Min(1, sympy.Max(0, bound[0] + 1 - size))
+    trimmed = _sliced(value, live)
+    if trimmed is None or small == 1:
+        return None
+    return If(PrimValue(small), _branch(trimmed), _branch(value))
+
+
+_SMALLEST_BOUND = 8
+"""The size up to which a conv's taps stay trimmed must be at least this (an atrous
+conv's rate); smaller bounds come from plain convs on images of a pixel or two."""
+
+
+def _branch(call: Expr) -> SeqExpr:
+    """`call` (its nested calls first) as the body of an `If` branch."""
+    bb = BlockBuilder()
+    with bb.function("branch", []):
+        with bb.nested() as blocks:
+            out = bb.emit(call)
+        bb.emit_func_output(out)
+    return SeqExpr(tuple(blocks), out)
