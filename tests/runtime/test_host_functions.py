@@ -169,3 +169,19 @@ def test_tensor_to_shape_and_stack_append():
     assert stack.dtype == np.float32
     with pytest.raises(ValueError, match=r"step 2 gives \[3\], the steps before gave \[2\]"):
         append(stack, np.zeros(3, np.float32))
+
+
+def test_append_rows_fills_spare_room_once():
+    append = host_function("unity.host.append_rows")
+    rows = np.zeros((0, 3), np.float32)
+    for k in range(6):
+        rows = append(rows, np.full((1, 3), k, np.float32))
+    np.testing.assert_array_equal(rows[:, 0], np.arange(6))
+    assert rows.base is not None and rows.base.shape[0] > 6  # room left after the rows
+    two = append(rows, np.full((2, 3), 9.0, np.float32))
+    other = append(rows, np.full((1, 3), 7.0, np.float32))  # the room is taken: a copy
+    np.testing.assert_array_equal(two[6:, 0], [9.0, 9.0])
+    np.testing.assert_array_equal(other[6:, 0], [7.0])
+    np.testing.assert_array_equal(rows[:, 0], np.arange(6))  # earlier rows untouched
+    with pytest.raises(ValueError, match=r"appends rows of shape \[2\] to rows of shape \[3\]"):
+        append(rows, np.zeros((1, 2), np.float32))

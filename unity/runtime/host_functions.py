@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,7 @@ def host_function(name: str) -> Callable[..., Any]:
         >>> host_function("unity.host.nope")
         Traceback (most recent call last):
         ...
-        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.compress, ...)
+        ValueError: vm: unknown host function 'unity.host.nope' (known: unity.host.append_rows, ...)
     """
     fn = HOST_FUNCTIONS.get(name)
     if fn is None:
@@ -109,6 +110,41 @@ def stack_append(stack: np.ndarray, step: np.ndarray) -> np.ndarray:
         raise ValueError(f"a Loop's scan output changes shape: step {stack.shape[0]} gives "
                          f"{list(step.shape)}, the steps before gave {list(stack.shape[1:])}")
     return np.concatenate([stack, step[None]])
+
+
+@register("append_rows")
+def append_rows(rows: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """`rows` and then `new` along the first axis (a loop's ``out = cat([out, x])``),
+    written into spare room after `rows` when it has some: each fresh buffer holds twice
+    the rows, so a loop appending a row per step copies each row about twice, not once
+    per later step.  The room is used once: a second append to the same `rows` copies.
+
+    Example:
+        >>> a = append_rows(np.zeros((0, 2)), np.ones((1, 2)))
+        >>> append_rows(a, np.full((1, 2), 2.0)).tolist()
+        [[1.0, 1.0], [2.0, 2.0]]
+    """
+    new = np.asarray(new, rows.dtype)
+    if rows.shape[1:] != new.shape[1:]:
+        raise ValueError(f"a loop appends rows of shape {list(new.shape[1:])} to rows of shape "
+                         f"{list(rows.shape[1:])}")  # fmt: skip
+    n, k = rows.shape[0], new.shape[0]
+    room = _ROOM.get(rows.ctypes.data)
+    base = room[0]() if room is not None else None
+    if base is not None and rows.base is base and room[1] == n and base.shape[0] >= n + k:
+        base[n:n + k] = new
+        _ROOM[rows.ctypes.data] = (room[0], n + k)
+        return base[:n + k]
+    base = np.empty((max(2 * (n + k), 4), *rows.shape[1:]), rows.dtype)
+    base[:n], base[n:n + k] = rows, new
+    start = base.ctypes.data
+    _ROOM[start] = (weakref.ref(base), n + k)
+    weakref.finalize(base, _ROOM.pop, start, None)
+    return base[:n + k]
+
+
+_ROOM: dict[int, tuple[Any, int]] = {}
+"""The buffers `append_rows` made, by address: a weak reference and the rows in use."""
 
 
 @register("compress")

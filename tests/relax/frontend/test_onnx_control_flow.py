@@ -309,6 +309,40 @@ def test_a_carried_value_that_grows_gets_fresh_dims():
             np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
+def test_a_value_the_body_only_appends_rows_to_grows_on_the_host():
+    """``out = cat([out, row])`` (TorchScript's idiom; Mask R-CNN pastes its masks so):
+    appended on the host into spare room, not copied whole every step.  The growing
+    model above reads its value's shape too, so it keeps the concat kernel."""
+    from unity.relax.frontend.onnx.runtime_loop import appended_rows
+
+    i64 = TensorProto.INT64
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["f"], to=F), helper.make_node("Mul", ["w", "f"], ["row"]),
+         helper.make_node("Unsqueeze", ["row", "zero"], ["row2"]),
+         helper.make_node("Cast", ["acc_in"], ["acc_f"], to=F),
+         helper.make_node("Concat", ["acc_f", "row2"], ["acc_out"], axis=0),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("acc_in", F, [None, 3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), helper.make_tensor_value_info("acc_out", F, [None, 3])],
+        initializer=[helper.make_tensor("zero", i64, [1], [0])])
+    assert appended_rows(body, 1) == {0} and appended_rows(_growing_loop_model().graph.node[0].attribute[0].g, 1) == set()
+    node = helper.make_node("Loop", ["M", "", "x"], ["y"], name="paste", body=body)
+    model = _model([node], [helper.make_tensor_value_info("M", i64, []), helper.make_tensor_value_info("x", F, [2, 3]),
+                            helper.make_tensor_value_info("w", F, [3])],
+                   [helper.make_tensor_value_info("y", F, [None, 3])])
+    mod = from_onnx(model)
+    assert "unity.host.append_rows" in mod["loop_paste"].script()
+    vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
+    rng = np.random.default_rng(9)
+    for m in (0, 1, 40):
+        feeds = {"M": np.array(m, "int64"), "x": rng.standard_normal((2, 3)).astype("float32"),
+                 "w": rng.standard_normal(3).astype("float32")}
+        got = vm["main"](*feeds.values()).numpy()
+        assert got.shape == (2 + m, 3)
+        np.testing.assert_allclose(got, _reference(model, feeds)[0], rtol=1e-6)
+
+
 def test_scan_steps_of_a_shape_made_in_the_step_are_stacked_and_checked_on_the_host():
     """Each step's scan output is x[0:k] with k = M (run-time data: a host Slice, a fresh
     length every step): stacked on the host.  A body whose steps differ is refused there."""
