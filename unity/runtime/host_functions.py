@@ -97,7 +97,8 @@ def tensor_to_shape(x: np.ndarray) -> tuple[int, ...]:
 @register("stack_append")
 def stack_append(stack: np.ndarray, step: np.ndarray) -> np.ndarray:
     """`stack` with `step` appended on a new first axis (a Loop's scan output, step by
-    step; an empty `stack` takes the first step's shape).
+    step, into spare room as `append_rows` does; an empty `stack` takes the first step's
+    shape).
 
     Example:
         >>> stack_append(np.zeros((0, 0)), np.array([1.0, 2.0])).tolist()
@@ -105,11 +106,11 @@ def stack_append(stack: np.ndarray, step: np.ndarray) -> np.ndarray:
     """
     step = np.asarray(step)
     if stack.shape[0] == 0:
-        return _c(step[None].astype(stack.dtype))
+        stack = np.empty((0, *step.shape), stack.dtype)
     if stack.shape[1:] != step.shape:
         raise ValueError(f"a Loop's scan output changes shape: step {stack.shape[0]} gives "
                          f"{list(step.shape)}, the steps before gave {list(stack.shape[1:])}")
-    return np.concatenate([stack, step[None]])
+    return append_rows(stack, step[None])
 
 
 @register("append_rows")

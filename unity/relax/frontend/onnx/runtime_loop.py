@@ -10,7 +10,7 @@ into too many copies of its body, becomes a recursive function::
         go = R.logical_and(R.less(i, m), c)
         if go:
             c1, v1, s = <body>(i, c, v)
-            acc1 = R.concat([acc, R.expand_dims(s, 0)], axis=0)
+            acc1 = R.call_pure_packed("unity.host.stack_append", acc, s)  # spare room
             r = loop_Loop_0(i + 1, c1, m, v1, acc1, w)
         else:
             r = (v, acc)
@@ -22,8 +22,11 @@ into too many copies of its body, becomes a recursive function::
 
 A carried value's dims that stay the same from step to step keep their size (static, or
 the enclosing graph's symbol); the others (a value that grows, the number of steps) get
-fresh symbols, bound on entry to each step and, after the loop, by a `match_cast`.  The
-VM runs a self-call in tail position as a jump, so a long loop does not deepen the stack.
+fresh symbols, bound on entry to each step and, after the loop, by a `match_cast`.  A
+value the body only appends rows to (``v1 = Concat(v, x)``: TorchScript's ``cat`` in a
+loop) grows on the host like the scan outputs, into spare room, instead of a concat
+copying every row at every step.  The VM runs a self-call in tail position as a jump, so
+a long loop does not deepen the stack.
 
 Example:
     >>> outputs = runtime_loop(importer, proto, node)  # doctest: +SKIP
@@ -292,11 +295,15 @@ class _LoopBuilder:
         raise _Retry
 
     def _append(self, acc: Var, step: Expr, scan: _Scan) -> Expr:
+        """`acc` with one more step, on the host (into spare room: a concat would copy all
+        the steps before at every step)."""
         bb = self.imp.bb
-        if scan.dims is not None:
-            return bb.emit(R.concat([acc, bb.emit(R.expand_dims(step, 0))], 0))
         sinfo = TensorStructInfo(None, scan.dtype, ndim=scan.rank + 1)
-        return bb.emit(R.call_pure_packed(ExternFunc("unity.host.stack_append"), acc, step, sinfo_args=sinfo))
+        grown = bb.emit(R.call_pure_packed(ExternFunc("unity.host.stack_append"), acc, step, sinfo_args=sinfo))
+        if scan.dims is None:
+            return grown
+        steps = sym(f"{self.base}_steps_next")
+        return bb.match_cast(grown, TensorStructInfo((steps, *scan.dims), scan.dtype))
 
     def _to_main(self) -> dict[sympy.Symbol, sympy.Expr]:
         """The loop function's symbols that stand for values known in main."""
