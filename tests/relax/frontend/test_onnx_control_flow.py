@@ -392,3 +392,17 @@ def test_an_unroll_past_the_limit_is_refused(monkeypatch):
     monkeypatch.setattr(control_flow, "MAX_UNROLL", 4)
     with pytest.raises(OnnxImportError, match=r"Scan node .* would unroll into more than 4 copies of its body"):
         from_onnx(_scan_model(steps=6))
+
+
+def test_a_run_time_loop_whose_body_gives_a_float_condition_is_refused():
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["c_in"], ["c_out"], to=F), helper.make_node("Identity", ["v_in"], ["v_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), helper.make_tensor_value_info("v_in", F, [2])],
+        [helper.make_tensor_value_info("c_out", F, []), helper.make_tensor_value_info("v_out", F, [2])])
+    node = helper.make_node("Loop", ["M", "", "x"], ["y"], name="odd", body=body)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                                            helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    with pytest.raises(OnnxImportError, match=r"Loop node \"odd\".*the body's condition output must be bool, got float32"):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))

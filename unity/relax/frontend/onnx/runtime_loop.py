@@ -83,8 +83,8 @@ class _LoopBuilder:
         self.base = _symbol_name(node.name)
         trip, cond, *carried = node.inputs
         ctx = self.ctx
-        self.trip = None if trip is None else self._scalar_in_main(trip, "int64", "trip count M")
-        self.cond = None if cond is None else self._scalar_in_main(cond, "bool", "condition")
+        self.trip = None if trip is None else self._scalar(trip, "int64", "trip count M")
+        self.cond = None if cond is None else self._scalar(cond, "bool", "condition")
         self.carried = [ctx.expr(v) for v in carried]  # initial values, in main
         self.n_scan = len(self.body.output) - 1 - len(carried)
         self.outer: dict[str, Expr] = {}  # enclosing values the body reads, in main
@@ -115,7 +115,8 @@ class _LoopBuilder:
         self.compound: dict[sympy.Expr, sympy.Symbol] = {}  # see _outer_dim
         self.gv = None
 
-    def _scalar_in_main(self, value: Value, dtype: str, what: str) -> Expr:
+    def _scalar(self, value: Value, dtype: str, what: str) -> Expr:
+        """`value` as a 0-d tensor of `dtype` (emitted in the function being built)."""
         ctx = self.ctx
         expr = ctx.expr(value)
         sinfo = ctx.sinfo(expr)
@@ -230,7 +231,8 @@ class _LoopBuilder:
         seen = [self._no_rows(v) if j in self.rows else v for j, v in enumerate(carried)]
         outs = inline_graph(imp, self.body, f"{self.node.name}/body", [head[0], head[1], *seen])
         ctx.node = self.node
-        cond = _scalar_bool(self, outs[0])  # taken even without a cond input, as onnxruntime does
+        cond = self._scalar(outs[0], "bool", "the body's condition output")  # even without a cond input,
+        # as onnxruntime and the reference implementation do
         nxt = [self._append_rows(j, v, ctx.expr(out)) if j in self.rows else ctx.expr(out)
                for j, (v, out) in enumerate(zip(carried, outs[1:1 + len(carried)], strict=True))]
         self._check_carried(carried, nxt)
@@ -349,15 +351,6 @@ class _LoopBuilder:
                 item = bb.match_cast(item, TensorStructInfo(dims, field.dtype))
             values.append(ctx.hold(item, ctx.onnx_dtype(self.carried[k])) if k < len(self.carried) else item)
         return values
-
-
-def _scalar_bool(builder: _LoopBuilder, value: Value) -> Expr:
-    ctx = builder.ctx
-    expr = ctx.expr(value)
-    sinfo = ctx.sinfo(expr)
-    if sinfo.dtype != "bool" or sinfo.shape is None or any(d != 1 for d in sinfo.shape):
-        raise ctx.fail(f"body's condition output must be one bool, got {sinfo.dtype} of shape {sinfo.shape}")
-    return builder.imp.bb.emit(R.reshape(expr, ())) if len(sinfo.shape) else expr
 
 
 def _var_name(name: str) -> str:
