@@ -68,3 +68,15 @@ def test_a_size_equals_its_maximum_with_zero():
     size = sympy.floor((sym("n") - 10) / 5) + 1  # may be negative for some n, but is a size
     assert prove_equal(size, sympy.Max(size, 0))
     assert not prove_equal(size, sympy.Max(size, 1))
+
+
+def test_floors_with_constants_a_whole_step_apart_are_equal():
+    """SEW: a pooled length ``floor(n/20 - 3/2) + 1`` sliced to a conv's ``floor(n/20 - 1/2)``
+    (the same number): the add of the two must see one length."""
+    n = sym("n")
+    pooled = sympy.floor(n / 20 - sympy.Rational(3, 2)) + 1
+    conv = sympy.floor(n / 20 - sympy.Rational(1, 2))
+    assert prove_equal(pooled, conv)
+    assert prove_equal(sympy.Max(0, sympy.Min(pooled, conv)), sympy.Max(0, conv))
+    assert prove_equal(sympy.ceiling(n / 3 + sympy.Rational(7, 3)), sympy.ceiling(n / 3 + sympy.Rational(1, 3)) + 2)
+    assert not prove_equal(pooled, conv + 1)

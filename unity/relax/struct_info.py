@@ -139,7 +139,25 @@ def _dims_equal(a: Dim, b: Dim) -> bool:
         return True
     if diff.is_number or not diff.has(*_NON_POLYNOMIAL):
         return False  # expanded polynomials are canonical: a nonzero one is not zero
+    if sympy.expand(_whole_steps_out(a) - _whole_steps_out(b)) == 0:
+        return True
     return simplify_dim(diff) == 0 or _equal_as_sizes(a, b)
+
+
+def _whole_steps_out(dim: Dim) -> Dim:
+    """`dim` with the whole part of each floor's or ceiling's constant term moved out:
+    ``floor(n/20 - 3/2) + 1`` and ``floor(n/20 - 1/2)`` (a pooled length, and the same
+    length computed another way) both become ``floor(n/20 + 1/2) - 1``."""
+
+    def moved(e: sympy.Expr) -> sympy.Expr:
+        arg = e.args[0]
+        const = arg.as_coeff_Add()[0]
+        whole = sympy.floor(const)
+        if whole == 0 or not const.is_Rational:
+            return e
+        return type(e)(arg - whole) + whole
+
+    return dim.replace(lambda e: isinstance(e, sympy.floor | sympy.ceiling), moved)
 
 
 def _equal_as_sizes(a: Dim, b: Dim) -> bool:

@@ -209,3 +209,36 @@ def test_a_concat_of_many_run_time_lengths_joins_groups_of_parts():
         got = [o.numpy() for o in vm["main"](x)]
         for g, w in zip(got, sess.run(None, {"x": x}), strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def _run_against_ort(model, feeds_list):
+    vm = relax.VirtualMachine(unity.compile(from_onnx(model)), unity.cpu())
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for feeds in feeds_list:
+        got = vm["main"](*feeds.values())
+        got = got if isinstance(got, tuple | list) else (got,)
+        for g, w in zip(got, sess.run(None, feeds), strict=True):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-6)
+
+
+def test_tile_by_the_batch_and_a_float_range_over_the_sequence():
+    """DETR tiles its queries by the batch (repeats from Shape); Funnel's relative
+    positions are ``arange(-2 * seq, 2 * seq)`` in float, ends cast from the shape."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Slice", ["shape", "zero", "one"], ["batch"]),
+        helper.make_node("Concat", ["batch", "one"], ["reps"], axis=0),
+        helper.make_node("Tile", ["q", "reps"], ["tiled"]),                   # (b * 2, 3)
+        helper.make_node("Gather", ["shape", "one_s"], ["seq"]),
+        helper.make_node("Mul", ["seq", "two"], ["end"]), helper.make_node("Neg", ["end"], ["start"]),
+        helper.make_node("Cast", ["start"], ["start_f"], to=F), helper.make_node("Cast", ["end"], ["end_f"], to=F),
+        helper.make_node("Range", ["start_f", "end_f", "step"], ["pos"]),    # (4 * seq,)
+    ]
+    inits = [helper.make_tensor("zero", I64, [1], [0]), helper.make_tensor("one", I64, [1], [1]),
+             helper.make_tensor("one_s", I64, [], [1]), helper.make_tensor("two", I64, [], [2]),
+             helper.make_tensor("step", F, [], [1.0]), helper.make_tensor("q", F, [2, 3], [0, 1, 2, 3, 4, 5])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, ["b", "s"])],
+                              [helper.make_tensor_value_info("tiled", F, [None, 3]),
+                               helper.make_tensor_value_info("pos", F, [None])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    _run_against_ort(model, [{"x": np.zeros((b, s), np.float32)} for b, s in ((1, 2), (3, 5))])

@@ -216,7 +216,7 @@ def _expand(ctx: Context, node: NodeView) -> Value:
 
 def _tile(ctx: Context, node: NodeView) -> Value:
     x = ctx.expr(node.input(0))
-    repeats = ctx.ints(node.input(1), "repeats")
+    repeats = ctx.dims(node.input(1), "repeats")  # symbolic too: DETR tiles by the batch
     shape = ctx.shape(x)
     if len(repeats) != len(shape):
         raise ctx.fail(f"expects {len(shape)} repeats for a rank-{len(shape)} input, got {len(repeats)}")
@@ -307,15 +307,30 @@ def _constant(ctx: Context, node: NodeView) -> Value:
 def _range(ctx: Context, node: NodeView) -> Value:
     start, limit, delta = (node.input(i) for i in range(3))
     dtype = ctx.dtype(start)
-    first = ctx.dims(start, "start")[0] if dtype.startswith("int") else ctx.const(start, "start").item()
-    step = ctx.dims(delta, "delta")[0] if dtype.startswith("int") else ctx.const(delta, "delta").item()
+    first, step = (_range_end(ctx, v, dtype, what) for v, what in ((start, "start"), (delta, "delta")))
     end = ctx.dims(limit, "limit")[0]
     count = sympy.Max(sympy.ceiling((end - first) / step), 0)
     count = sympy.simplify(count)
     ones = ctx.emit(R.ones(ShapeExpr((count,)), dtype))
     positions = ctx.emit(R.subtract(ctx.emit(R.cumsum(ones, 0)), ctx.scalar(1, dtype)))
-    scaled = ctx.emit(R.multiply(positions, ctx.scalar(step, dtype)))
-    return ctx.emit(R.add(scaled, ctx.scalar(first, dtype)))
+    scaled = ctx.emit(R.multiply(positions, _range_scalar(ctx, delta, step, dtype)))
+    return ctx.emit(R.add(scaled, _range_scalar(ctx, start, first, dtype)))
+
+
+def _range_end(ctx: Context, value: Value, dtype: str, what: str) -> Dim | float:
+    """A Range bound as a sympy dim (integers; floats cast from shape values, as Funnel's
+    ``arange(-2 * seq, 2 * seq)``) or a float."""
+    if dtype.startswith("int") or not isinstance(value, np.ndarray | np.generic):
+        return ctx.dims(value, what)[0]
+    return ctx.const(value, what).item()
+
+
+def _range_scalar(ctx: Context, value: Value, number: Dim | float, dtype: str) -> Expr:
+    """`number` as a 0-d tensor of `dtype`: a constant when it is one, else `value`."""
+    if isinstance(number, float) or sympy.sympify(number).is_number:
+        return ctx.scalar(float(number) if "float" in dtype else int(number), dtype)
+    expr = ctx.expr(value)
+    return ctx.emit(R.reshape(expr, ())) if ctx.ndim(expr) else expr
 
 
 def _depth_to_space(ctx: Context, node: NodeView) -> Value:
