@@ -264,6 +264,7 @@ def test_a_long_loop_jumps_back_instead_of_recursing():
     ex = unity.compile(from_onnx(model))
     vm = relax.VirtualMachine(ex, unity.cpu())
     x = np.array([1.0, -2.0], "float32")
+    assert "= TC; continue" in vm._namespace["__source__"]  # the self-call is a jump
     got = [o.numpy() for o in vm["main"](x, np.array(3000, "int64"))]
     np.testing.assert_allclose(got[0], x + np.arange(3000).sum())
     np.testing.assert_allclose(got[1][-1], got[0])
@@ -406,3 +407,30 @@ def test_a_run_time_loop_whose_body_gives_a_float_condition_is_refused():
                               [helper.make_tensor_value_info("y", F, [2])])
     with pytest.raises(OnnxImportError, match=r"Loop node \"odd\".*the body's condition output must be bool, got float32"):
         from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_a_run_time_loop_on_the_emulated_gpu_loops_without_recursing(monkeypatch):
+    """The CUDA VM interprets the bytecode: its self-call in tail position goes round
+    again in the same `_run` (50 steps: two calls deep, main and the loop, not 52)."""
+    from unity.runtime.cuda import vm as cuda_vm
+    from unity.runtime.cuda.device_api import use_driver
+    from unity.runtime.cuda.emulated import EmulatedDriver
+
+    depth, deepest, run = [0], [0], cuda_vm.CudaVM._run
+
+    def counted(self, name, args):
+        depth[0] += 1
+        deepest[0] = max(deepest[0], depth[0])
+        try:
+            return run(self, name, args)
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(cuda_vm.CudaVM, "_run", counted)
+    model = _loop_model(trip_input=True)
+    x = np.array([1.0, -2.0], "float32")
+    with use_driver(EmulatedDriver()):
+        vm = relax.VirtualMachine(unity.compile(from_onnx(model), target="cuda"), unity.cuda())
+        got = [o.numpy() for o in vm["main"](x, np.array(50, "int64"))]
+    np.testing.assert_allclose(got[0], x + np.arange(50).sum())
+    assert got[1].shape == (50, 2) and deepest[0] == 2

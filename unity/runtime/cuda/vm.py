@@ -30,6 +30,7 @@ from unity.runtime.cuda.host_plan import PlanRunner
 from unity.runtime.cuda.kernels import CudaKernels
 from unity.runtime.cuda.tensor import CUDATensor, cuda_tensor
 from unity.runtime.host_functions import host_function
+from unity.runtime.vm import tail_calls
 from unity.runtime.device import Device
 from unity.runtime.module import ProfileResult
 from unity.runtime.vm_profile import ProfileReport, ProfileRow
@@ -67,6 +68,7 @@ class CudaVM:
             for c in exe.constants
         ]
         self._trees: dict[str, Callable[[list[int]], int]] = {}
+        self._tail: set[int] = set()  # ids of the running function's self-calls in tail position
         self._checkers: dict[int, Any] = {}
         self._timings: dict[str, list[float]] | None = None
         """While profiling: seconds and calls by kernel name."""
@@ -168,16 +170,26 @@ class CudaVM:
     def _run(self, name: str, args: list[object]) -> object:
         fn = self.exe.program["functions"][name]
         slots = fn["slots"]
-        S = [0] * len(slots)
-        pending: list[Any] = []
-        regs: list[Any] = [None] * fn["num_regs"]
-        for i, p in enumerate(fn["params"]):
-            check = self._checker(p["spec"], f"{name}: parameter {i} '{p['name']}'", slots)
-            regs[i] = check(args[i], S, pending)
-        if pending:
-            run_pending(pending, S)
-        self._block(name, fn["code"], regs, S)
-        return regs[fn["ret"]]
+        tail = tail_calls(name, fn["code"], fn["ret"])  # self-calls that loop instead
+        while True:
+            S = [0] * len(slots)
+            pending: list[Any] = []
+            regs: list[Any] = [None] * (fn["num_regs"] + 1)  # the last: a tail call's arguments
+            for i, p in enumerate(fn["params"]):
+                check = self._checker(p["spec"], f"{name}: parameter {i} '{p['name']}'", slots)
+                regs[i] = check(args[i], S, pending)
+            if pending:
+                run_pending(pending, S)
+            self._tail = tail
+            self._block(name, fn["code"], regs, S)
+            if regs[-1] is None:
+                return regs[fn["ret"]]
+            args = regs[-1]
+
+    def _to_device(self, value: object) -> object:
+        """A host function's result on the device: arrays copied there; a shape (ints, as
+        `tensor_to_shape` gives) stays on the host, where match_casts read it."""
+        return cuda_tensor(value, self.device) if isinstance(value, np.ndarray | np.generic) else value
 
     def _tree(self, tree: Any, S: list[int]) -> int:
         if type(tree) is int:
@@ -244,10 +256,14 @@ class CudaVM:
             elif op == "host":  # on the host: inputs copied there, the results back
                 args = [r.numpy() if isinstance(r, CUDATensor) else r for r in (regs[k] for k in ins[3])]
                 out = host_function(ins[2])(*args)
-                regs[ins[1]] = (tuple(cuda_tensor(o, self.device) for o in out) if isinstance(out, tuple)
-                                else cuda_tensor(out, self.device))  # fmt: skip
+                regs[ins[1]] = (tuple(self._to_device(o) for o in out) if isinstance(out, tuple)
+                                else self._to_device(out))  # fmt: skip
+            elif op == "call" and id(ins) in self._tail:
+                regs[-1] = [regs[r] for r in ins[3]]  # `_run` goes round again with these
             elif op == "call":
+                tail = self._tail
                 regs[ins[1]] = self._run(ins[2], [regs[r] for r in ins[3]])
+                self._tail = tail
             elif op == "if":
                 _, dst, cond, then_code, then_reg, else_code, else_reg = ins
                 value = regs[cond]
