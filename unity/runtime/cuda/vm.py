@@ -69,6 +69,7 @@ class CudaVM:
         ]
         self._trees: dict[str, Callable[[list[int]], int]] = {}
         self._tail: set[int] = set()  # ids of the running function's self-calls in tail position
+        self._tails: dict[str, set[int]] = {}  # those of each function, found once
         self._checkers: dict[int, Any] = {}
         self._timings: dict[str, list[float]] | None = None
         """While profiling: seconds and calls by kernel name."""
@@ -170,7 +171,9 @@ class CudaVM:
     def _run(self, name: str, args: list[object]) -> object:
         fn = self.exe.program["functions"][name]
         slots = fn["slots"]
-        tail = tail_calls(name, fn["code"], fn["ret"])  # self-calls that loop instead
+        tail = self._tails.get(name)  # self-calls that loop instead
+        if tail is None:
+            tail = self._tails[name] = tail_calls(name, fn["code"], fn["ret"])
         while True:
             S = [0] * len(slots)
             pending: list[Any] = []

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,6 +139,16 @@ class Context:
         """
         node = self.node
         return OnnxImportError(message, node.name if node else "", node.op_type if node else "")
+
+    def symbol_base(self, default: str) -> str:
+        """The node being converted's name as a prefix of the symbols it makes (`default`
+        outside a node).
+
+        Example:
+            >>> ctx.symbol_base("concat")  # doctest: +SKIP
+            '_Concat_93'
+        """
+        return re.sub(r"\W", "_", self.node.name if self.node else default)
 
     # -- relax operands -------------------------------------------------------------------
     def emit(self, expr: Expr) -> Var:

@@ -146,6 +146,8 @@ class _LoopBuilder:
         return d0.xreplace(self.inner) if isinstance(d0, sympy.Symbol) else sym(f"{self.base}_v{j}_d{axis}")
 
     def _params(self) -> tuple[list[Var], list[Var], list[Var], list[Var]]:
+        from unity.relax.frontend.onnx.importer import _symbol_name
+
         ctx = self.ctx
         head = [Var("iter", TensorStructInfo((), "int64")), Var("cond", TensorStructInfo((), "bool"))]
         if self.trip is not None:
@@ -166,7 +168,7 @@ class _LoopBuilder:
         for name, e in self.outer.items():
             sinfo = ctx.sinfo(e)
             shape = None if sinfo.shape is None else tuple(self._outer_dim(d, plain) for d in sinfo.shape)
-            var = Var(_var_name(name), TensorStructInfo(shape, sinfo.dtype, ndim=sinfo.ndim))
+            var = Var(_symbol_name(name), TensorStructInfo(shape, sinfo.dtype, ndim=sinfo.ndim))
             outer.append(ctx.hold(var, ctx.onnx_dtype(e)))
         return head, carried, accs, outer
 
@@ -351,12 +353,6 @@ class _LoopBuilder:
                 item = bb.match_cast(item, TensorStructInfo(dims, field.dtype))
             values.append(ctx.hold(item, ctx.onnx_dtype(self.carried[k])) if k < len(self.carried) else item)
         return values
-
-
-def _var_name(name: str) -> str:
-    from unity.relax.frontend.onnx.importer import _symbol_name
-
-    return _symbol_name(name)
 
 
 def appended_rows(body: onnx.GraphProto, carried: int) -> set[int]:

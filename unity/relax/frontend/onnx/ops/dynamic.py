@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,7 +44,7 @@ def host_call(ctx: Context, name: str, args: Sequence[Value], outs: Sequence[Out
     sinfo = loose[0] if len(outs) == 1 else TupleStructInfo(tuple(loose))
     call = ctx.emit(R.call_pure_packed(ExternFunc(f"unity.host.{name}"), *exprs, sinfo_args=sinfo))
     parts = [call] if len(outs) == 1 else [ctx.emit(TupleGetItem(call, k)) for k in range(len(outs))]
-    base = re.sub(r"\W", "_", ctx.node.name if ctx.node else name)
+    base = ctx.symbol_base(name)
     results = []
     for k, (part, (dtype, dims)) in enumerate(zip(parts, outs, strict=True)):
         shape = tuple(sym(f"{base}_n{k}_{d}") if dim is None else dim for d, dim in enumerate(dims))
@@ -72,7 +71,7 @@ def run_time_dims(ctx: Context, value: Value, what: str) -> list[Dim]:
                        f"of shape {sinfo.shape}")  # fmt: skip
     length = int(sinfo.shape[0])
     known = ctx.entries.get(expr) or [None] * length
-    base = re.sub(r"\W", "_", ctx.node.name if ctx.node else what)
+    base = ctx.symbol_base(what)
     dims = [sym(f"{base}_{what}{k}") if d is None else sympy.sympify(d) for k, d in enumerate(known)]
     call = ctx.emit(R.call_pure_packed(ExternFunc("unity.host.tensor_to_shape"), expr,
                                        sinfo_args=ShapeStructInfo(ndim=length)))  # fmt: skip

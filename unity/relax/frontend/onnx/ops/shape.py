@@ -108,7 +108,7 @@ def _grouped(ctx: Context, parts: list[Expr], axis: int) -> list[Expr]:
     axis = ctx.normalize_axes([axis], ctx.ndim(parts[0]))[0]
     if all(ctx.shape(p)[axis].is_number for p in parts):
         return parts
-    base = re.sub(r"\W", "_", ctx.node.name if ctx.node else "concat")
+    base = ctx.symbol_base("concat")
     out = []
     for g in range(0, len(parts), _CONCAT_GROUP):
         group = ctx.emit(R.concat(parts[g:g + _CONCAT_GROUP], axis))
