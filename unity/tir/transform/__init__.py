@@ -10,6 +10,7 @@ from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
+from unity.tir.transform.hoist_shape_arithmetic import HoistShapeArithmetic
 from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
@@ -21,7 +22,7 @@ from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistGuards",
-    "HoistReductionInit", "LowerIndexChecks",
+    "HoistReductionInit", "HoistShapeArithmetic", "LowerIndexChecks",
     "LowerInitBlock",
     "LowerIntrinsics", "LowerThreadBindingCPU", "Simplify", "UnrollLoop", "VectorizeLoop",
     "lower", "lowering_passes",

@@ -18,6 +18,7 @@ from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
+from unity.tir.transform.hoist_shape_arithmetic import HoistShapeArithmetic
 from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
@@ -43,6 +44,7 @@ def lowering_passes() -> list[ModulePass]:
         HoistGuards(),            # a tile's bound guards tested once: a guard-free version
         FlattenBuffer(),          # N-d accesses -> 1-D with strides and offset folded
         LowerThreadBindingCPU(),  # thread bindings -> serial, one level of parallel loops
+        HoistShapeArithmetic(),   # divisions of shape variables computed once, at the top
         UnrollLoop(),             # small unrolled loops copied out
         Simplify(),               # index arithmetic simplified with loop bounds known
         VectorizeLoop(),          # vectorized loops -> Ramp/Broadcast vector code
