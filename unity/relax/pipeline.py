@@ -13,7 +13,7 @@ from unity.relax.transform import (
     AlterConvLayout, AnnotateTIROpPattern, CallTIRRewrite, CanonicalizeBindings, Conv2dWinograd,
     DeadCodeElimination, DecomposeConvTranspose, DecomposeOpsForInference, EliminateCommonSubexpr, FoldConstant,
     FoldScaleAxis, FuseOps, FuseTIR, KillAfterLastUse, LegalizeOps, Normalize,
-    StaticPlanBlockMemory, ToNonDataflow, TrimConvTaps, TrimConvTapsBySize,
+    SplitConvByLiveTaps, StaticPlanBlockMemory, ToNonDataflow, TrimConvTaps, TrimConvTapsBySize,
 )  # fmt: skip
 from unity.relax.transform.default_gpu_schedules import DefaultGPUSchedules
 from unity.relax.transform.default_schedules import DefaultSchedules
@@ -39,6 +39,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             FoldConstant(),  # ops on constants -> constants
             FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
             TrimConvTapsBySize(),  # atrous convs over a symbolic size: trimmed ones chosen at run time
+            SplitConvByLiveTaps(),  # atrous convs reading mostly padding: region by region
             FoldConstant(),  # the trimmed kernels
         ]
         if not _is_cuda(target):

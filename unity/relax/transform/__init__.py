@@ -33,6 +33,7 @@ from unity.relax.transform.remove_unused_parameters import RemoveUnusedParameter
 from unity.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
 from unity.relax.transform.to_mixed_precision import ToMixedPrecision
 from unity.relax.transform.to_non_dataflow import ToNonDataflow
+from unity.relax.transform.split_conv_by_live_taps import SplitConvByLiveTaps
 from unity.relax.transform.trim_conv_taps import TrimConvTaps
 from unity.relax.transform.trim_conv_taps_by_size import TrimConvTapsBySize
 
@@ -62,6 +63,7 @@ __all__ = [
     "LiftTransformParams",
     "Normalize",
     "RemoveUnusedParameters",
+    "SplitConvByLiveTaps",
     "StaticPlanBlockMemory",
     "ToMixedPrecision",
     "ToNonDataflow",
