@@ -27,6 +27,10 @@ EfficientNet-B0 10.2 / 9.3 / 9.0, GoogLeNet 14.1 / 12.5 / 16.1, MobileNet v2 8.8
 8.5, v3-small 6.2 / 4.7 / 4.0, RegNet-Y-400MF 14.1 / 9.4 / 15.4, ResNet-50 39.2 / 36.0 /
 46.1, ShuffleNet v2 5.3 / 4.2 / 5.0, SqueezeNet 1.1 7.1 / 5.2 / 5.2; once concats kept
 their rows' columns nested: SqueezeNet 6.0 / 5.3 / 4.8, DenseNet-121 33.9 / 32.6 / 35.9.
+Stop 35, with the shape divisions computed once per kernel (compile s symbolic / static,
+then ms symbolic / static / onnxruntime): GoogLeNet 36.1 / 16.4, 15.7 / 16.0 / 17.7;
+SqueezeNet 12.1 / 5.1, 5.5 / 4.5 / 4.7; DenseNet-121 31.2 / 19.1, 31.7 / 27.7 / 33.7;
+ResNet-50 11.7 / 6.4, 36.9 / 35.0 / 43.6; MobileNet v2 7.0 / 4.6, 5.6 / 4.9 / 4.6.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ from unity.ir.transform import ModulePass, PassContext
 from unity.relax import op
 from unity.relax.dpl import is_op, rewrite_call, wildcard
 from unity.relax.expr import Call, Expr, Function
-from unity.relax.transform.trim_conv_taps import _plain, _static
+from unity.relax.transform.trim_conv_taps import _plain, _static, conv_outputs
 
 __all__ = ["SplitConvByLiveTaps", "tap_outputs"]
 
@@ -87,7 +87,7 @@ def tap_outputs(size: int, kernel: int, stride: int, dilation: int, before: int,
         >>> tap_outputs(14, 3, 1, 12, 12, 12)  # 14 outputs; tap 1 reaches all of them
         [(12, 14), (0, 14), (0, 2)]
     """
-    outputs = _outputs(size, kernel, stride, dilation, before, after)
+    outputs = conv_outputs(size, kernel, stride, dilation, before, after)
     spans = []
     for k in range(kernel):
         reached = [o for o in range(outputs) if 0 <= o * stride - before + k * dilation < size]
@@ -113,7 +113,7 @@ def _split(call: Expr, matches: dict[Any, Any], min_macs: int) -> Expr:
         for i in range(2)
     ]  # fmt: skip
     spans = [tap_outputs(*axis) for axis in axes]
-    outputs = [_outputs(*axis) for axis in axes]
+    outputs = [conv_outputs(*axis) for axis in axes]
     full = [[k for k, span in enumerate(axis) if span == (0, n)] for axis, n in zip(spans, outputs)]
     pieces = [
         (ky, kx) for ky, rows in enumerate(spans[0]) for kx, cols in enumerate(spans[1])
@@ -139,10 +139,6 @@ def _split(call: Expr, matches: dict[Any, Any], min_macs: int) -> Expr:
     for part in parts[:-1]:
         total = op.add(total, part)
     return total
-
-
-def _outputs(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> int:
-    return (size + before + after - (kernel - 1) * dilation - 1) // stride + 1
 
 
 def _count(span: tuple[int, int]) -> int:

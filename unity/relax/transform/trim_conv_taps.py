@@ -41,7 +41,7 @@ from unity.relax.expr import Call, Expr, Function
 from unity.relax.op.nn.convolution import Conv2DAttrs
 from unity.relax.struct_info import TensorStructInfo
 
-__all__ = ["TrimConvTaps", "live_taps"]
+__all__ = ["TrimConvTaps", "conv_outputs", "live_taps"]
 
 
 @dataclass(frozen=True)
@@ -70,12 +70,23 @@ def live_taps(size: int, kernel: int, stride: int, dilation: int, before: int,
         >>> live_taps(14, 3, 1, 12, 12, 12)
         (0, 2)
     """
-    outputs = (size + before + after - (kernel - 1) * dilation - 1) // stride + 1
+    outputs = conv_outputs(size, kernel, stride, dilation, before, after)
     live = [
         k for k in range(kernel)
         if any(0 <= o * stride - before + k * dilation < size for o in range(outputs))
     ]  # fmt: skip
     return (live[0], live[-1]) if live else None
+
+
+def conv_outputs(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> int:
+    """The output length of one conv axis over an input of `size` padded by `before` and
+    `after`.
+
+    Example:
+        >>> conv_outputs(14, 3, 1, 12, 12, 12)
+        14
+    """
+    return (size + before + after - (kernel - 1) * dilation - 1) // stride + 1
 
 
 def _trim(call: Expr, matches: dict[Any, Any]) -> Expr:
