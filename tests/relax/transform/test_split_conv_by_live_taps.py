@@ -10,23 +10,14 @@ import pytest
 
 import unity
 from unity import relax
-from unity.relax import BlockBuilder, Constant, TensorStructInfo, Var, op
+from unity.relax import Constant
 from unity.relax.transform import FoldConstant, SplitConvByLiveTaps
 from unity.relax.transform.split_conv_by_live_taps import tap_outputs
 
 from .reference import evaluate
+from .test_trim_conv_taps import _module
 
 RNG = np.random.default_rng(7)
-
-
-def _module(xshape, w, **attrs):
-    x = Var("x", TensorStructInfo(xshape, "float32"))
-    bb = BlockBuilder()
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            gv = bb.emit_output(op.nn.conv2d(x, w, **attrs))
-        bb.emit_func_output(gv)
-    return bb.get()
 
 
 def _calls(mod, name: str) -> list:

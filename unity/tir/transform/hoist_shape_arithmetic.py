@@ -53,6 +53,7 @@ _NAMED = (FloorDiv, FloorMod, Div, Mod, Min, Max)
 """The operations that get a name: the ones the simplifier sees as opaque atoms anyway."""
 
 _DIVISIONS = (FloorDiv, FloorMod, Div, Mod)
+"""Named only when the divisor is provably nonzero."""
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,11 @@ class _Namer(StmtExprMutator):
         new = self._mutate_fields(expr)  # children first: their divisions are names now
         if dt.lanes(new.dtype) != 1 or not dt.is_integer(new.dtype) or not self._invariant(new):
             return new
-        if isinstance(new, _DIVISIONS) and not self._analyzer.can_prove(new.b != 0):
-            return new  # evaluated up front it could divide by zero where no loop ran
         new = self._analyzer.simplify(new)
         if not isinstance(new, _NAMED):
             return new  # folded away (a constant, a variable, a sum of names)
+        if isinstance(new, _DIVISIONS) and not self._analyzer.can_prove(new.b != 0):
+            return new  # evaluated up front it could divide by zero where no loop ran
         new = self._mutate_fields(new)  # divisions the simplifier rebuilt inside get names
         key = expr_key(new, self._keys)
         var = self._names.get(key)
