@@ -9,6 +9,7 @@ import importlib
 import numpy as np
 import pytest
 
+import unity
 from unity import relax, topi
 from unity.ir.module import IRModule
 from unity.ir.structural import assert_structural_equal
@@ -254,6 +255,36 @@ def test_injective_producer_joins_a_conv_that_copies_its_input_first(padding):
     assert _main_calls(after) == expected
     assert well_formed(after)
     _check_same_results(before, after, _rand(1, 6, 5, 5), _rand(6, 1, 3, 3))
+
+
+def test_pad_added_to_a_conv_joins_its_epilogue_unless_it_reads_the_conv():
+    """A zero pad of a small tensor added to a conv's output (SplitConvByLiveTaps' corner
+    pieces) is computed where the epilogue reads it; a pad of the conv's own output
+    stays a group of its own (the epilogue would read the conv at other points)."""
+    x, w = Var("x", TS((1, 4, 6, 6), "float32")), Var("w", TS((4, 4, 1, 1), "float32"))
+    corner = Var("c", TS((1, 4, 2, 2), "float32"))
+
+    def separate(bb, x, w, c):
+        y = bb.emit(op.nn.conv2d(x, w))
+        return op.nn.relu(bb.emit(op.add(y, bb.emit(op.nn.pad(c, [0, 0, 0, 0, 4, 0, 0, 4])))))
+
+    before, after = _fused(separate, x, w, corner)
+    assert _main_calls(after) == ["fused_conv2d_pad_add_relu"]
+    assert well_formed(after)
+    a, b, c = _rand(1, 4, 6, 6), _rand(4, 4, 1, 1), _rand(1, 4, 2, 2)
+    _check_same_results(before, after, a, b, c)
+    got = relax.VirtualMachine(unity.compile(before), unity.cpu())["main"](a, b, c).numpy()
+    want = np.einsum("oi,nihw->nohw", b[:, :, 0, 0], a) + np.pad(c, ((0, 0), (0, 0), (4, 0), (0, 4)))
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-5, atol=1e-5)
+
+    def own(bb, x, w):
+        y = bb.emit(op.nn.conv2d(x, w))
+        part = bb.emit(op.strided_slice(y, [2, 3], [0, 0], [2, 2]))
+        return op.add(y, bb.emit(op.nn.pad(part, [0, 0, 0, 0, 4, 0, 0, 4])))
+
+    before, after = _fused(own, x, w)
+    assert _main_calls(after) == ["conv2d", "fused_strided_slice_pad_add"]
+    _check_same_results(before, after, _rand(1, 4, 6, 6), _rand(4, 4, 1, 1))
 
 
 def test_reduction_absorbs_elementwise_producer_but_not_its_consumer():

@@ -92,6 +92,10 @@ class _Partitioner:
         self.max_fuse_depth = max_fuse_depth
         self.groups = [_initial_group(n) for n in graph.nodes]
         self.visited: set[int] = set()
+        self.inputs: dict[int, list[GraphNode]] = {n.index: [] for n in graph.nodes}
+        for node in graph.nodes:
+            for edge in node.outputs:
+                self.inputs[edge.node.index].append(node)
 
     def run(self) -> list[Group]:
         tree = PostDominatorTree(self.graph)
@@ -124,8 +128,25 @@ class _Partitioner:
             # phase 1 comes after phase 0, so that conv2d groups are complete first
             if group.pattern == K.INJECTIVE and _staged_into(gnode, sink):
                 self._try_fuse(gnode, sink, _staged_path)
+            elif group.pattern == K.INJECTIVE and self._epilogue_operand(gnode, sink):
+                self._commit_fuse(gnode, sink)
             else:
                 self._try_fuse(gnode, sink, lambda kind, _: kind <= K.INJECTIVE)
+
+    def _epilogue_operand(self, gnode: GraphNode, sink: GraphNode) -> bool:
+        """Whether `gnode`, an injective op on its own, is read only by `sink`, an
+        elementwise or broadcast op of an anchor's epilogue, and reads nothing of that
+        group: it can be computed where the epilogue reads it (a zero pad of a small conv
+        output added to a conv's: `SplitConvByLiveTaps`' pieces)."""
+        group = self.groups[gnode.index]
+        if group.find_root() is not group or group.num_nodes != 1 or gnode.extern_ref:
+            return False
+        if len(gnode.outputs) != 1 or gnode.outputs[0].node is not sink or sink.pattern > K.BROADCAST:
+            return False
+        root = self.groups[sink.index].find_root()
+        if root.pattern != K.OUT_ELEMWISE_FUSABLE:
+            return False
+        return all(self.groups[n.index].find_root() is not root for n in self.inputs[gnode.index])
 
     def _fuse_into_tuple(self, gnode: GraphNode, sink: GraphNode, group: Group) -> None:
         if group.pattern > K.INJECTIVE:
