@@ -12,7 +12,10 @@ path between them satisfies a condition on the groups' patterns:
   into their dominator when all paths are injective, or into an anchor that is their
   only consumer and reads them through a copy of its own (a staged edge: a padded conv
   computes ShuffleNet's channel shuffle inside its padding, one launch and one pass
-  over memory fewer; ShuffleNet 6-8% faster on Zen 3);
+  over memory fewer; ShuffleNet 6-8% faster on Zen 3), or into an anchor's group when
+  it is a group of its own read only by an elementwise op of that group's epilogue and
+  reads nothing of the group (a zero pad of a small tensor added to a conv's output:
+  computed where the epilogue reads it);
 - phase 2: injective ops fuse into a tuple whose group has already fused into injective
   consumers.
 
