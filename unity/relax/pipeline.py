@@ -39,7 +39,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             FoldConstant(),  # ops on constants -> constants
             FoldScaleAxis(),  # per-channel scale and shift -> conv/matmul weights and bias
             TrimConvTapsBySize(),  # atrous convs over a symbolic size: trimmed ones chosen at run time
-            SplitConvByLiveTaps(),  # atrous convs reading mostly padding: region by region
+            SplitConvByLiveTaps(),  # convs reading mostly padding: tap by tap, over the outputs each reaches
             FoldConstant(),  # the trimmed kernels
         ]
         if not _is_cuda(target):

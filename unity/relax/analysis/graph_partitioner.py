@@ -139,7 +139,7 @@ class _Partitioner:
     def _epilogue_operand(self, gnode: GraphNode, sink: GraphNode) -> bool:
         """Whether `gnode`, an injective op on its own, is read only by `sink`, an
         elementwise or broadcast op of an anchor's epilogue, and reads nothing of that
-        group: it can be computed where the epilogue reads it (a zero pad of a small conv
+        group, directly or through other ops: it can be computed where the epilogue reads it (a zero pad of a small conv
         output added to a conv's: `SplitConvByLiveTaps`' pieces)."""
         group = self.groups[gnode.index]
         if group.find_root() is not group or group.num_nodes != 1 or gnode.extern_ref:
@@ -149,7 +149,16 @@ class _Partitioner:
         root = self.groups[sink.index].find_root()
         if root.pattern != K.OUT_ELEMWISE_FUSABLE:
             return False
-        return all(self.groups[n.index].find_root() is not root for n in self.inputs[gnode.index])
+        seen, stack = {gnode.index}, list(self.inputs[gnode.index])
+        while stack:  # nothing gnode reads, however indirectly, may come from the group
+            node = stack.pop()
+            if node.index in seen:
+                continue
+            seen.add(node.index)
+            if self.groups[node.index].find_root() is root:
+                return False
+            stack.extend(self.inputs[node.index])
+        return True
 
     def _fuse_into_tuple(self, gnode: GraphNode, sink: GraphNode, group: Group) -> None:
         if group.pattern > K.INJECTIVE:
