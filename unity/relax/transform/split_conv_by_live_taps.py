@@ -51,7 +51,7 @@ from unity.ir.transform import ModulePass, PassContext
 from unity.relax import op
 from unity.relax.dpl import is_op, rewrite_call, wildcard
 from unity.relax.expr import Call, Expr, Function
-from unity.relax.transform.trim_conv_taps import _plain, _static, conv_outputs
+from unity.relax.transform.trim_conv_taps import _plain, _static, conv_outputs, tap_outputs
 
 __all__ = ["SplitConvByLiveTaps", "tap_outputs"]
 
@@ -76,23 +76,6 @@ class SplitConvByLiveTaps(ModulePass):
         pattern = is_op(op.nn.conv2d)(wildcard(), wildcard())
         split = functools.partial(_split, min_macs=self.min_macs)
         return mod.map_functions(Function, lambda f: rewrite_call(pattern, split, f))
-
-
-def tap_outputs(size: int, kernel: int, stride: int, dilation: int, before: int,
-                after: int) -> list[tuple[int, int]]:  # fmt: skip
-    """For each tap of one axis, the outputs ``[start, end)`` it reads the input for
-    (``(0, 0)``: none).
-
-    Example:
-        >>> tap_outputs(14, 3, 1, 12, 12, 12)  # 14 outputs; tap 1 reaches all of them
-        [(12, 14), (0, 14), (0, 2)]
-    """
-    outputs = conv_outputs(size, kernel, stride, dilation, before, after)
-    spans = []
-    for k in range(kernel):
-        reached = [o for o in range(outputs) if 0 <= o * stride - before + k * dilation < size]
-        spans.append((reached[0], reached[-1] + 1) if reached else (0, 0))
-    return spans
 
 
 def _split(call: Expr, matches: dict[Any, Any], min_macs: int) -> Expr:

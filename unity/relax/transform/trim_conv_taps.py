@@ -41,7 +41,7 @@ from unity.relax.expr import Call, Expr, Function
 from unity.relax.op.nn.convolution import Conv2DAttrs
 from unity.relax.struct_info import TensorStructInfo
 
-__all__ = ["TrimConvTaps", "conv_outputs", "live_taps"]
+__all__ = ["TrimConvTaps", "conv_outputs", "live_taps", "tap_outputs"]
 
 
 @dataclass(frozen=True)
@@ -70,12 +70,26 @@ def live_taps(size: int, kernel: int, stride: int, dilation: int, before: int,
         >>> live_taps(14, 3, 1, 12, 12, 12)
         (0, 2)
     """
-    outputs = conv_outputs(size, kernel, stride, dilation, before, after)
-    live = [
-        k for k in range(kernel)
-        if any(0 <= o * stride - before + k * dilation < size for o in range(outputs))
-    ]  # fmt: skip
+    spans = tap_outputs(size, kernel, stride, dilation, before, after)
+    live = [k for k, (start, end) in enumerate(spans) if end > start]
     return (live[0], live[-1]) if live else None
+
+
+def tap_outputs(size: int, kernel: int, stride: int, dilation: int, before: int,
+                after: int) -> list[tuple[int, int]]:  # fmt: skip
+    """For each tap of one axis, the outputs ``[start, end)`` it reads the input for
+    (``(0, 0)``: none).
+
+    Example:
+        >>> tap_outputs(14, 3, 1, 12, 12, 12)  # 14 outputs; tap 1 reaches all of them
+        [(12, 14), (0, 14), (0, 2)]
+    """
+    outputs = conv_outputs(size, kernel, stride, dilation, before, after)
+    spans = []
+    for k in range(kernel):
+        reached = [o for o in range(outputs) if 0 <= o * stride - before + k * dilation < size]
+        spans.append((reached[0], reached[-1] + 1) if reached else (0, 0))
+    return spans
 
 
 def conv_outputs(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> int:

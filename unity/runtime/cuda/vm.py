@@ -68,8 +68,7 @@ class CudaVM:
             for c in exe.constants
         ]
         self._trees: dict[str, Callable[[list[int]], int]] = {}
-        self._tail: set[int] = set()  # ids of the running function's self-calls in tail position
-        self._tails: dict[str, set[int]] = {}  # those of each function, found once
+        self._tails: dict[str, set[int]] = {}  # ids of each function's tail self-calls, found once
         self._checkers: dict[int, Any] = {}
         self._timings: dict[str, list[float]] | None = None
         """While profiling: seconds and calls by kernel name."""
@@ -183,7 +182,6 @@ class CudaVM:
                 regs[i] = check(args[i], S, pending)
             if pending:
                 run_pending(pending, S)
-            self._tail = tail
             self._block(name, fn["code"], regs, S)
             if regs[-1] is None:
                 return regs[fn["ret"]]
@@ -261,12 +259,10 @@ class CudaVM:
                 out = host_function(ins[2])(*args)
                 regs[ins[1]] = (tuple(self._to_device(o) for o in out) if isinstance(out, tuple)
                                 else self._to_device(out))  # fmt: skip
-            elif op == "call" and id(ins) in self._tail:
+            elif op == "call" and id(ins) in self._tails[fname]:
                 regs[-1] = [regs[r] for r in ins[3]]  # `_run` goes round again with these
             elif op == "call":
-                tail = self._tail
                 regs[ins[1]] = self._run(ins[2], [regs[r] for r in ins[3]])
-                self._tail = tail
             elif op == "if":
                 _, dst, cond, then_code, then_reg, else_code, else_reg = ins
                 value = regs[cond]

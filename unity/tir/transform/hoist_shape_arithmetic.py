@@ -41,11 +41,10 @@ from unity.ir.node import Node
 from unity.tir.arith import Analyzer
 from unity.tir.arith.key import expr_key
 from unity.tir.expr import (
-    BufferLoad, Call, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, PrimExpr,
-    SizeVar, Var,
+    BufferLoad, Call, Div, FloorDiv, FloorMod, Let, Max, Min, Mod, PrimExpr, SizeVar, Var,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, child_fields, post_order_visit
+from unity.tir.functor import StmtExprMutator, post_order_visit
 from unity.tir.stmt import LetStmt
 from unity.tir.transform._base import PrimFuncPass, with_body
 

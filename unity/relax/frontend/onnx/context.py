@@ -67,6 +67,17 @@ Value = np.ndarray | SymTensor | Expr | SeqValue | EmptyOptional
 that value)."""
 
 
+def symbol_name(name: str) -> str:
+    """An ONNX name (a dim parameter, a value) as the name of a symbol or variable.
+
+    Example:
+        >>> symbol_name("batch size"), symbol_name("0")
+        ('batch_size', 'd_0')
+    """
+    out = re.sub(r"\W", "_", name)
+    return out if out and not out[0].isdigit() else f"d_{out}"
+
+
 @dataclass
 class NodeView:
     """One ONNX node with its inputs already converted and its attributes decoded.

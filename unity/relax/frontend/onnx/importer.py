@@ -36,7 +36,7 @@ from onnx import helper, numpy_helper
 from unity.ir.module import IRModule
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Constant, Expr, Tuple, Var
-from unity.relax.frontend.onnx.context import Context, EmptyOptional, NodeView, SeqValue, Value
+from unity.relax.frontend.onnx.context import Context, EmptyOptional, NodeView, SeqValue, Value, symbol_name
 from unity.relax.frontend.onnx.control_flow import CONTROL_FLOW, NeedsBindingBlocks, subgraphs
 from unity.relax.frontend.onnx.errors import (
     ConstantInputRequired, OnnxImportError, UnsupportedOpError,
@@ -307,9 +307,9 @@ class _GraphImporter:
             if dim.HasField("dim_value"):
                 dims.append(int(dim.dim_value))
             elif dim.dim_param:
-                dims.append(fixed.get(dim.dim_param, sym(_symbol_name(dim.dim_param))))
+                dims.append(fixed.get(dim.dim_param, sym(symbol_name(dim.dim_param))))
             else:
-                dims.append(sym(f"{_symbol_name(name)}_dim{axis}"))
+                dims.append(sym(f"{symbol_name(name)}_dim{axis}"))
         return TensorStructInfo(tuple(dims), dtype)
 
     def _var_name(self, name: str) -> str:
@@ -455,11 +455,6 @@ def one_node_model(
 
 def _has_runtime_converter(op_type: str) -> bool:
     return op_type in CONVERTERS
-
-
-def _symbol_name(name: str) -> str:
-    out = re.sub(r"\W", "_", name)
-    return out if out and not out[0].isdigit() else f"d_{out}"
 
 
 

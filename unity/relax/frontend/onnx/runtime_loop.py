@@ -44,7 +44,7 @@ from unity.relax import op as R
 from unity.relax.expr import (
     Call, Constant, Expr, ExternFunc, Function, If, SeqExpr, Tuple, TupleGetItem, Var,
 )  # fmt: skip
-from unity.relax.frontend.onnx.context import NodeView, SeqValue, Value
+from unity.relax.frontend.onnx.context import NodeView, SeqValue, Value, symbol_name
 from unity.relax.struct_info import TensorStructInfo, TupleStructInfo, sym
 
 if TYPE_CHECKING:
@@ -76,11 +76,10 @@ def runtime_loop(imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> 
 class _LoopBuilder:
     def __init__(self, imp: _GraphImporter, proto: onnx.NodeProto, node: NodeView) -> None:
         from unity.relax.frontend.onnx.control_flow import subgraphs
-        from unity.relax.frontend.onnx.importer import _symbol_name
 
         self.imp, self.ctx, self.node = imp, imp.ctx, node
         self.body = subgraphs(proto)["body"]
-        self.base = _symbol_name(node.name)
+        self.base = symbol_name(node.name)
         trip, cond, *carried = node.inputs
         ctx = self.ctx
         self.trip = None if trip is None else self._scalar(trip, "int64", "trip count M")
@@ -146,8 +145,6 @@ class _LoopBuilder:
         return d0.xreplace(self.inner) if isinstance(d0, sympy.Symbol) else sym(f"{self.base}_v{j}_d{axis}")
 
     def _params(self) -> tuple[list[Var], list[Var], list[Var], list[Var]]:
-        from unity.relax.frontend.onnx.importer import _symbol_name
-
         ctx = self.ctx
         head = [Var("iter", TensorStructInfo((), "int64")), Var("cond", TensorStructInfo((), "bool"))]
         if self.trip is not None:
@@ -168,7 +165,7 @@ class _LoopBuilder:
         for name, e in self.outer.items():
             sinfo = ctx.sinfo(e)
             shape = None if sinfo.shape is None else tuple(self._outer_dim(d, plain) for d in sinfo.shape)
-            var = Var(_symbol_name(name), TensorStructInfo(shape, sinfo.dtype, ndim=sinfo.ndim))
+            var = Var(symbol_name(name), TensorStructInfo(shape, sinfo.dtype, ndim=sinfo.ndim))
             outer.append(ctx.hold(var, ctx.onnx_dtype(e)))
         return head, carried, accs, outer
 
