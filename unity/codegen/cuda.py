@@ -126,6 +126,12 @@ __device__ __forceinline__ int unity_floormod(int a, int b) { return a - unity_f
 __device__ __forceinline__ long long unity_floormod(long long a, long long b) {
   return a - unity_floordiv(a, b) * b;
 }
+__device__ __forceinline__ float unity_floormod(float a, float b) {
+  float r = fmodf(a, b); return r == 0.0f ? copysignf(0.0f, b) : ((r < 0.0f) != (b < 0.0f) ? r + b : r);
+}
+__device__ __forceinline__ double unity_floormod(double a, double b) {
+  double r = fmod(a, b); return r == 0.0 ? copysign(0.0, b) : ((r < 0.0) != (b < 0.0) ? r + b : r);
+}
 """
 
 
@@ -425,9 +431,11 @@ class _KernelPrinter:
         return f"unity_floordiv({self.expr(node.a)}, {self.expr(node.b)})"
 
     def e_floor_mod_(self, node: E.FloorMod) -> str:
+        if node.dtype in _NARROW:  # numpy's mod, computed in float
+            to, back = _NARROW[node.dtype]
+            return f"{to}(unity_floormod({back}({self.expr(node.a)}), {back}({self.expr(node.b)})))"
         if dt.is_float(node.dtype):
-            a, b = self.expr(node.a), self.expr(node.b)
-            return f"({a} - floor({a} / {b}) * {b})"
+            return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"
         if self.nonneg(node.a) and _positive(node.b):
             return f"({self.expr(node.a)} % {self.expr(node.b)})"
         return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"

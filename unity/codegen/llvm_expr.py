@@ -71,8 +71,8 @@ def _bf16_bits(value: float) -> float:
     return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
 
 
-def _splat(ty: ir.Type, value: int) -> ir.Constant:
-    """The integer constant `value` of type `ty` (every lane, for a vector type)."""
+def _splat(ty: ir.Type, value: float) -> ir.Constant:
+    """The constant `value` of type `ty` (every lane, for a vector type)."""
     if isinstance(ty, ir.VectorType):
         return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
     return ir.Constant(ty, value)
@@ -225,13 +225,25 @@ class ExprCodegen:
     def visit_floor_mod_(self, e: E.FloorMod) -> ir.Value:
         a, b = self.emit(e.a), self.emit(e.b)
         if _is_float(e):
-            floor = self.intrinsic("llvm.floor", [self.builder.fdiv(a, b)])
-            return self.builder.fsub(a, self.builder.fmul(floor, b))
+            return self._float_floor_mod(a, b)
         if _unsigned(e):
             return self.builder.urem(a, self._safe_divisor(a, b, False))
         safe = self._safe_divisor(a, b, True)
         rem = self.builder.srem(a, safe)
         return self.builder.select(self._floor_fix(a, safe), self.builder.add(rem, safe), rem)
+
+    def _float_floor_mod(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        """numpy's `mod` of floats: C's `fmod`, moved by `b` where its sign differs from
+        `b`'s, a zero taking `b`'s sign (`a - floor(a / b) * b` would be NaN for a finite
+        `a` and an infinite `b`, where numpy answers `a` or `b`)."""
+        rem = self.builder.frem(a, b)
+        zero = _splat(a.type, 0.0)
+        signs = self.builder.xor(self.builder.fcmp_ordered("<", rem, zero),
+                                 self.builder.fcmp_ordered("<", b, zero))
+        moved = self.builder.fadd(rem, b)
+        nonzero = self.builder.select(signs, moved, rem)
+        signed_zero = self.intrinsic("llvm.copysign", [zero, b])
+        return self.builder.select(self.builder.fcmp_ordered("==", rem, zero), signed_zero, nonzero)
 
     # Integer division by 0 (and signed MIN / -1) traps the CPU (SIGFPE) and kills the
     # process.  The divisor is replaced by 1 in those lanes, and the quotient fixed up:

@@ -72,6 +72,23 @@ def test_float16_kernel_compiles_and_emulates():
 
 
 @needs_nvcc
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_float_floormod_is_numpys_mod(dtype):
+    a_t, b_t = te.placeholder((8,), dtype, name="a"), te.placeholder((8,), dtype, name="b")
+    c_t = te.compute((8,), lambda i: tir.floormod(a_t[i], b_t[i]), name="c")
+    sch = Schedule(te.create_prim_func([a_t, b_t, c_t]))
+    sch.bind(sch.get_loops(sch.get_block("c"))[0], "threadIdx.x")
+    lib = unity.build(sch.mod, "cuda -arch=sm_90")
+    assert "unity_floormod(" in lib.get_source()
+    compile_ptx(lib.get_source(), "sm_90")
+    a = np.array([0.0, -3.0, 3.0, -1.0, 1.0, 5.5, -5.5, 7.0], dtype)
+    b = np.array([-2.0, np.inf, np.inf, -np.inf, -np.inf, -2.0, 2.0, 7.0], dtype)
+    c = np.zeros(8, dtype)
+    lib.emulate("main", a, b, c)
+    np.testing.assert_array_equal(c, np.mod(a, b))
+
+
+@needs_nvcc
 def test_nvcc_errors_are_reported():
     with pytest.raises(RuntimeError, match="nvcc -ptx failed"):
         compile_ptx("__global__ void k() { undefined_name; }", "sm_90")

@@ -104,14 +104,6 @@ IMPORT_FAILURES: dict[str, str] = {
 
 NUMERIC_FAILURES: dict[str, str] = {
     'test_optional_has_element_empty_optional_input': 'an empty optional graph input (optional inputs are taken to hold a tensor)',
-    'test_bitshift_left_int32_shift_ge_width': "shift amounts outside [0, bit width) are undefined in LLVM (ONNX expects numpy's)",
-    'test_bitshift_right_int32_negative_shift': "shift amounts outside [0, bit width) are undefined in LLVM (ONNX expects numpy's)",
-    'test_bitshift_right_int32_shift_ge_width': "shift amounts outside [0, bit width) are undefined in LLVM (ONNX expects numpy's)",
-    'test_bitshift_right_int8_negative_shift': "shift amounts outside [0, bit width) are undefined in LLVM (ONNX expects numpy's)",
-    'test_bitshift_right_int8_shift_ge_width': "shift amounts outside [0, bit width) are undefined in LLVM (ONNX expects numpy's)",
-    'test_mod_float_edge_cases_fmod_0_float16': 'Mod fmod=0 on infinities: TIR fmod-based floor mod differs from numpy.mod',
-    'test_mod_float_edge_cases_fmod_0_float32': 'Mod fmod=0 on infinities: TIR fmod-based floor mod differs from numpy.mod',
-    'test_mod_float_edge_cases_fmod_0_float64': 'Mod fmod=0 on infinities: TIR fmod-based floor mod differs from numpy.mod',
 }
 
 

@@ -198,11 +198,6 @@ def _cosh(let: _Lets, x: PrimExpr) -> PrimExpr:
     return (e + _c(x, 1.0) / e) * _c(x, 0.5)
 
 
-def _fmod(let: _Lets, a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    a, b = let("a", a), let("b", b)
-    return a - op.trunc(a / b) * b
-
-
 _LN2_HI, _LN2_LO = 0.693145751953125, 1.428606765330187e-06  # ln 2 = hi + lo, hi exact
 
 
@@ -287,7 +282,6 @@ _RULES: dict[Op, Callable[..., PrimExpr | None]] = {
     op.atan2_op: _atan2,                                   # atan(y / x) + quadrant
     op.sinh_op: _sinh,                                     # (e^x - e^-x) / 2, Taylor near 0
     op.cosh_op: _cosh,                                     # (e^x + e^-x) / 2
-    op.fmod_op: _fmod,                                     # fmod(a, b) -> a - trunc(a / b) * b
     op.pow_op: _pow,                                       # constant exponents: products, roots
 }  # fmt: skip
 """How each intrinsic without an LLVM counterpart is computed: `rule(let, *args)`."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sympy
 
 from unity import te, tir, topi
+from unity.ir import dtype as dt
 from unity.relax.block_builder import BlockBuilder
 from unity.relax.expr import Call, Expr, ShapeExpr
 from unity.relax.op import onnx_extra as X
@@ -60,10 +61,22 @@ def legalize_grid_sample(bb: BlockBuilder, call: Call) -> Expr:
 
 
 def _shift(left: bool) -> object:
+    """A TE bit shift with numpy's answer for every amount: outside `[0, bits)` (and, for a
+    signed right shift, at `bits - 1`) a left shift gives 0 and a right shift the sign
+    fill, where LLVM's shifts would be undefined."""
+
     def shift(x: te.Tensor, s: te.Tensor) -> te.Tensor:
         def fn(v: PrimExpr, amount: PrimExpr) -> PrimExpr:
-            factor = tir.power(const(2.0, "float64"), amount.astype("float64")).astype(v.dtype)
-            return v * factor if left else v // factor
+            width, signed = dt.bits(v.dtype), not dt.is_uint(v.dtype)
+            top = width - 1 if signed and not left else width
+            taken = tir.logical_and(amount >= 0, amount < top)
+            factor = tir.power(const(2.0, "float64"), tir.select(taken, amount, 0).astype("float64"))
+            if left:  # in the unsigned type: the product may set the sign bit
+                unsigned = f"uint{width}"
+                moved = (v.astype(unsigned) * factor.astype(unsigned)).astype(v.dtype)
+                return tir.select(taken, moved, const(0, v.dtype))
+            fill = tir.select(v < 0, const(-1, v.dtype), const(0, v.dtype)) if signed else const(0, v.dtype)
+            return tir.select(taken, v // factor.astype(v.dtype), fill)
 
         return topi.broadcast.broadcast_binary(x, s, fn, "T_left_shift" if left else "T_right_shift")
 

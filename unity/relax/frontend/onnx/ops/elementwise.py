@@ -18,16 +18,7 @@ from unity.relax.op import onnx_extra as X
 
 def _mod(ctx: Context, node: NodeView) -> Value:
     a, b = ctx.expr(node.input(0)), ctx.expr(node.input(1))
-    fmod = node.attr("fmod", 0)
-    if fmod or ctx.dtype(a).startswith(("int", "uint")):
-        return ctx.emit((R.mod if fmod else R.floor_mod)(a, b))
-    # Float floor-mod from fmod, so that infinities behave as numpy's `mod`: the remainder
-    # takes the divisor's sign (x % inf is x, or inf when the signs differ).
-    rem = ctx.emit(R.mod(a, b))
-    zero = const_like(ctx, 0, a)
-    signs_differ = ctx.emit(R.not_equal(ctx.emit(R.less(rem, zero)), ctx.emit(R.less(b, zero))))
-    fix = ctx.emit(R.logical_and(ctx.emit(R.not_equal(rem, zero)), signs_differ))
-    return ctx.emit(R.where(fix, ctx.emit(R.add(rem, b)), rem))
+    return ctx.emit((R.mod if node.attr("fmod", 0) else R.floor_mod)(a, b))
 
 
 def _pow(ctx: Context, node: NodeView) -> Value:
