@@ -71,6 +71,29 @@ def test_symbolic_dim_bound_by_an_earlier_argument():
         fn(np.ones(3, "float32"), np.zeros(4, "float32"))
 
 
+def test_a_scalar_parameter_binds_the_shapes_it_appears_in():
+    """A kernel whose buffers are sized by expressions of a scalar parameter (a fused
+    kernel over ``(W - 1) // 2 + 1`` columns, `W` passed): the scalar binds them."""
+    w = tir.Var("w", "int64")
+    X = te.placeholder(((w - 1) // 2 + 1,), "float32", name="X")
+    Y = te.compute(X.shape, lambda i: X[i] * 2.0, name="Y")
+    fn = unity.build(te.create_prim_func([X, Y, w]))["main"]
+    out = np.zeros(4, "float32")
+    fn(np.ones(4, "float32"), out, 7)
+    np.testing.assert_array_equal(out, 2.0)
+    with pytest.raises(ValueError, match=r"parameter 0 'X'.*got shape \(4,\)"):
+        fn(np.ones(4, "float32"), out, 9)  # w = 9 sizes X at 5 elements
+
+
+def test_a_scalar_disagreeing_with_the_shape_it_sizes_is_named():
+    n = tir.Var("n", "int64")
+    X = te.placeholder((n,), "float32", name="X")
+    Y = te.compute((n,), lambda i: X[i] + 1.0, name="Y")
+    fn = unity.build(te.create_prim_func([X, Y, n]))["main"]
+    with pytest.raises(ValueError, match=r"parameter 2 'n': 5 disagrees .*n = 3"):
+        fn(np.ones(3, "float32"), np.zeros(3, "float32"), 5)
+
+
 @pytest.mark.parametrize(
     "value, phrase",
     [(1000, "1000 is out of range for int8 [-128, 127]"), (-129, "out of range for int8"),

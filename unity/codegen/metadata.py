@@ -84,7 +84,10 @@ def function_metadata(
                 }
             )
         else:
-            params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype})
+            scalar = {"name": p.name, "kind": "scalar", "dtype": p.dtype}
+            if p in keys:  # also a shape variable: its value binds the shapes' expressions
+                scalar["shape_var"] = keys[p]
+            params.append(scalar)
     return {
         "name": name,
         "symbol": name,

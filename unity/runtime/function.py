@@ -220,6 +220,7 @@ class _ScalarArg:
         self.dtype: str = spec["dtype"]
         self.ctype = scalar_ctype(self.dtype)
         self.is_float = self.dtype.startswith(("float", "bfloat"))
+        self.shape_var: str | None = spec.get("shape_var")
 
     def convert(self, arg: object, env: dict[str, int]) -> object:
         ok = isinstance(arg, (int, float, np.number, np.bool_)) and not isinstance(arg, complex)
@@ -236,6 +237,12 @@ class _ScalarArg:
                 raise ValueError(
                     f"{self.where}: {value} is out of range for {self.dtype} "
                     f"[{info.min}, {info.max}]"
+                )
+        if self.shape_var is not None:  # a shape variable too: bind it (or check it)
+            if env.setdefault(self.shape_var, value) != value:
+                raise ValueError(
+                    f"{self.where}: {value} disagrees with the shapes of earlier arguments "
+                    f"({self.shape_var} = {env[self.shape_var]})"
                 )
         return value
 
