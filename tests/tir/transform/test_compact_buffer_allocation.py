@@ -182,3 +182,30 @@ def test_moves_through_a_unit_loop_to_the_tile_inside():
     assert isinstance(inner, For) and inner.loop_var is x0 and isinstance(inner.body, Allocate)
     assert [d.value for d in inner.body.buffer.shape] == [1, 5]
     assert_same_results(before, after)
+
+
+def test_moves_into_the_branch_of_an_if_that_holds_every_access():
+    @T.prim_func
+    def before(X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32"), n: T.int32):
+        with T.allocate_buffer((8,), "float32") as A:
+            if n >= 4:
+                for i in T.serial(8):
+                    A[i] = X[i] * T.float32(2)
+                    Y[i] = A[i]
+            else:
+                for i in T.serial(8):
+                    Y[i] = X[i]
+
+    @T.prim_func
+    def expected(X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32"), n: T.int32):
+        if n >= 4:
+            for i in T.serial(8):
+                with T.allocate_buffer((1,), "float32") as A:
+                    A[0] = X[i] * T.float32(2)
+                    Y[i] = A[0]
+        else:
+            for i in T.serial(8):
+                Y[i] = X[i]
+
+    after = CompactBufferAllocation()(module(before))
+    assert_structural_equal(after["main"], expected)

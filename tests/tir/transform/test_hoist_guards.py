@@ -178,3 +178,32 @@ def test_the_loop_over_tiles_of_a_symbolic_length_splits_off_its_whole_tiles():
         got = np.zeros((3, 8), "float32")
         tir.interpret(module(after), a, got, 3, n)
         np.testing.assert_allclose(got.sum(1), a.sum(1), rtol=1e-5)
+
+
+@T.prim_func
+def _tile_with_two_spellings(a: T.handle, c: T.handle, w: T.int64):
+    A = T.match_buffer(a, ((w - T.int64(1)) // T.int64(8) + T.int64(1),), "float32")
+    C = T.match_buffer(c, ((w - T.int64(1)) // T.int64(8) + T.int64(1),), "float32")
+    for i0 in T.serial(((w - T.int64(1)) // T.int64(8) + T.int64(4)) // T.int64(4)):
+        with T.allocate_buffer((T.int64(4),), "float32", scope="local") as acc:
+            for i1 in T.serial(T.int64(4)):
+                if i0 * T.int64(4) + i1 < ((w - T.int64(1)) // T.int64(4) + T.int64(1) + T.int64(-1)) // T.int64(2) + T.int64(1):
+                    acc[i1] = A[i0 * T.int64(4) + i1] * T.float32(2)
+            for i1 in T.serial(T.int64(4)):
+                if i0 * T.int64(4) + i1 < (w - T.int64(1)) // T.int64(8) + T.int64(1):
+                    C[i0 * T.int64(4) + i1] = acc[i1]
+
+
+def test_guards_of_one_length_spelled_two_ways_move_the_last_tile_back():
+    """A stride-2 conv's reads guard ``((W - 1) // 4 + 1 - 1) // 2 + 1``, its write-back
+    ``(W - 1) // 8 + 1``: the same length, so the last tile moves back (the two spellings
+    had left every row's last tile guarded, lane by lane)."""
+    lowered = tir.lower(_tile_with_two_spellings)["main"]
+    assert "i0_start" in lowered.script()
+    lib = unity.build(_tile_with_two_spellings)
+    rng = np.random.default_rng(0)
+    for w in (8, 30, 57, 160):
+        n = (w - 1) // 8 + 1
+        a, out = rng.standard_normal(n).astype("float32"), np.zeros(n, "float32")
+        lib["main"](a, out, w)
+        np.testing.assert_allclose(out, a * 2, rtol=1e-6)

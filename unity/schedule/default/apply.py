@@ -41,6 +41,7 @@ from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos,
 from unity.schedule.default.fallback import schedule_fallback
 from unity.schedule.default.normalize import unit_indices_as_vars
 from unity.schedule.default.row_fusion import merge_row_loops
+from unity.schedule.default.width_versions import merge_versions, width_versions
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import BinaryOp, Call, IterType
@@ -96,6 +97,14 @@ def schedule_primfunc(func: PrimFunc, ctx: RuleContext | None = None) -> PrimFun
     """
     ctx = ctx or RuleContext.for_target(None)
     func = unit_indices_as_vars(func)
+    versions = width_versions(func, ctx)
+    if versions is not None:  # a conv over a symbolic width: a version per range of widths
+        merged = merge_versions([(cond, _schedule_once(func, c)) for cond, c in versions])
+        return merged.with_attr("tir.is_scheduled", True)
+    return _schedule_once(func, ctx).with_attr("tir.is_scheduled", True)
+
+
+def _schedule_once(func: PrimFunc, ctx: RuleContext) -> PrimFunc:
     sch = Schedule(func)
     infos = block_infos(func)
     if infos is not None:
@@ -107,7 +116,7 @@ def schedule_primfunc(func: PrimFunc, ctx: RuleContext | None = None) -> PrimFun
             if info.name in done:
                 continue
             done |= _schedule_block(sch, info, ctx)
-    return merge_row_loops(sch.mod["main"]).with_attr("tir.is_scheduled", True)
+    return merge_row_loops(sch.mod["main"])
 
 
 def _anchor_rule(info: BlockInfo) -> Rule | None:

@@ -212,14 +212,15 @@ class ConvTiling:
         return tiles.get(self.variant) or self.column_tile
 
 
-def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
+def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTiling | None:
     """The rule's choices for a conv2d block of constant channels, else None.
 
     A symbolic width (a 1-D conv over samples or frames, as wav2vec2's positional conv,
     grouped in 24 channels that no 16-lane block holds) takes the channels-in-vector tile
     (else the columns one) of a long row, the row's last tile guarded: its 384 channels in
     16 groups, kernel 128, over 49 frames ran 32.8 ms in the fallback rule and 1.2 ms here
-    (static width: 1.6; onnxruntime 2.2).
+    (static width: 1.6; onnxruntime 2.2).  `width`, when given, is what a symbolic output
+    width is taken to be (`width_versions`: a version per range of widths).
 
     Example:
         >>> conv_tiling(info, 16).tile  # doctest: +SKIP
@@ -232,7 +233,7 @@ def conv_tiling(info: BlockInfo, lanes: int) -> ConvTiling | None:
     if oc is None:
         return None
     per_group = _group_size(found[0], info.store.indices[1])  # X's channel: (o // pg) * C/G + rc
-    width = ow or symbolic_width(const_extent(info.loops[2]))
+    width = ow or width or symbolic_width(const_extent(info.loops[2]))
     channel = channel_tile(per_group or oc, width, lanes) if per_group is not None else None
     row = None if ow is None else _row_tile(info, found[0], oc, ow, lanes)
     column = row or columns_tile(oc, width, lanes)
@@ -249,7 +250,7 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     Example:
         >>> schedule_conv2d(sch, info, RuleContext())  # doctest: +SKIP
     """
-    rule = conv_tiling(info, ctx.lanes)
+    rule = conv_tiling(info, ctx.lanes, ctx.knob("conv.width"))
     if rule is None:
         raise_unsupported("symbolic output channels")
     variant = ctx.knob("conv.variant") or rule.variant

@@ -20,7 +20,7 @@ After ``CompactBufferAllocation()``::
 
 Works on `Allocate` statements (run it after `ConvertBlocksToLoops`).  The allocation
 first moves down to the deepest statement holding every access: through `SeqStmt`s
-(when one item holds them all), and into serial or parallel loops whose iterations
+(when one item holds them all), into the branch of an `if` that holds them all, and into serial or parallel loops whose iterations
 provably touch disjoint elements (so no value flows from one iteration to the next;
 inside a parallel loop this makes the buffer private to each task).  Then each
 dimension shrinks to the constant upper bound of the extent the accesses cover there,
@@ -57,7 +57,7 @@ from unity.tir.functor import (
     post_order_visit,
     substitute,
 )
-from unity.tir.stmt import Allocate, BufferStore, For, ForKind, LetStmt, SeqStmt, Stmt
+from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
 from unity.tir.transform.convert_blocks_to_loops import DIM_ALIGN
 
@@ -272,6 +272,12 @@ class _Placer:
                 return SeqStmt(tuple(items), span=stmt.span)
         if isinstance(stmt, LetStmt | Allocate):
             return stmt.replace(body=self._place(stmt.body))
+        if isinstance(stmt, IfThenElse):  # into the branch holding every access
+            every = len(self._accesses(stmt))
+            if len(self._accesses(stmt.then_case)) == every:
+                return stmt.replace(then_case=self._place(stmt.then_case))
+            if stmt.else_case is not None and len(self._accesses(stmt.else_case)) == every:
+                return stmt.replace(else_case=self._place(stmt.else_case))
         return self._compact(stmt)
 
     def _box(self, stmt: Stmt) -> list[tuple[PrimExpr, PrimExpr] | None]:

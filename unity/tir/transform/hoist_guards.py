@@ -319,9 +319,9 @@ def _tile_of_guards(
             size, k = muls[0].b.value, ks[0]
             if not (is_const_int(domains[k].min, 0) and is_const_int(domains[k].extent, size)):
                 return None
-            found.add((size, expr_key(cond.b)))
+            limit = analyzer.simplify(cond.b)  # one length however written (a write-back
+            found.add((size, expr_key(limit)))  # over W // 8, its reads over (W // 4) // 2)
             inner.add(k)
-            limit = cond.b
     if len(found) != 1 or limit is None:
         return None
     size = next(iter(found))[0]

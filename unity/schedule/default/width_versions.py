@@ -1,0 +1,155 @@
+"""A conv over a symbolic image width, scheduled once per range of widths and chosen at
+run time.
+
+The columns-in-vector conv (depthwise convs, above all) puts a tile of an output row's
+columns in the vector.  A static width picks the tile that fits it (28 columns at 28 or
+56, 14 at 14); a symbolic one had one tile for every width: 7 columns, which divides the
+rows of a 224 x 224 image's stages but fills half of an AVX-512 vector in three pieces
+(4 + 2 + 1).  Here the function is scheduled once per tile of `WIDTH_TILES`, and the
+versions run behind tests of the output width, widest first: each tile at most the
+width, so that `HoistGuards` moves every row's last tile back (no guarded or clamped
+tile)::
+
+    if W >= 16:          # before: one version, tiles of 7 columns
+        <the conv in tiles of 8 channels x 16 columns>
+    elif W >= 8:
+        <the conv in tiles of 4 x 8>
+    else:
+        <the conv in tiles of 4 x 4>
+
+Each version after the first is a copy with its own loop and iteration variables and
+its own intermediate buffers.  Only a function with exactly one such conv is versioned,
+and not one whose tile a tuner fixed (``conv.tile`` / ``conv.width`` knobs).
+
+Example:
+    >>> versions = width_versions(func, RuleContext())  # doctest: +SKIP
+    >>> [cond is None for cond, _ in versions]  # doctest: +SKIP
+    [False, False, True]
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from unity.schedule.default import conv2d
+from unity.schedule.default.analysis import RuleContext, block_infos, const_extent
+from unity.tir.buffer import Buffer
+from unity.tir.expr import PrimExpr, Var
+from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprVisitor, substitute
+from unity.tir.stmt import Block, BlockRealize, For, IfThenElse, LetStmt, Stmt
+
+__all__ = ["WIDTH_TILES", "merge_versions", "width_versions"]
+
+WIDTH_TILES = (16, 8, 4)
+"""The output widths the versions are scheduled for (`conv.width`), widest first; the tile
+of each is as many columns (`columns_tile`: 8 channels x 16 columns, 4 x 8, 4 x 4).  One
+vector of 16 columns beat 28 columns (the static tile at 28 and 56) where the width is no
+multiple of 28 and came within 10% of it where it is: a depthwise 3 x 3 conv over 144
+channels at widths 30 / 32 / 40 / 128 ran 0.044 / 0.052 / 0.085 / 0.76 ms in tiles of 16
+and 0.068 / 0.074 / 0.095 / 0.77 in tiles of 28.  A 5 x 5 over 960 channels (MobileNet
+v3's last) at 7 / 14 / 28 columns ran 0.082 / 0.237 / 0.877 ms in the one version of 7
+columns, 0.075 / 0.139 / 0.391 in these; its static builds 0.052 / 0.104 / 0.255."""
+
+
+def width_versions(func: PrimFunc, ctx: RuleContext) -> list[tuple[PrimExpr | None, RuleContext]] | None:
+    """The run-time conditions and rule contexts of `func`'s versions (the last one's
+    condition None: the `else`), or None when `func` is scheduled once.
+
+    Example:
+        >>> width_versions(func, RuleContext())  # doctest: +SKIP
+        [(W >= 16, ...), (W >= 8, ...), (None, ...)]
+    """
+    if ctx.knob("conv.tile") is not None or ctx.knob("conv.width") is not None:
+        return None
+    widths = [info.loops[3].extent for info in block_infos(func) or [] if _versioned(info, ctx)]
+    if len(widths) != 1:
+        return None
+    arms: list[tuple[PrimExpr | None, RuleContext]] = []
+    for k, tile in enumerate(WIDTH_TILES):
+        cond = None if k == len(WIDTH_TILES) - 1 else widths[0] >= tile
+        arms.append((cond, replace(ctx, knobs=(*ctx.knobs, ("conv.width", tile)))))
+    return arms
+
+
+def _versioned(info: object, ctx: RuleContext) -> bool:
+    """A conv block of symbolic width (over an image: not one row) in the columns variant."""
+    if not conv2d.applies(info):  # type: ignore[arg-type]
+        return False
+    rule = conv2d.conv_tiling(info, ctx.lanes)  # type: ignore[arg-type]
+    height = const_extent(info.loops[2])  # type: ignore[attr-defined]
+    return rule is not None and rule.width is None and height != 1 and rule.variant == "columns"
+
+
+def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc:
+    """One function running the body of each version where its condition holds (the
+    first that does; the last version's condition is None).  The versions must come from
+    one function: same parameters, each body under a root block.
+
+    Example:
+        >>> merged = merge_versions([(n >= 8, wide), (None, narrow)])  # doctest: +SKIP
+    """
+    base = versions[0][1]
+    roots = [_root(f) for _, f in versions]
+    bodies, allocs = [roots[0].body], list(roots[0].alloc_buffers)
+    for (_, f), root in zip(versions[1:], roots[1:], strict=True):
+        params = dict(zip(f.buffer_params(), base.buffer_params(), strict=True))
+        body, fresh = fresh_copy(root.body, root.alloc_buffers, params)
+        bodies.append(body)
+        allocs.extend(fresh)
+    stmt = bodies[-1]
+    for (cond, _), body in zip(reversed(versions[:-1]), reversed(bodies[:-1]), strict=True):
+        if cond is None:
+            raise ValueError("merge_versions: only the last version may run unconditionally")
+        stmt = IfThenElse(cond, body, stmt)
+    root = roots[0].replace(body=stmt, alloc_buffers=tuple(allocs))
+    return base.replace(body=base.body.replace(block=root))
+
+
+def _root(func: PrimFunc) -> Block:
+    if not isinstance(func.body, BlockRealize):
+        raise ValueError("merge_versions: a version's body is not a root block")
+    return func.body.block
+
+
+class _Defs(StmtExprVisitor):
+    """The variables a statement defines (loop, iteration and let variables) and the
+    buffers its blocks allocate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vars: list[Var] = []
+        self.allocs: list[Buffer] = []
+
+    def visit_for_(self, loop: For) -> None:
+        self.vars.append(loop.loop_var)
+        self.visit_stmt_(loop)
+
+    def visit_let_stmt_(self, stmt: LetStmt) -> None:
+        self.vars.append(stmt.var)
+        self.visit_stmt_(stmt)
+
+    def visit_block_(self, block: Block) -> None:
+        self.vars.extend(iv.var for iv in block.iter_vars)
+        self.allocs.extend(block.alloc_buffers)
+        self.visit_stmt_(block)
+
+
+def fresh_copy(
+    stmt: Stmt, allocs: tuple[Buffer, ...], buffers: dict[Buffer, Buffer] | None = None
+) -> tuple[Stmt, list[Buffer]]:
+    """`stmt` with every variable it defines and every buffer in `allocs` (or allocated by
+    a block inside it) renamed fresh, `buffers` substituted; and the fresh `allocs`.
+
+    Example:
+        >>> body, allocs = fresh_copy(root.body, root.alloc_buffers)  # doctest: +SKIP
+    """
+    defs = _Defs()
+    defs.visit_stmt(stmt)
+    vmap: dict[Var, PrimExpr] = {v: Var(v.name, v.dtype) for v in dict.fromkeys(defs.vars)}
+    bmap = dict(buffers or {})
+    for buf in dict.fromkeys((*allocs, *defs.allocs)):
+        data = Var(buf.data.name, buf.data.dtype)
+        vmap[buf.data] = data
+        bmap[buf] = buf.replace(data=data)
+    return substitute(stmt, vmap, bmap), [bmap[b] for b in allocs]
