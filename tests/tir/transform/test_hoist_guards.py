@@ -207,3 +207,46 @@ def test_guards_of_one_length_spelled_two_ways_move_the_last_tile_back():
         a, out = rng.standard_normal(n).astype("float32"), np.zeros(n, "float32")
         lib["main"](a, out, w)
         np.testing.assert_allclose(out, a * 2, rtol=1e-6)
+
+
+@T.prim_func
+def _tiles_inside_a_long_row_version(a: T.handle, c: T.handle, n: T.int64):
+    A = T.match_buffer(a, (n,), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    if n >= T.int64(4):
+        for i0 in T.serial((n + T.int64(3)) // T.int64(4)):
+            with T.allocate_buffer((T.int64(4),), "float32", scope="local") as acc:
+                for i1 in T.serial(T.int64(4)):
+                    if i0 * T.int64(4) + i1 < n:
+                        acc[i1] = A[i0 * T.int64(4) + i1] + T.float32(1)
+                for i1 in T.serial(T.int64(4)):
+                    if i0 * T.int64(4) + i1 < n:
+                        C[i0 * T.int64(4) + i1] = acc[i1]
+    else:
+        for i in T.serial(n):
+            C[i] = A[i] + T.float32(1)
+
+
+def test_an_enclosing_test_of_the_length_leaves_only_the_moved_back_version():
+    script = HoistGuards().transform_function(_tiles_inside_a_long_row_version).script()
+    assert "i0_start: T.int64 = T.min(i0 * T.int64(4), n - T.int64(4))" in script
+    assert "T.min(i0 * T.int64(4) + i1, n - T.int64(1))" not in script  # no clamped copy
+    lib = unity.build(_tiles_inside_a_long_row_version)
+    for n in (2, 4, 7):
+        a, out = np.arange(n, dtype="float32"), np.zeros(n, "float32")
+        lib["main"](a, out, n)
+        np.testing.assert_array_equal(out, a + 1)
+
+
+def test_a_loop_guarded_by_its_own_variable_ends_at_the_guard():
+    @T.prim_func
+    def before(a: T.handle, c: T.handle, n: T.int64):
+        A = T.match_buffer(a, (n,), "float32")
+        C = T.match_buffer(c, (n + T.int64(2),), "float32")
+        for i in T.vectorized((n + T.int64(15)) // T.int64(16) * T.int64(16) + T.int64(2)):
+            if i < n + T.int64(2):
+                C[i] = T.float32(1)
+
+    script = HoistGuards().transform_function(before).script()
+    assert "if i <" not in script
+    assert "T.vectorized(T.max(T.min((n + T.int64(15)) // T.int64(16) * T.int64(16) + T.int64(2), n + T.int64(2))" in script

@@ -6,7 +6,7 @@ from unity.script import tir as T
 from unity.tir import Broadcast, For, ForKind, IfThenElse, Ramp, SeqStmt
 from unity.tir.transform import VectorizeLoop
 
-from ._workloads import assert_same_results, loop, module
+from ._workloads import assert_same_results, collect, loop, module
 
 
 def test_docstring_example():
@@ -242,3 +242,45 @@ def test_a_guarded_tile_into_an_accumulator_shared_by_every_tile_stays_serial():
     b = np.zeros(16, "float32")
     tir.interpret(after, a, b)
     np.testing.assert_array_equal(b, np.pad(a, (0, 11)).reshape(3, 16).sum(axis=0))
+
+
+def _symbolic_pad():
+    """A zero-padded copy of a (4, H, W) tensor over symbolic sizes, its rows vectorized:
+    the read clamps its indices, in bounds only when H and W are at least 1."""
+    from unity import te
+    from unity.schedule import Schedule
+
+    H, W = tir.SizeVar("H", "int64"), tir.SizeVar("W", "int64")
+    one, zero = tir.const(1, "int64"), tir.const(0, "int64")
+    x = te.placeholder((tir.const(4, "int64"), H, W), name="x")
+
+    def body(c, i, j):
+        inside = tir.logical_and(tir.logical_and(i >= one, j >= one), tir.logical_and(i - one < H, j - one < W))
+        row, col = tir.max(tir.min(i - one, H - one), zero), tir.max(tir.min(j - one, W - one), zero)
+        return te.if_then_else(inside, x[c, row, col], tir.const(0.0))
+
+    y = te.compute((tir.const(4, "int64"), H + 2, W + 2), body, name="y")
+    sch = Schedule(te.create_prim_func([x, y]))
+    sch.vectorize(sch.get_loops(sch.get_block("y"))[-1])
+    return sch.mod["main"]
+
+
+def test_a_clamped_read_over_symbolic_sizes_vectorizes_for_non_empty_tensors():
+    """The padded copy of a depthwise conv over a symbolic image size ran lane by lane:
+    the clamped read is in bounds only for a non-empty input, which the linear analyzer
+    cannot see.  Now vectorized behind ``H >= 1 and W >= 1``; empty inputs take the
+    serial loop (nothing read), and every size matches numpy."""
+    import unity
+
+    func = _symbolic_pad()
+    lowered = tir.lower(func)["main"]
+    checks = [s for s in collect(lowered.body, IfThenElse) if "H >= T.int64(1)" in s.condition.script()]
+    assert checks and "T.Ramp(" in checks[0].then_case.script()
+    assert "T.Ramp(" not in checks[0].else_case.script()
+    lib = unity.build(func)
+    rng = np.random.default_rng(0)
+    for h, w in ((5, 37), (1, 1), (3, 16), (0, 5), (4, 0), (0, 0)):
+        x = rng.standard_normal((4, h, w)).astype("float32")
+        out = np.full((4, h + 2, w + 2), 7.0, "float32")
+        lib["main"](x, out)
+        np.testing.assert_array_equal(out, np.pad(x, ((0, 0), (1, 1), (1, 1))))

@@ -81,6 +81,20 @@ class Analyzer:
             self._bounds.known[var] = self._bounds.bound(expr)
         self._simplifier.clear()
 
+    def range_of(self, var: E.Var) -> E.Range | None:
+        """The range `var` was bound to (simplified), or None (unbound, or bound to a
+        value or a range of one).
+
+        Example:
+            >>> from unity import tir
+            >>> n, i = tir.Var("n"), tir.Var("i")
+            >>> ana = Analyzer()
+            >>> ana.bind(i, tir.Range.from_min_extent(0, n))
+            >>> ana.range_of(i).extent.name
+            'n'
+        """
+        return self._ranges.get(var)
+
     def _bind_range(self, var: E.Var, rng: E.Range) -> None:
         lo_expr, ext = self.simplify(rng.min), self.simplify(rng.extent)
         if type(ext) is E.IntImm and ext.value == 1:

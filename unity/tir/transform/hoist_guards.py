@@ -67,10 +67,17 @@ For fewer positions than a tile, each is clamped to the last one::
         for p0 in T.serial((L + 12) // 13):
             ...  X[T.min(p0 * 13 + p1, L - 1), r] ... Y[T.min(p0 * 13 + p1, L - 1), 0:16] ...
 
+Inside an `if` that already implies ``L >= 13`` (a conv's version for wide rows,
+`width_versions`) only the first version is made.
+
 (ResNet-50 over a symbolic image size: the guarded copy of each conv's unrolled tile
 had doubled its code, and its last tile ran a branch per FMA; clamping every tile's
 positions instead ran 2.5-5% slower than moving the last tile back, the clamped
 positions no longer at constant offsets.)
+
+A loop whose body is a guard on its own variable (``for j in range(E): if j < n: S``,
+a padded copy computed over whole tiles of a symbolic width) first ends where the guard
+does (``for j in range(min(E, n)): S``): one loop, vectorized whatever the width.
 
 A guard qualifies when it is an `if` without `else` whose condition is a comparison
 (or a conjunction of comparisons) of index expressions, and one side depends on loops
@@ -139,7 +146,35 @@ class HoistGuards(PrimFuncPass):
             >>> HoistGuards().transform_function(func) is func  # no guards  # doctest: +SKIP
             True
         """
-        return with_body(func, _Hoister().visit_stmt(func.body))
+        return with_body(func, _Hoister().visit_stmt(_Shortener().visit_stmt(func.body)))
+
+
+class _Shortener(StmtExprMutator):
+    """Each loop ending where a guard on its own variable ends it (``for j in range(E):
+    if j < n and c: S`` -> ``for j in range(min(E, n)): if c: S``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.analyzer = Analyzer()
+
+    def visit_for_(self, loop: For) -> Stmt:
+        loop = self._mutate_fields(loop)
+        body = loop.body
+        if loop.kind not in (ForKind.SERIAL, ForKind.VECTORIZED, ForKind.PARALLEL):
+            return loop
+        if not isinstance(body, IfThenElse) or body.else_case is not None:
+            return loop
+        ends: list[PrimExpr] = []
+        rest: list[PrimExpr] = []
+        for cond in _conjuncts(body.condition):
+            own = isinstance(cond, LT) and cond.a is loop.loop_var and not uses_var(cond.b, loop.loop_var)
+            (ends if own else rest).append(cond.b if own else cond)  # type: ignore[attr-defined]
+        if not ends:
+            return loop
+        end = functools.reduce(Min, [loop.min + loop.extent, *ends])
+        extent = self.analyzer.simplify(Max(end - loop.min, IntImm(loop.min.dtype, 0)))
+        inner = body.then_case if not rest else body.replace(condition=functools.reduce(And, rest))
+        return loop.replace(extent=extent, body=inner)
 
 
 class _Hoister(StmtExprMutator):
@@ -159,6 +194,11 @@ class _Hoister(StmtExprMutator):
             return split
         body = self._version(loop.body)
         return self._mutate_fields(loop) if body is None else loop.replace(body=body)
+
+    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
+        with self.analyzer.constraint_scope(stmt.condition):  # a version's own test
+            then_case = self.visit_stmt(stmt.then_case)
+        return stmt.replace(then_case=then_case, else_case=stmt.else_case and self.visit_stmt(stmt.else_case))
 
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
         body = self._version(alloc.body)
@@ -212,6 +252,8 @@ class _Hoister(StmtExprMutator):
         shifted = copy_with_fresh_vars(shifted, {})  # the clamped version keeps the originals
         fresh = Var(v.name, v.dtype)
         whole = loop.replace(loop_var=fresh, body=LetStmt(start, Min(fresh * size, limit - size), shifted))
+        if self.analyzer.can_prove(limit >= size):  # inside a version for long rows
+            return whole
         return IfThenElse(limit >= size, whole, _rolled(clamped), span=loop.span)
 
     def _split_tiles(self, loop: For) -> Stmt | None:

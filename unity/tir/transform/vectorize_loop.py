@@ -37,12 +37,14 @@ prompt) ran their last column tile lane by lane: 0.65 -> 0.14 ms (0.10 at 128 co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from unity.ir import dtype as dt
 from unity.ir.node import dispatch_table
 from unity.tir.arith import Analyzer
+from unity.tir.arith.poly_bound import prove_in_bounds
 from unity.tir.expr import (
     GE, GT, LE, LT, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, Div, FloorDiv, FloorMod,
     IntImm, Let, Min, Mod, Mul, Not, PrimExpr, Ramp, Range, Select, Sub, Var, conjuncts, const,
@@ -97,7 +99,7 @@ class VectorizeLoop(PrimFuncPass):
             for i_0 in T.serial(8):
                 B[T.Ramp(i_0 * 8, 1, 8)] = A[T.Ramp(i_0 * 8, 1, 8)] * T.Broadcast(T.float32(2.0), 8)
         """
-        return with_body(func, _LoopVectorizer(self).visit_stmt(func.body))
+        return with_body(func, _LoopVectorizer(self, frozenset(func.shape_vars())).visit_stmt(func.body))
 
 
 class CannotVectorize(Exception):
@@ -117,9 +119,23 @@ BoundSince = Callable[[Buffer], "set[Var] | None"]
 vectorized; None when the allocation was not seen."""
 
 
+@dataclass
+class Assumptions:
+    """Shape variables a bounds proof may take to be at least 1 (`sizes`), and those it
+    took (`taken`): the caller tests them at run time.
+
+    Example:
+        >>> Assumptions(frozenset()).taken
+        set()
+    """
+
+    sizes: frozenset[Var]
+    taken: set[Var] = field(default_factory=set)
+
+
 def vectorize_body(
     body: Stmt, var: Var, base: PrimExpr, lanes: int, analyzer: Analyzer | None = None,
-    bound_since: BoundSince | None = None,
+    bound_since: BoundSince | None = None, assume: Assumptions | None = None,
 ) -> Stmt:  # fmt: skip
     """`body` for the `lanes` iterations `var = base, ..., base + lanes - 1` at once.
 
@@ -129,18 +145,21 @@ def vectorize_body(
     `analyzer` (with the loop variables bound) proves loads under a vector `Select`
     in bounds; without it such loads keep the loop serial.  `bound_since` lets a guarded
     tile run on every lane (see the module docstring); without it such a tile is serial.
+    With `assume`, a load the analyzer cannot place may still be proved in bounds for
+    shape variables of at least 1 (`prove_in_bounds`); those taken are added to it.
 
     Example:
         >>> vectorize_body(store, i, tir.const(0), 8)  # doctest: +SKIP
     """
     ramp = Ramp(base, const(1, base.dtype), lanes)
-    return _Vectorizer(var, ramp, lanes, analyzer, bound_since).stmt(body)
+    return _Vectorizer(var, ramp, lanes, analyzer, bound_since, assume).stmt(body)
 
 
 class _LoopVectorizer(StmtExprMutator):
-    def __init__(self, options: VectorizeLoop) -> None:
+    def __init__(self, options: VectorizeLoop, sizes: frozenset[Var] = frozenset()) -> None:
         super().__init__()
         self.options = options
+        self.sizes = sizes
         self.analyzer = Analyzer()
         self.bound: list[Var] = []  # loop and let variables of the enclosing statements
         self.allocated_at: dict[Var, int] = {}  # a buffer's data -> len(bound) at its Allocate
@@ -155,6 +174,8 @@ class _LoopVectorizer(StmtExprMutator):
 
     def visit_let_stmt_(self, stmt: LetStmt) -> Stmt:
         self.bound.append(stmt.var)
+        if dt.is_integer(stmt.var.dtype) and not uses_var(stmt.value, stmt.var):
+            self.analyzer.bind(stmt.var, stmt.value)  # the shape arithmetic named at the top
         try:
             return self._mutate_fields(stmt)
         finally:
@@ -174,10 +195,17 @@ class _LoopVectorizer(StmtExprMutator):
         extent = loop.extent.value if isinstance(loop.extent, IntImm) else None
         if (extent is not None and extent <= 1) or cap <= 1:
             return serial
+        assume = Assumptions(self.sizes)
         try:
-            return self._split(loop, min(extent, cap) if extent is not None else cap)
+            vector = self._split(loop, min(extent, cap) if extent is not None else cap, assume)
         except CannotVectorize:
             return serial
+        if not assume.taken:
+            return vector
+        # a load proved in bounds only for sizes of at least 1 (a padded copy's clamped
+        # read of an empty tensor would read outside it): the serial loop otherwise
+        nonempty = [v >= const(1, v.dtype) for v in sorted(assume.taken, key=lambda v: v.name)]
+        return IfThenElse(functools.reduce(And, nonempty), vector, copy_with_fresh_vars(serial, {}))
 
     def _max_width(self, body: Stmt) -> int:
         bits = max(_element_bits(body), 8)
@@ -186,18 +214,18 @@ class _LoopVectorizer(StmtExprMutator):
             width *= 2
         return width
 
-    def _split(self, loop: For, width: int) -> Stmt:
+    def _split(self, loop: For, width: int, assume: Assumptions) -> Stmt:
         """Chunks of `width` lanes, then a vector or scalar tail for what is left (if anything)."""
         var, lo, extent = loop.loop_var, loop.min, loop.extent
         w = const(width, var.dtype)
         chunks, done = _div(extent, width), fold_mul(_div(extent, width), w)
         if is_const_int(chunks, 1):
-            main = vectorize_body(loop.body, var, lo, width, self.analyzer, self.bound_since)
+            main = vectorize_body(loop.body, var, lo, width, self.analyzer, self.bound_since, assume)
         else:
             outer = Var(f"{var.name}_outer", var.dtype)
             self.analyzer.bind(outer, Range(const(0, var.dtype), chunks))
             base = fold_add(lo, fold_mul(outer, w))
-            body = vectorize_body(loop.body, var, base, width, self.analyzer, self.bound_since)
+            body = vectorize_body(loop.body, var, base, width, self.analyzer, self.bound_since, assume)
             main = For(outer, const(0, var.dtype), chunks, ForKind.SERIAL, body)
         tail = _sub(extent, done)
         if is_const_int(tail, 0):
@@ -210,7 +238,7 @@ class _LoopVectorizer(StmtExprMutator):
             self.analyzer.bind(tail_var, Range(start, tail))
             try:
                 narrow = vectorize_body(tail_body, tail_var, start, tail.value, self.analyzer,
-                                        self.bound_since)  # fmt: skip
+                                        self.bound_since, assume)  # fmt: skip
                 return SeqStmt((main, narrow))
             except CannotVectorize:
                 pass
@@ -257,13 +285,14 @@ class _Vectorizer:
 
     def __init__(
         self, var: Var, ramp: Ramp, lanes: int, analyzer: Analyzer | None,
-        bound_since: BoundSince | None = None,
+        bound_since: BoundSince | None = None, assume: Assumptions | None = None,
     ) -> None:  # fmt: skip
         self.vmap: dict[Var, PrimExpr] = {var: ramp}
         self.var, self.ramp = var, ramp
         self.lanes = lanes
         self.analyzer = analyzer
         self.bound_since = bound_since
+        self.assume = assume
 
     def _in_bounds(self, expr: PrimExpr) -> bool:
         """True when every load in `expr` provably stays inside its buffer on every lane."""
@@ -272,8 +301,14 @@ class _Vectorizer:
                 return False
             for index, dim in zip(load.indices, load.buffer.shape):
                 prove = self.analyzer.can_prove
-                if not prove(index >= 0) or not prove(index < dim):
+                if prove(index >= 0) and prove(index < dim):
+                    continue
+                taken = None
+                if self.assume is not None and self.assume.sizes:
+                    taken = prove_in_bounds(self.analyzer, index, dim, self.assume.sizes)
+                if taken is None:
                     return False
+                self.assume.taken |= taken  # type: ignore[union-attr]  # set when taken
         return True
 
     def _dispatch(self, node: object) -> object:
