@@ -21,6 +21,26 @@ def test_reshape_with_minus_one_and_symbolic_rows():
     check([y], topi.reshape(y, (4, -1)), [b], b.reshape(4, -1))
 
 
+def test_reshape_merging_or_splitting_dims_indexes_each_group():
+    """Runs of dims of equal products map on their own: an NCHW16c -> NCHW reshape reads
+    ``x[n, c // 16, c % 16, h, w]`` (not the whole flat index unravelled, which over
+    symbolic sizes no later analysis took apart); shapes that do not split so keep it."""
+    from unity import tir
+
+    n, h, w = (tir.SizeVar(v, "int64") for v in "nhw")
+    sixteen = tir.const(16, "int64")
+    x = te.placeholder((n, tir.const(9, "int64"), sixteen, h, w), name="x")
+    y = topi.reshape(x, (n, tir.const(144, "int64"), h, w))
+    reads = te.create_prim_func([x, y]).script()
+    assert "x[v_i0, v_i1 // T.int64(16), v_i1 % T.int64(16), v_i2, v_i3]" in reads
+    a = rand((2, 9, 16, 3, 5))
+    check([x], y, [a], a.reshape(2, 144, 3, 5))
+    z = te.placeholder((2, 3, 4), name="z")
+    for shape in ((4, 6), (6, 4), (2, 12), (24,), (1, 2, 3, 1, 4)):
+        b = rand((2, 3, 4))
+        check([z], topi.reshape(z, shape), [b], b.reshape(shape))
+
+
 def test_reshape_rejects_wrong_sizes():
     with pytest.raises(ValueError, match="cannot reshape 6 elements into 8"):
         topi.reshape(te.placeholder((2, 3), name="x"), (2, 4))

@@ -54,10 +54,54 @@ def reshape(x: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
     if ct is not None and cn is not None and ct != cn:
         raise ValueError(f"reshape: cannot reshape {ct} elements into {cn}")
 
+    groups = _dim_groups(list(x.shape), dims)
+
     def body(*i: PrimExpr) -> PrimExpr:
-        return x[tuple(unravel(ravel(i, dims), x.shape))]
+        if groups is None:
+            return x[tuple(unravel(ravel(i, dims), x.shape))]
+        src: list[PrimExpr] = []
+        for (a0, a1), (b0, b1) in groups:  # each group merged or split on its own
+            if a1 - a0 == 1 and b1 - b0 == 1:
+                src.append(i[b0])
+            else:
+                src.extend(unravel(ravel(i[b0:b1], dims[b0:b1]), x.shape[a0:a1]))
+        return x[tuple(src)]
 
     return te.compute(dims, body, name="T_reshape")
+
+
+def _dim_groups(
+    src: list[PrimExpr], dst: list[PrimExpr]
+) -> list[tuple[tuple[int, int], tuple[int, int]]] | None:
+    """Runs of adjacent dims of equal products, ``[((a0, a1), (b0, b1)), ...]`` (source
+    dims ``a0:a1`` hold what destination dims ``b0:b1`` do), the shortest first; None when
+    the shapes do not split so (or a product cannot be compared).  A reshape that merges
+    or splits dims then reads ``x[n, c // 16, c % 16, h, w]`` rather than unravelling the
+    whole flat index (which, over symbolic sizes, no analysis took apart again)."""
+    from unity.tir.arith import Analyzer
+
+    analyzer = Analyzer()
+    groups: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    a = b = 0
+    while a < len(src) and b < len(dst):
+        found = None
+        for size in range(2, len(src) - a + len(dst) - b + 1):
+            for na in range(1, size):
+                nb = size - na
+                if a + na > len(src) or b + nb > len(dst):
+                    continue
+                if analyzer.can_prove_equal(product(src[a : a + na]), product(dst[b : b + nb])):
+                    found = (na, nb)
+                    break
+            if found:
+                break
+        if found is None:
+            return None
+        groups.append(((a, a + found[0]), (b, b + found[1])))
+        a, b = a + found[0], b + found[1]
+    if a != len(src) or b != len(dst):
+        return None
+    return groups
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:

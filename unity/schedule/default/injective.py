@@ -38,8 +38,8 @@ from unity.schedule.default.analysis import (
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import LoopRV
 from unity.tir.arith.analyzer import Analyzer
-from unity.tir.expr import Cast, PrimExpr, Var
-from unity.tir.functor import ExprMutator
+from unity.tir.expr import Cast, PrimExpr, Range, Var, const
+from unity.tir.functor import ExprMutator, substitute
 
 __all__ = ["applies", "parallel_outer", "parallel_prefix", "schedule_injective"]
 
@@ -107,9 +107,23 @@ def _transposed_source(info: BlockInfo) -> int | None:
         var, extent = info.iter_var(loop), const_extent(loop)
         if var is None or extent is None or extent % _TRANSPOSE_TILE:
             continue
-        if stride_in(indices, var) == 1:
+        if stride_in(indices, var) == 1 or _contiguous_in_tiles(indices, var, extent, analyzer):
             return pos
     return None
+
+
+def _contiguous_in_tiles(
+    indices: tuple[PrimExpr, ...], var: Var, extent: int, analyzer: Analyzer
+) -> bool:
+    """True when, within each aligned tile of `var`, the source is walked contiguously:
+    with ``var = q * 16 + r`` the indices use `r` only in the last one, with stride 1 (an
+    NCHW16c -> NCHW reshape reads ``x[n, c // 16, h, w, c % 16]``)."""
+    tile = _TRANSPOSE_TILE
+    q, r = Var(f"{var.name}_q", var.dtype), Var(f"{var.name}_r", var.dtype)
+    analyzer.bind(q, Range(const(0, var.dtype), const(extent // tile, var.dtype)))
+    analyzer.bind(r, Range(const(0, var.dtype), const(tile, var.dtype)))
+    split = {var: q * const(tile, var.dtype) + r}
+    return stride_in(tuple(analyzer.simplify(substitute(i, split)) for i in indices), r) == 1
 
 
 class _VarCasts(ExprMutator):
