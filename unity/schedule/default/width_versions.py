@@ -33,11 +33,11 @@ from dataclasses import replace
 
 from unity.schedule.default import conv2d
 from unity.schedule.default.analysis import RuleContext, block_infos, const_extent
-from unity.tir.buffer import Buffer
-from unity.tir.expr import PrimExpr, Var
+from unity.tir.expr import PrimExpr
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprVisitor, substitute
-from unity.tir.stmt import Block, BlockRealize, For, IfThenElse, LetStmt, Stmt
+from unity.tir.functor import substitute
+from unity.tir.stmt import Block, BlockRealize, IfThenElse
+from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 __all__ = ["WIDTH_TILES", "merge_versions", "width_versions"]
 
@@ -90,66 +90,21 @@ def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc
         >>> merged = merge_versions([(n >= 8, wide), (None, narrow)])  # doctest: +SKIP
     """
     base = versions[0][1]
-    roots = [_root(f) for _, f in versions]
-    bodies, allocs = [roots[0].body], list(roots[0].alloc_buffers)
-    for (_, f), root in zip(versions[1:], roots[1:], strict=True):
+    roots = [_root(base)]
+    for _, f in versions[1:]:  # own loop/iteration variables and intermediate buffers
+        root = copy_with_fresh_vars(_root(f), {})
         params = dict(zip(f.buffer_params(), base.buffer_params(), strict=True))
-        body, fresh = fresh_copy(root.body, root.alloc_buffers, params)
-        bodies.append(body)
-        allocs.extend(fresh)
-    stmt = bodies[-1]
-    for (cond, _), body in zip(reversed(versions[:-1]), reversed(bodies[:-1]), strict=True):
+        roots.append(substitute(root, {}, params))
+    stmt = roots[-1].body
+    for (cond, _), root in zip(reversed(versions[:-1]), reversed(roots[:-1]), strict=True):
         if cond is None:
             raise ValueError("merge_versions: only the last version may run unconditionally")
-        stmt = IfThenElse(cond, body, stmt)
-    root = roots[0].replace(body=stmt, alloc_buffers=tuple(allocs))
-    return base.replace(body=base.body.replace(block=root))
+        stmt = IfThenElse(cond, root.body, stmt)
+    allocs = tuple(buf for root in roots for buf in root.alloc_buffers)
+    return base.replace(body=base.body.replace(block=roots[0].replace(body=stmt, alloc_buffers=allocs)))
 
 
 def _root(func: PrimFunc) -> Block:
     if not isinstance(func.body, BlockRealize):
         raise ValueError("merge_versions: a version's body is not a root block")
     return func.body.block
-
-
-class _Defs(StmtExprVisitor):
-    """The variables a statement defines (loop, iteration and let variables) and the
-    buffers its blocks allocate."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.vars: list[Var] = []
-        self.allocs: list[Buffer] = []
-
-    def visit_for_(self, loop: For) -> None:
-        self.vars.append(loop.loop_var)
-        self.visit_stmt_(loop)
-
-    def visit_let_stmt_(self, stmt: LetStmt) -> None:
-        self.vars.append(stmt.var)
-        self.visit_stmt_(stmt)
-
-    def visit_block_(self, block: Block) -> None:
-        self.vars.extend(iv.var for iv in block.iter_vars)
-        self.allocs.extend(block.alloc_buffers)
-        self.visit_stmt_(block)
-
-
-def fresh_copy(
-    stmt: Stmt, allocs: tuple[Buffer, ...], buffers: dict[Buffer, Buffer] | None = None
-) -> tuple[Stmt, list[Buffer]]:
-    """`stmt` with every variable it defines and every buffer in `allocs` (or allocated by
-    a block inside it) renamed fresh, `buffers` substituted; and the fresh `allocs`.
-
-    Example:
-        >>> body, allocs = fresh_copy(root.body, root.alloc_buffers)  # doctest: +SKIP
-    """
-    defs = _Defs()
-    defs.visit_stmt(stmt)
-    vmap: dict[Var, PrimExpr] = {v: Var(v.name, v.dtype) for v in dict.fromkeys(defs.vars)}
-    bmap = dict(buffers or {})
-    for buf in dict.fromkeys((*allocs, *defs.allocs)):
-        data = Var(buf.data.name, buf.data.dtype)
-        vmap[buf.data] = data
-        bmap[buf] = buf.replace(data=data)
-    return substitute(stmt, vmap, bmap), [bmap[b] for b in allocs]

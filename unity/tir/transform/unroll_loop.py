@@ -31,7 +31,7 @@ from unity.tir.function import PrimFunc
 from unity.tir.functor import (
     StmtExprMutator, StmtExprVisitor, post_order_visit, substitute, uses_var,
 )  # fmt: skip
-from unity.tir.stmt import Allocate, Evaluate, For, ForKind, LetStmt, Stmt, seq
+from unity.tir.stmt import Allocate, Block, Evaluate, For, ForKind, LetStmt, Stmt, seq
 from unity.tir.transform._base import PrimFuncPass, with_body
 
 
@@ -78,7 +78,8 @@ class UnrollLoop(PrimFuncPass):
 
 
 def copy_with_fresh_vars(stmt: Stmt, vmap: dict[Var, PrimExpr]) -> Stmt:
-    """`stmt` with `vmap` substituted and every variable/buffer it defines renamed fresh.
+    """`stmt` with `vmap` substituted and every variable/buffer it defines renamed fresh
+    (loop, let and block iteration variables; `Allocate`d and block-allocated buffers).
 
     Example:
         >>> copy_with_fresh_vars(loop.body, {loop.loop_var: tir.const(0)})  # doctest: +SKIP
@@ -116,6 +117,11 @@ class _Binders(StmtExprVisitor):
     def visit_allocate_(self, alloc: Allocate) -> None:
         self.buffers.append(alloc.buffer)
         self.visit_stmt_(alloc)
+
+    def visit_block_(self, block: Block) -> None:
+        self.vars.extend(iv.var for iv in block.iter_vars)
+        self.buffers.extend(block.alloc_buffers)
+        self.visit_stmt_(block)
 
 
 class _Unroller(StmtExprMutator):
