@@ -74,13 +74,15 @@ def test_shifts_by_any_amount_match_numpy(dtype: str):
     from unity.relax.op import onnx_extra as X
 
     with bb.function("main", [x, s]):
-        bb.emit_func_output(relax.Tuple([bb.emit(X.left_shift(x, s)), bb.emit(X.right_shift(x, s))]))
+        shifted = [bb.emit(X.left_shift(x, s)), bb.emit(X.right_shift(x, s))]
+        bb.emit_func_output(relax.Tuple(shifted))
     vm = relax.VirtualMachine(unity.compile(bb.get(), target="llvm"), unity.cpu())
     left, right = (t.numpy() for t in vm["main"](values, amounts))
     wide, by = values.astype(object), amounts.astype("int64")
     in_range = (by >= 0) & (by < bits)
     mask = (1 << bits) - 1
-    exp_left = [((int(v) << int(k)) & mask) if ok else 0 for v, k, ok in zip(wide, by, in_range, strict=True)]
+    cases = list(zip(wide, by, in_range, strict=True))
+    exp_left = [((int(v) << int(k)) & mask) if ok else 0 for v, k, ok in cases]
     fill = [(-1 if v < 0 else 0) for v in wide]
     exp_right = [(int(v) >> int(k)) & mask if ok else f & mask
                  for v, k, ok, f in zip(wide, by, in_range, fill, strict=True)]

@@ -127,10 +127,12 @@ __device__ __forceinline__ long long unity_floormod(long long a, long long b) {
   return a - unity_floordiv(a, b) * b;
 }
 __device__ __forceinline__ float unity_floormod(float a, float b) {
-  float r = fmodf(a, b); return r == 0.0f ? copysignf(0.0f, b) : ((r < 0.0f) != (b < 0.0f) ? r + b : r);
+  float r = fmodf(a, b);
+  return r == 0.0f ? copysignf(0.0f, b) : ((r < 0.0f) != (b < 0.0f) ? r + b : r);
 }
 __device__ __forceinline__ double unity_floormod(double a, double b) {
-  double r = fmod(a, b); return r == 0.0 ? copysign(0.0, b) : ((r < 0.0) != (b < 0.0) ? r + b : r);
+  double r = fmod(a, b);
+  return r == 0.0 ? copysign(0.0, b) : ((r < 0.0) != (b < 0.0) ? r + b : r);
 }
 """
 

@@ -52,7 +52,9 @@ v3's last) at 7 / 14 / 28 columns ran 0.082 / 0.237 / 0.877 ms in the one versio
 columns, 0.075 / 0.139 / 0.391 in these; its static builds 0.052 / 0.104 / 0.255."""
 
 
-def width_versions(func: PrimFunc, ctx: RuleContext) -> list[tuple[PrimExpr | None, RuleContext]] | None:
+def width_versions(
+    func: PrimFunc, ctx: RuleContext
+) -> list[tuple[PrimExpr | None, RuleContext]] | None:
     """The run-time conditions and rule contexts of `func`'s versions (the last one's
     condition None: the `else`), or None when `func` is scheduled once.
 
@@ -101,7 +103,8 @@ def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc
             raise ValueError("merge_versions: only the last version may run unconditionally")
         stmt = IfThenElse(cond, root.body, stmt)
     allocs = tuple(buf for root in roots for buf in root.alloc_buffers)
-    return base.replace(body=base.body.replace(block=roots[0].replace(body=stmt, alloc_buffers=allocs)))
+    merged = roots[0].replace(body=stmt, alloc_buffers=allocs)
+    return base.replace(body=base.body.replace(block=merged))
 
 
 def _root(func: PrimFunc) -> Block:

@@ -93,8 +93,10 @@ class _Bounder:
             if isinstance(e, E.Mul):
                 return self._mul(a, b)
             if isinstance(e, E.Min):  # below the smaller low end; below either high end
-                return self._pick(a[0], b[0], low=True), self._pick(a[1], b[1], low=True, any_ok=True)
-            return self._pick(a[0], b[0], low=False, any_ok=True), self._pick(a[1], b[1], low=False)
+                lo = self._pick(a[0], b[0], low=True)
+                return lo, self._pick(a[1], b[1], low=True, any_ok=True)
+            hi = self._pick(a[1], b[1], low=False)
+            return self._pick(a[0], b[0], low=False, any_ok=True), hi
         if isinstance(e, E.FloorDiv | E.FloorMod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
             c = e.b.value
             if isinstance(e, E.FloorMod):
@@ -140,7 +142,8 @@ class _Bounder:
     def nonneg(self, poly: sympy.Expr) -> bool:
         """True when `poly` >= 0 for every size >= 1 (every coefficient non-negative once
         each size is written 1 + s)."""
-        shifted = sympy.expand(poly.subs({s: s + 1 for s in self.symbols.values()}, simultaneous=True))
+        ones = {s: s + 1 for s in self.symbols.values()}
+        shifted = sympy.expand(poly.subs(ones, simultaneous=True))
         if shifted.is_number:
             return bool(shifted >= 0)
         try:

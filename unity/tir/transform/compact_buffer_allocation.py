@@ -20,9 +20,10 @@ After ``CompactBufferAllocation()``::
 
 Works on `Allocate` statements (run it after `ConvertBlocksToLoops`).  The allocation
 first moves down to the deepest statement holding every access: through `SeqStmt`s
-(when one item holds them all), into the branch of an `if` that holds them all, and into serial or parallel loops whose iterations
-provably touch disjoint elements (so no value flows from one iteration to the next;
-inside a parallel loop this makes the buffer private to each task).  Then each
+(when one item holds them all), into the branch of an `if` that holds them all (a
+version of a kernel, `width_versions`), and into serial or parallel loops whose
+iterations provably touch disjoint elements (so no value flows from one iteration to
+the next; inside a parallel loop this makes the buffer private to each task).  Then each
 dimension shrinks to the constant upper bound of the extent the accesses cover there,
 and indices shift by the (possibly symbolic) lower bound, with
 `unity.tir.arith.Analyzer.int_set`.  A symbolic dimension (a batch or sequence

@@ -167,8 +167,11 @@ class _Shortener(StmtExprMutator):
         ends: list[PrimExpr] = []
         rest: list[PrimExpr] = []
         for cond in _conjuncts(body.condition):
-            own = isinstance(cond, LT) and cond.a is loop.loop_var and not uses_var(cond.b, loop.loop_var)
-            (ends if own else rest).append(cond.b if own else cond)  # type: ignore[attr-defined]
+            own = isinstance(cond, LT) and cond.a is loop.loop_var
+            if own and not uses_var(cond.b, loop.loop_var):
+                ends.append(cond.b)  # type: ignore[attr-defined]  # an LT
+            else:
+                rest.append(cond)
         if not ends:
             return loop
         end = functools.reduce(Min, [loop.min + loop.extent, *ends])
@@ -198,7 +201,8 @@ class _Hoister(StmtExprMutator):
     def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
         with self.analyzer.constraint_scope(stmt.condition):  # a version's own test
             then_case = self.visit_stmt(stmt.then_case)
-        return stmt.replace(then_case=then_case, else_case=stmt.else_case and self.visit_stmt(stmt.else_case))
+        else_case = None if stmt.else_case is None else self.visit_stmt(stmt.else_case)
+        return stmt.replace(then_case=then_case, else_case=else_case)
 
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
         body = self._version(alloc.body)

@@ -109,7 +109,8 @@ class VectorizeLoop(PrimFuncPass):
             for i_0 in T.serial(8):
                 B[T.Ramp(i_0 * 8, 1, 8)] = A[T.Ramp(i_0 * 8, 1, 8)] * T.Broadcast(T.float32(2.0), 8)
         """
-        return with_body(func, _LoopVectorizer(self, frozenset(func.shape_vars())).visit_stmt(func.body))
+        vectorizer = _LoopVectorizer(self, frozenset(func.shape_vars()))
+        return with_body(func, vectorizer.visit_stmt(func.body))
 
 
 class CannotVectorize(Exception):
@@ -230,12 +231,16 @@ class _LoopVectorizer(StmtExprMutator):
         w = const(width, var.dtype)
         chunks, done = _div(extent, width), fold_mul(_div(extent, width), w)
         if is_const_int(chunks, 1):
-            main = vectorize_body(loop.body, var, lo, width, self.analyzer, self.bound_since, assume)
+            main = vectorize_body(
+                loop.body, var, lo, width, self.analyzer, self.bound_since, assume
+            )
         else:
             outer = Var(f"{var.name}_outer", var.dtype)
             self.analyzer.bind(outer, Range(const(0, var.dtype), chunks))
             base = fold_add(lo, fold_mul(outer, w))
-            body = vectorize_body(loop.body, var, base, width, self.analyzer, self.bound_since, assume)
+            body = vectorize_body(
+                loop.body, var, base, width, self.analyzer, self.bound_since, assume
+            )
             main = For(outer, const(0, var.dtype), chunks, ForKind.SERIAL, body)
         tail = _sub(extent, done)
         if is_const_int(tail, 0):

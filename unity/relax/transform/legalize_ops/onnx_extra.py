@@ -70,12 +70,14 @@ def _shift(left: bool) -> object:
             width, signed = dt.bits(v.dtype), not dt.is_uint(v.dtype)
             top = width - 1 if signed and not left else width
             taken = tir.logical_and(amount >= 0, amount < top)
-            factor = tir.power(const(2.0, "float64"), tir.select(taken, amount, 0).astype("float64"))
+            exponent = tir.select(taken, amount, 0).astype("float64")
+            factor = tir.power(const(2.0, "float64"), exponent)
             if left:  # in the unsigned type: the product may set the sign bit
                 unsigned = f"uint{width}"
                 moved = (v.astype(unsigned) * factor.astype(unsigned)).astype(v.dtype)
                 return tir.select(taken, moved, const(0, v.dtype))
-            fill = tir.select(v < 0, const(-1, v.dtype), const(0, v.dtype)) if signed else const(0, v.dtype)
+            zero = const(0, v.dtype)
+            fill = tir.select(v < 0, const(-1, v.dtype), zero) if signed else zero
             return tir.select(taken, v // factor.astype(v.dtype), fill)
 
         return topi.broadcast.broadcast_binary(x, s, fn, "T_left_shift" if left else "T_right_shift")
