@@ -31,6 +31,14 @@ Stop 35, with the shape divisions computed once per kernel (compile s symbolic /
 then ms symbolic / static / onnxruntime): GoogLeNet 36.1 / 16.4, 15.7 / 16.0 / 17.7;
 SqueezeNet 12.1 / 5.1, 5.5 / 4.5 / 4.7; DenseNet-121 31.2 / 19.1, 31.7 / 27.7 / 33.7;
 ResNet-50 11.7 / 6.4, 36.9 / 35.0 / 43.6; MobileNet v2 7.0 / 4.6, 5.6 / 4.9 / 4.6.
+Stop 36, on another machine (2-core Sapphire Rapids, AVX-512 with two FMA units per core:
+492 GFLOP/s measured by ``bench/peak.py``; onnxruntime runs 1.4-2x faster here than on the
+Zen 4 above, unity 1.1-1.4x), with depthwise convs versioned by the width and symbolic
+pads vectorized (ms symbolic / static / onnxruntime): ConvNeXt-T 38.0 / 41.6 / 33.0,
+DenseNet-121 23.3 / 22.4 / 19.5, EfficientNet-B0 6.9 / 6.6 / 5.2, GoogLeNet 11.6 / 10.3 /
+8.7, MobileNet v2 4.9 / 4.3 / 3.6, v3-small 3.1 / 2.6 / 1.7, RegNet-Y-400MF 8.3 / 6.9 /
+6.8, ResNet-50 27.5 / 26.5 / 23.9, ShuffleNet v2 3.7 / 3.2 / 3.3, SqueezeNet 1.1 3.9 / 3.7
+/ 2.8.
 """
 
 from __future__ import annotations
