@@ -18,6 +18,7 @@ MODULES = [
     "unity.schedule.default.normalize",
     "unity.schedule.default.prepack",
     "unity.schedule.default.reduction",
+    "unity.schedule.default.width_versions",
     "unity.schedule.default.winograd",
     "unity.relax.transform.default_schedules",
 ]

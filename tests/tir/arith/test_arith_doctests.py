@@ -7,7 +7,7 @@ import pytest
 
 MODULES = [
     "analyzer", "canonical", "const_fold", "const_int_bound", "int_set", "iter_affine", "key", "linear",
-    "pattern", "rewrite_simplify", "rewrite_vector", "sympy_bridge",
+    "pattern", "poly_bound", "rewrite_simplify", "rewrite_vector", "sympy_bridge",
 ]  # fmt: skip
 
 

@@ -22,9 +22,12 @@ its own intermediate buffers.  Only a function with exactly one such conv is ver
 and not one whose tile a tuner fixed (``conv.tile`` / ``conv.width`` knobs).
 
 Example:
-    >>> versions = width_versions(func, RuleContext())  # doctest: +SKIP
-    >>> [cond is None for cond, _ in versions]  # doctest: +SKIP
-    [False, False, True]
+    >>> from unity import te, tir, topi
+    >>> h, w = tir.SizeVar("h", "int32"), tir.SizeVar("w", "int32")
+    >>> x, k = te.placeholder((1, 8, h, w), name="x"), te.placeholder((8, 1, 3, 3), name="k")
+    >>> func = te.create_prim_func([x, k, topi.nn.conv2d(x, k, 1, 1, 1, 8)])
+    >>> [str(cond) for cond, _ in width_versions(func, RuleContext(lanes=16))]
+    ['w >= 16', 'w >= 8', 'None']
 """
 
 from __future__ import annotations
@@ -59,8 +62,8 @@ def width_versions(
     condition None: the `else`), or None when `func` is scheduled once.
 
     Example:
-        >>> width_versions(func, RuleContext())  # doctest: +SKIP
-        [(W >= 16, ...), (W >= 8, ...), (None, ...)]
+        >>> [dict(c.knobs)["conv.width"] for _, c in width_versions(func, ctx)]  # doctest: +SKIP
+        [16, 8, 4]
     """
     if ctx.knob("conv.tile") is not None or ctx.knob("conv.width") is not None:
         return None
