@@ -81,9 +81,14 @@ def _versioned(info: object, ctx: RuleContext) -> bool:
     """A conv block of symbolic width (over an image: not one row) in the columns variant."""
     if not conv2d.applies(info):  # type: ignore[arg-type]
         return False
-    rule = conv2d.conv_tiling(info, ctx.lanes)  # type: ignore[arg-type]
+    widths = (None, *WIDTH_TILES)
+    rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in widths]  # type: ignore[arg-type]
     height = const_extent(info.loops[2])  # type: ignore[attr-defined]
-    return rule is not None and rule.width is None and height != 1 and rule.variant == "columns"
+    if height == 1 or any(r is None or r.width is not None for r in rules):
+        return False
+    # every version in the columns variant: none packs the weights (one packed layout
+    # per kernel is what `split_prepacked` takes out)
+    return all(r.variant == "columns" for r in rules)  # type: ignore[union-attr]
 
 
 def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc:
