@@ -18,8 +18,9 @@ tile)::
         <the conv in tiles of 4 x 4>
 
 Each version after the first is a copy with its own loop and iteration variables and
-its own intermediate buffers.  Only a function with exactly one such conv is versioned,
-and not one whose tile a tuner fixed (``conv.tile`` / ``conv.width`` knobs).
+its own intermediate buffers.  Only a function whose one anchor (matmul, conv) is such a
+conv is versioned, and not one whose tile a tuner fixed (``conv.tile`` / ``conv.width``
+knobs).
 
 Example:
     >>> from unity import te, tir, topi
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from unity.schedule.default import conv2d
+from unity.schedule.default import conv2d, conv2d_blocked, matmul, winograd
 from unity.schedule.default.analysis import RuleContext, block_infos, const_extent
 from unity.tir.expr import PrimExpr
 from unity.tir.function import PrimFunc
@@ -67,14 +68,20 @@ def width_versions(
     """
     if ctx.knob("conv.tile") is not None or ctx.knob("conv.width") is not None:
         return None
-    widths = [info.loops[3].extent for info in block_infos(func) or [] if _versioned(info, ctx)]
-    if len(widths) != 1:
-        return None
+    infos = block_infos(func) or []
+    widths = [info.loops[3].extent for info in infos if _versioned(info, ctx)]
+    anchors = [info for info in infos if any(rule.applies(info) for rule in _ANCHORS)]
+    if len(widths) != 1 or len(anchors) != 1:
+        return None  # another anchor would be scheduled (and its weights packed) per version
     arms: list[tuple[PrimExpr | None, RuleContext]] = []
     for k, tile in enumerate(WIDTH_TILES):
         cond = None if k == len(WIDTH_TILES) - 1 else widths[0] >= tile
         arms.append((cond, replace(ctx, knobs=(*ctx.knobs, ("conv.width", tile)))))
     return arms
+
+
+_ANCHORS = (conv2d, conv2d_blocked, matmul, winograd)
+"""The rules whose blocks are anchors (tiled, their epilogue taken, weights packed)."""
 
 
 def _versioned(info: object, ctx: RuleContext) -> bool:
