@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from unity.schedule.default import conv2d, conv2d_blocked, matmul, winograd
-from unity.schedule.default.analysis import RuleContext, block_infos, const_extent
+from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, const_extent
 from unity.tir.expr import PrimExpr
 from unity.tir.function import PrimFunc
 from unity.tir.functor import substitute
@@ -84,18 +84,14 @@ _ANCHORS = (conv2d, conv2d_blocked, matmul, winograd)
 """The rules whose blocks are anchors (tiled, their epilogue taken, weights packed)."""
 
 
-def _versioned(info: object, ctx: RuleContext) -> bool:
+def _versioned(info: BlockInfo, ctx: RuleContext) -> bool:
     """A conv block of symbolic width (over an image: not one row) in the columns variant."""
-    if not conv2d.applies(info):  # type: ignore[arg-type]
+    if not conv2d.applies(info) or const_extent(info.loops[2]) == 1:
         return False
-    widths = (None, *WIDTH_TILES)
-    rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in widths]  # type: ignore[arg-type]
-    height = const_extent(info.loops[2])  # type: ignore[attr-defined]
-    if height == 1 or any(r is None or r.width is not None for r in rules):
-        return False
+    rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in (None, *WIDTH_TILES)]
     # every version in the columns variant: none packs the weights (one packed layout
     # per kernel is what `split_prepacked` takes out)
-    return all(r.variant == "columns" for r in rules)  # type: ignore[union-attr]
+    return all(r is not None and r.width is None and r.variant == "columns" for r in rules)
 
 
 def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc:
