@@ -436,9 +436,7 @@ class _KernelPrinter:
         if node.dtype in _NARROW:  # numpy's mod, computed in float
             to, back = _NARROW[node.dtype]
             return f"{to}(unity_floormod({back}({self.expr(node.a)}), {back}({self.expr(node.b)})))"
-        if dt.is_float(node.dtype):
-            return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"
-        if self.nonneg(node.a) and _positive(node.b):
+        if not dt.is_float(node.dtype) and self.nonneg(node.a) and _positive(node.b):
             return f"({self.expr(node.a)} % {self.expr(node.b)})"
         return f"unity_floormod({self.expr(node.a)}, {self.expr(node.b)})"
 

@@ -89,14 +89,7 @@ def _floor_divide(x: PrimExpr, y: PrimExpr) -> PrimExpr:
 
 
 def _floor_mod(x: PrimExpr, y: PrimExpr) -> PrimExpr:
-    if not dt.is_float(x.dtype):
-        return x % y
-    # From C's fmod (exact), moved by y where the signs differ: x - floor(x / y) * y would
-    # round for large quotients and give NaN for a finite x and an infinite y (numpy: x or y).
-    rem = tir.fmod(x, y)
-    zero = const(0, x.dtype)
-    moved = tir.logical_and(tir.ne(rem, zero), tir.ne(rem < zero, y < zero))
-    return tir.select(moved, rem + y, rem)
+    return tir.floormod(x, y)  # numpy's `mod` for floats too: the backends compute it
 
 
 def _mod(x: PrimExpr, y: PrimExpr) -> PrimExpr:

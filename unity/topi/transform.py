@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from unity import te, tir
 from unity.te import Tensor
+from unity.tir.arith import Analyzer
 from unity.tir.expr import ExprLike, PrimExpr, const
 from unity.topi.utils import (
     broadcast_shape, broadcast_load, ceil_div, const_int, index_dtype, normalize_axes, product,
@@ -57,14 +58,9 @@ def reshape(x: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
     groups = _dim_groups(list(x.shape), dims)
 
     def body(*i: PrimExpr) -> PrimExpr:
-        if groups is None:
-            return x[tuple(unravel(ravel(i, dims), x.shape))]
         src: list[PrimExpr] = []
         for (a0, a1), (b0, b1) in groups:  # each group merged or split on its own
-            if a1 - a0 == 1 and b1 - b0 == 1:
-                src.append(i[b0])
-            else:
-                src.extend(unravel(ravel(i[b0:b1], dims[b0:b1]), x.shape[a0:a1]))
+            src.extend(unravel(ravel(i[b0:b1], dims[b0:b1]), x.shape[a0:a1]))
         return x[tuple(src)]
 
     return te.compute(dims, body, name="T_reshape")
@@ -72,36 +68,36 @@ def reshape(x: Tensor, newshape: Sequence[ExprLike]) -> Tensor:
 
 def _dim_groups(
     src: list[PrimExpr], dst: list[PrimExpr]
-) -> list[tuple[tuple[int, int], tuple[int, int]]] | None:
+) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Runs of adjacent dims of equal products, ``[((a0, a1), (b0, b1)), ...]`` (source
-    dims ``a0:a1`` hold what destination dims ``b0:b1`` do), the shortest first; None when
-    the shapes do not split so (or a product cannot be compared).  A reshape that merges
-    or splits dims then reads ``x[n, c // 16, c % 16, h, w]`` rather than unravelling the
-    whole flat index (which, over symbolic sizes, no analysis took apart again)."""
-    from unity.tir.arith import Analyzer
-
+    dims ``a0:a1`` hold what destination dims ``b0:b1`` do), the shortest first; one run
+    of all dims when the shapes do not split so (or a product cannot be compared).  A
+    reshape that merges or splits dims then reads ``x[n, c // 16, c % 16, h, w]`` rather
+    than unravelling the whole flat index (which, over symbolic sizes, no analysis took
+    apart again)."""
     analyzer = Analyzer()
     groups: list[tuple[tuple[int, int], tuple[int, int]]] = []
     a = b = 0
     while a < len(src) and b < len(dst):
-        found = None
-        for size in range(2, len(src) - a + len(dst) - b + 1):
-            for na in range(1, size):
-                nb = size - na
-                if a + na > len(src) or b + nb > len(dst):
-                    continue
-                if analyzer.can_prove_equal(product(src[a : a + na]), product(dst[b : b + nb])):
-                    found = (na, nb)
-                    break
-            if found:
-                break
-        if found is None:
-            return None
-        groups.append(((a, a + found[0]), (b, b + found[1])))
-        a, b = a + found[0], b + found[1]
+        run = _shortest_run(src[a:], dst[b:], analyzer)
+        if run is None:
+            break
+        groups.append(((a, a + run[0]), (b, b + run[1])))
+        a, b = a + run[0], b + run[1]
     if a != len(src) or b != len(dst):
-        return None
+        return [((0, len(src)), (0, len(dst)))]
     return groups
+
+
+def _shortest_run(
+    src: list[PrimExpr], dst: list[PrimExpr], analyzer: Analyzer
+) -> tuple[int, int] | None:
+    """The fewest leading dims `(na, nb)` of `src` and `dst` with equal products."""
+    for size in range(2, len(src) + len(dst) + 1):
+        for na in range(max(1, size - len(dst)), min(size - 1, len(src)) + 1):
+            if analyzer.can_prove_equal(product(src[:na]), product(dst[: size - na])):
+                return na, size - na
+    return None
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:

@@ -97,8 +97,10 @@ def schedule_primfunc(func: PrimFunc, ctx: RuleContext | None = None) -> PrimFun
     """
     ctx = ctx or RuleContext.for_target(None)
     func = unit_indices_as_vars(func)
+    # a conv over a symbolic width: a version per range of widths, when the conv is the
+    # one anchor (another would be scheduled, and its weights packed, once per version)
     versions = width_versions(func, ctx)
-    if versions is not None:  # a conv over a symbolic width: a version per range of widths
+    if versions is not None and _anchors(func) == 1:
         merged = merge_versions([(cond, _schedule_once(func, c)) for cond, c in versions])
         return merged.with_attr("tir.is_scheduled", True)
     return _schedule_once(func, ctx).with_attr("tir.is_scheduled", True)
@@ -117,6 +119,10 @@ def _schedule_once(func: PrimFunc, ctx: RuleContext) -> PrimFunc:
                 continue
             done |= _schedule_block(sch, info, ctx)
     return merge_row_loops(sch.mod["main"])
+
+
+def _anchors(func: PrimFunc) -> int:
+    return sum(_anchor_rule(b) is not None for b in block_infos(func) or [])
 
 
 def _anchor_rule(info: BlockInfo) -> Rule | None:

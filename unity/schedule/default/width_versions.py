@@ -18,9 +18,10 @@ tile)::
         <the conv in tiles of 4 x 4>
 
 Each version after the first is a copy with its own loop and iteration variables and
-its own intermediate buffers.  Only a function whose one anchor (matmul, conv) is such a
-conv is versioned, and not one whose tile a tuner fixed (``conv.tile`` / ``conv.width``
-knobs).
+its own intermediate buffers.  Only a function with one such conv is versioned, and not
+one whose tile a tuner fixed (``conv.tile`` / ``conv.width`` knobs); `schedule_primfunc`
+versions it only when the conv is its one anchor (another would be scheduled, and its
+weights packed, once per version).
 
 Example:
     >>> from unity import te, tir, topi
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from unity.schedule.default import conv2d, conv2d_blocked, matmul, winograd
+from unity.schedule.default import conv2d
 from unity.schedule.default.analysis import BlockInfo, RuleContext, block_infos, const_extent
 from unity.tir.expr import PrimExpr
 from unity.tir.function import PrimFunc
@@ -68,11 +69,9 @@ def width_versions(
     """
     if ctx.knob("conv.tile") is not None or ctx.knob("conv.width") is not None:
         return None
-    infos = block_infos(func) or []
-    widths = [info.loops[3].extent for info in infos if _versioned(info, ctx)]
-    anchors = [info for info in infos if any(rule.applies(info) for rule in _ANCHORS)]
-    if len(widths) != 1 or len(anchors) != 1:
-        return None  # another anchor would be scheduled (and its weights packed) per version
+    widths = [info.loops[3].extent for info in block_infos(func) or [] if _versioned(info, ctx)]
+    if len(widths) != 1:
+        return None
     arms: list[tuple[PrimExpr | None, RuleContext]] = []
     for k, tile in enumerate(WIDTH_TILES):
         cond = None if k == len(WIDTH_TILES) - 1 else widths[0] >= tile
@@ -80,15 +79,11 @@ def width_versions(
     return arms
 
 
-_ANCHORS = (conv2d, conv2d_blocked, matmul, winograd)
-"""The rules whose blocks are anchors (tiled, their epilogue taken, weights packed)."""
-
-
 def _versioned(info: BlockInfo, ctx: RuleContext) -> bool:
     """A conv block of symbolic width (over an image: not one row) in the columns variant."""
     if not conv2d.applies(info) or const_extent(info.loops[2]) == 1:
         return False
-    rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in (None, *WIDTH_TILES)]
+    rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in WIDTH_TILES]
     # every version in the columns variant: none packs the weights (one packed layout
     # per kernel is what `split_prepacked` takes out)
     return all(r is not None and r.width is None and r.variant == "columns" for r in rules)

@@ -31,6 +31,7 @@ import sympy
 
 from unity.tir import expr as E
 from unity.tir.arith.analyzer import Analyzer
+from unity.tir.arith.const_int_bound import NEG_INF, POS_INF
 
 __all__ = ["prove_in_bounds"]
 
@@ -110,9 +111,8 @@ class _Bounder:
         if rng is not None:  # a loop variable: its range's ends
             return self.bounds(rng.min)[0], self.bounds(rng.min + rng.extent - 1)[1]
         known = self.analyzer.const_int_bound(v)
-        lo, hi = known.min_value, known.max_value
-        if lo > -(1 << 62) and hi < (1 << 62):
-            return sympy.Integer(lo), sympy.Integer(hi)
+        if known.min_value != NEG_INF and known.max_value != POS_INF:
+            return sympy.Integer(known.min_value), sympy.Integer(known.max_value)
         if v not in self.sizes:
             raise _Unbounded(v.name)
         self.used.add(v)
