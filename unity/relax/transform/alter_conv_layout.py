@@ -57,7 +57,7 @@ from unity.relax.expr import Call, Function
 from unity.relax.expr_functor import ExprVisitor
 from unity.relax.op.nn.convolution import Conv2DAttrs
 from unity.relax.struct_info import TensorStructInfo
-from unity.relax.transform.blocked_layout_rules import aligned, writes_blocked
+from unity.relax.transform.blocked_layout_rules import aligned, pads_blocked, writes_blocked
 from unity.relax.transform.convert_layout import convert_function_layout
 
 
@@ -114,7 +114,7 @@ def _fits(call: Call, block: int, image_channels: int) -> bool | None:
     c, o = x.shape[1], w.shape[attrs.kernel_layout.index("O")]
     if not (c.is_number and o.is_number):
         return False
-    if aligned(int(c), int(o), attrs.groups, block):
+    if aligned(int(c), int(o), attrs.groups, block) or pads_blocked(int(c), int(o), attrs.groups, block):
         return True
     if writes_blocked(int(c), int(o), attrs.groups, block) or int(c) <= image_channels:
         return None

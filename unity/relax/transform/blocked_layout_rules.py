@@ -17,6 +17,16 @@ blocks of ``b`` lanes moved last: (N, C/b, H, W, b).  Rules that keep a value bl
 - sum/mean/max/min/prod/variance over spatial axes only (axes >= 2), with or without
   keepdims (a global average pool written as ``mean(x, [2, 3], keepdims=True)``).
 
+Channel counts that are no multiple of b (MobileNets' 24, 40, 72, 88, 120) stay blocked
+with their last block padded (``Blocked(b, channels=C)``, `paddable`: at most `MAX_PADDING`
+more channels): a conv without groups, or depthwise, takes a kernel zero-padded to whole
+blocks of output and input channels (`Padded`), so the padded lanes of its result are
+zeros and padded input lanes meet zero weights.  Between convs the padded lanes only have
+to stay finite (a NaN or an infinity times a zero weight would reach real channels), so on
+padded values only the ops in `FINITE_UNARY` and `FINITE_BINARY` stay blocked, a division
+only by a scalar-like divisor; per-channel operands are padded with zeros.  A padded value
+is unblocked by slicing its first C channels.
+
 Every other op (and every rule above that declines) gets its inputs in the original layout.
 
 Example:
@@ -39,6 +49,7 @@ from unity.relax.transform.layout_rules import (
     Desired,
     Layout,
     Layouts,
+    Padded,
     Rule,
     TupleLayout,
     normalize,
@@ -110,17 +121,59 @@ def aligned(c: int, o: int, groups: int, block: int) -> bool:
 
 def writes_blocked(c: int, o: int, groups: int, block: int) -> bool:
     """Whether a conv2d of `c` -> `o` channels that does not run on `block`-lane blocks reads
-    NCHW data and writes "NCHW{block}c" (``out_layout``): no groups, whole output blocks.
+    NCHW data and writes "NCHW{block}c" (``out_layout``): no groups, output channels
+    `paddable` (the last block padded where they are no whole blocks).
 
     Example:
-        >>> writes_blocked(3, 64, 1, 16), writes_blocked(24, 32, 1, 16)
-        (True, True)
-        >>> writes_blocked(32, 64, 1, 16), writes_blocked(3, 24, 1, 16)
+        >>> writes_blocked(3, 64, 1, 16), writes_blocked(24, 32, 1, 16), writes_blocked(3, 24, 1, 16)
+        (True, True, True)
+        >>> writes_blocked(32, 64, 1, 16), writes_blocked(3, 8, 1, 16)
         (False, False)
         >>> writes_blocked(24, 48, 3, 16)  # groups: the conv keeps its NCHW layout
         False
     """
-    return c % block != 0 and groups == 1 and o % block == 0
+    return c % block != 0 and groups == 1 and paddable(o, block)
+
+
+MAX_PADDING = 0.5
+"""The largest share of a channel count its padding to whole blocks may add (24 -> 32 and
+40 -> 48 take it; 8 -> 16 does not)."""
+
+
+def paddable(c: int, block: int) -> bool:
+    """Whether `c` channels are whole blocks or pad to them within `MAX_PADDING`.
+
+    Example:
+        >>> [paddable(c, 16) for c in (32, 24, 40, 72, 8, 3)]
+        [True, True, True, True, False, False]
+    """
+    return c % block == 0 or (-(-c // block) * block - c) <= MAX_PADDING * c
+
+
+def blocked(block: int, c: int, ndim: int = 4) -> Blocked:
+    """The blocked layout of a value of `c` channels: padded where `c` is no multiple of
+    `block`.
+
+    Example:
+        >>> blocked(16, 32), blocked(16, 24)
+        (Blocked(block=16, ndim=4, channels=None), Blocked(block=16, ndim=4, channels=24))
+    """
+    return Blocked(block, ndim, None if c % block == 0 else c)
+
+
+def pads_blocked(c: int, o: int, groups: int, block: int) -> bool:
+    """Whether a conv2d of `c` -> `o` channels runs on `block`-lane blocks with its channels
+    padded to whole blocks: no groups or depthwise, both counts `paddable`.
+
+    Example:
+        >>> pads_blocked(24, 144, 1, 16), pads_blocked(72, 72, 72, 16), pads_blocked(8, 32, 1, 16)
+        (True, True, False)
+        >>> pads_blocked(48, 48, 2, 16)  # grouped: its groups would straddle the blocks
+        False
+    """
+    if not (groups == 1 or c == o == groups):
+        return False
+    return paddable(c, block) and paddable(o, block)
 
 
 def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
@@ -134,16 +187,30 @@ def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     c = _channels(call.args[0].struct_info_, 4)
     w = _shape(call.args[1].struct_info_)
     o = None if w is None or len(w) != 4 else _static(w[kernel_layout.index("O")])
-    if c is None or o is None:
+    if c is None or o is None or any(_static(d) is None for d in w):  # type: ignore[union-attr]
         return None
     pk = normalize(perm_between(kernel_layout, "OIHW"))
-    if aligned(c, o, attrs.groups, block):
-        new = with_attrs(attrs, data_layout=f"NCHW{block}c", kernel_layout="OIHW", out_layout=None)
-        return Decision((Blocked(block), pk), Blocked(block), new)
+    kernel = tuple(int(w[kernel_layout.index(a)]) for a in "OIHW")  # type: ignore[index]
+    data = layouts[0]  # held in these blocks already, or whole blocks: no padding copy on the way in
+    held = (isinstance(data, Blocked) and data.block == block) or c % block == 0
+    if aligned(c, o, attrs.groups, block) or (held and pads_blocked(c, o, attrs.groups, block)):
+        groups, k = attrs.groups, pk
+        if c % block or o % block:  # padded channels: the kernel's padded outputs and inputs are zeros
+            depthwise = attrs.groups > 1  # (`pads_blocked` takes no other groups)
+            groups = _round(c, block) if depthwise else 1
+            k = Padded(pk, (_round(o, block), kernel[1] if depthwise else _round(c, block), *kernel[2:]))
+        new = with_attrs(attrs, data_layout=f"NCHW{block}c", kernel_layout="OIHW", out_layout=None,
+                         groups=groups)  # fmt: skip
+        return Decision((blocked(block, c), k), blocked(block, o), new)
     if writes_blocked(c, o, attrs.groups, block):
+        k = pk if o % block == 0 else Padded(pk, (_round(o, block), *kernel[1:]))
         new = with_attrs(attrs, kernel_layout="OIHW", out_layout=f"NCHW{block}c")
-        return Decision((None, pk), Blocked(block), new)
+        return Decision((None, k), blocked(block, o), new)
     return None
+
+
+def _round(c: int, block: int) -> int:
+    return -(-c // block) * block
 
 
 def _pool(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
@@ -152,15 +219,19 @@ def _pool(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
         block = layouts[0].block
     c = _channels(call.args[0].struct_info_, 4)
     layout: str = call.attrs.layout  # type: ignore[union-attr]  # (Adaptive)Pool2DAttrs
-    if block is None or layout != "NCHW" or c is None or c % block:
+    if block is None or layout != "NCHW" or c is None:
         return None
+    if c % block and not (isinstance(layouts[0], Blocked) and layouts[0].channels == c):
+        return None  # pads only what is held padded already
     new = with_attrs(call.attrs, layout=f"NCHW{block}c")
-    return Decision((Blocked(block),), Blocked(block), new)
+    return Decision((blocked(block, c),), blocked(block, c), new)
 
 
 def _unary(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     layout = layouts[0]
-    return Decision((layout,), layout, call.attrs) if isinstance(layout, Blocked) else None
+    if not isinstance(layout, Blocked) or (layout.channels and call.op not in FINITE_UNARY):
+        return None
+    return Decision((layout,), layout, call.attrs)
 
 
 def _broadcast(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
@@ -172,7 +243,17 @@ def _broadcast(call: Call, layouts: Layouts, desired: Desired) -> Decision | Non
     shapes = [_shape(a.struct_info_) for a in call.args]
     if c is None or any(s is None or not _blockable(s, layout.ndim, c) for s in shapes):
         return None
+    if layout.channels and not _keeps_finite(call, shapes):  # type: ignore[arg-type]
+        return None
     return Decision(tuple(layout for _ in call.args), layout, call.attrs)
+
+
+def _keeps_finite(call: Call, shapes: Sequence[Sequence[Dim]]) -> bool:
+    """Whether a binary op on padded values leaves finite padded lanes finite: an op of
+    `FINITE_BINARY`, or a division by a scalar-like divisor."""
+    if call.op is op.divide:
+        return all(_static(d) == 1 for d in shapes[1])
+    return call.op in FINITE_BINARY
 
 
 def _blockable(shape: Sequence[Dim], ndim: int, c: int) -> bool:
@@ -212,7 +293,7 @@ def _reduce(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     axes = tuple(sorted({a % layout.ndim for a in attrs.axis}))  # type: ignore[union-attr]
     if axes[0] < 2:
         return None  # reduces over the batch or the channels
-    out = layout if keepdims else Blocked(layout.block, layout.ndim - len(axes))
+    out = layout if keepdims else Blocked(layout.block, layout.ndim - len(axes), layout.channels)
     return Decision((layout,), out, with_attrs(attrs, axis=axes))
 
 
@@ -229,6 +310,20 @@ _BROADCAST = (
     op.where,
 )
 _REDUCE = (op.sum, op.mean, op.max, op.min, op.prod, op.variance)
+
+FINITE_UNARY = frozenset({
+    op.abs, op.negative, op.sign, op.floor, op.ceil, op.round, op.tanh, op.sigmoid, op.erf,
+    op.logical_not, op.bitwise_not, op.isnan, op.isinf, op.isfinite, op.clip, op.astype,
+    op.nn.relu, op.nn.gelu, op.nn.gelu_tanh, op.nn.silu,
+})  # fmt: skip
+"""Unary ops that keep a padded value blocked: a finite input gives a finite output
+(`exp`, `log`, `sqrt`, `rsqrt`, `tan` and `square` may not)."""
+FINITE_BINARY = frozenset({
+    op.add, op.subtract, op.multiply, op.maximum, op.minimum, op.bitwise_and, op.bitwise_or,
+    op.equal, op.not_equal, op.less, op.less_equal, op.greater, op.greater_equal,
+    op.logical_and, op.logical_or, op.where,
+})  # fmt: skip
+"""Broadcast ops that keep padded values blocked (and `divide` by a scalar-like divisor)."""
 
 BLOCKED_RULES: dict[Op, Rule] = {
     op.nn.conv2d: _conv,

@@ -43,7 +43,10 @@ A desired data layout may also be channel-blocked, ``{"relax.nn.conv2d": ["NCHW1
 H and W are 1); constants are blocked with numpy.  A conv whose input channels are not whole
 blocks (an image's 3) but whose output channels are, without groups, reads NCHW and writes
 the blocked result itself (``out_layout="NCHW16c"``); any other conv whose channels or groups
-do not fit the block keeps its original layout.
+do not fit the block keeps its original layout.  Channel counts that are no multiple of the
+block (24) are held padded to whole blocks: blocked by ``R.nn.pad`` of the channels before
+the reshape, unblocked by ``R.strided_slice`` of the first C channels after it; a conv's
+kernel on padded channels is zero-padded (``Padded``: with numpy where it is a constant).
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ from unity.relax.transform.layout_rules import (
     Blocked,
     Decision,
     Layout,
+    Padded,
     Perm,
     TupleLayout,
     decide_layout,
@@ -343,6 +347,13 @@ class _Converter(ExprMutator):
         """A lower-rank operand (or a constant) broadcast against a tensor held in `layout`."""
         if isinstance(layout, Blocked):
             return self._broadcast_blocked(expr, layout)
+        if isinstance(layout, Padded):  # a constant kernel
+            assert isinstance(expr, Constant), "a var's padding is a conversion"
+            data = expr.data if layout.perm is None else np.transpose(expr.data, layout.perm)
+            held = Constant(_pad_to(data, layout.shape))
+            self.versions[(id(expr), layout)] = held
+            self.keep.append(expr)
+            return held
         assert isinstance(layout, tuple)
         base = self._as_layout(expr, None) if isinstance(expr, Var) else expr
         sinfo = base.struct_info_
@@ -373,6 +384,12 @@ class _Converter(ExprMutator):
             parts = enumerate(zip(items, cur, want, strict=True))
             fields = [self._convert(it, c, w, f"{hint}_{i}") for i, (it, c, w) in parts]
             return self._emit(Tuple(tuple(fields)), hint)
+        if isinstance(wanted, Padded):  # a weight given as a var (kernels are original-layout)
+            assert current is None, "only original-layout values are padded"
+            if wanted.perm is not None:
+                held = self._emit(op.permute_dims(held, list(wanted.perm)), f"{hint}_{_digits(wanted.perm)}")
+            pads = [w for have, want in zip(_dims(held), wanted.shape, strict=True) for w in (0, want - int(have))]
+            return self._emit(op.nn.pad(held, pads), f"{hint}_padded")
         if isinstance(current, Blocked) or isinstance(wanted, Blocked):
             return self._convert_blocked(held, current, wanted, hint)
         width = sinfo.ndim if isinstance(sinfo, TensorStructInfo) else _width(current)
@@ -392,7 +409,7 @@ class _Converter(ExprMutator):
         padded = (as_dim(1),) * (layout.ndim - len(shape)) + shape
         if isinstance(base, Constant):
             data = base.data.reshape(tuple(int(d) for d in padded))
-            held: Expr = Constant(_blocked_array(data, layout.block))
+            held: Expr = Constant(_blocked_array(data, layout.block, layout.padded))
         else:
             held = self._block(base, padded, layout.block, _hint(base))
         self.versions[(id(expr), layout)] = held
@@ -410,10 +427,17 @@ class _Converter(ExprMutator):
         return self._convert(held, None, wanted, hint)
 
     def _block(self, value: Expr, shape: tuple[Dim, ...], block: int, hint: str) -> Var:
-        """`value`, of `shape` (N, C, *rest) up to a reshape, as (N, C/block, *rest, block)."""
+        """`value`, of `shape` (N, C, *rest) up to a reshape, as (N, C/block, *rest, block)
+        (C padded with zeros to whole blocks first)."""
         n, c, *rest = shape
         if c == 1:  # no channel extent: broadcasts over the blocks and the lanes
             return self._emit(op.reshape(value, (n, c, *rest, 1)), f"{hint}_{block}c")
+        if int(c) % block:
+            if _dims(value) != shape:
+                value = self._emit(op.reshape(value, shape), f"{hint}_4d")
+            pads = [0, 0, 0, -int(c) % block] + [0, 0] * len(rest)
+            value = self._emit(op.nn.pad(value, pads), f"{hint}_pad")
+            c = as_dim(-(-int(c) // block) * block)
         blocks = as_dim(int(c) // block)
         if all(d == 1 for d in rest):  # nothing between the channels and the lanes
             return self._emit(op.reshape(value, (n, blocks, *rest, block)), f"{hint}_{block}c")
@@ -422,15 +446,22 @@ class _Converter(ExprMutator):
         return self._emit(op.permute_dims(split, axes), f"{hint}_{block}c")
 
     def _unblock(self, held: Expr, layout: Blocked, hint: str) -> Var:
-        """`held` (N, C/b, *rest, b) back as (N, C, *rest)."""
+        """`held` (N, C/b, *rest, b) back as (N, C, *rest) (its first C channels, where the
+        last block is padded)."""
         n, blocks, *rest, lanes = _dims(held)
         shape = (n, blocks * lanes, *rest)
         name = f"{hint}_{_digits(tuple(range(layout.ndim)))}"
+        if layout.channels is not None:
+            whole, name = name, f"{hint}_padded"
         if all(d == 1 for d in rest):
-            return self._emit(op.reshape(held, shape), name)
-        axes = [0, 1, layout.ndim, *range(2, layout.ndim)]
-        merged = self._emit(op.permute_dims(held, axes), f"{hint}_merge")
-        return self._emit(op.reshape(merged, shape), name)
+            out = self._emit(op.reshape(held, shape), name)
+        else:
+            axes = [0, 1, layout.ndim, *range(2, layout.ndim)]
+            merged = self._emit(op.permute_dims(held, axes), f"{hint}_merge")
+            out = self._emit(op.reshape(merged, shape), name)
+        if layout.channels is None:
+            return out
+        return self._emit(op.strided_slice(out, [1], [0], [layout.channels]), whole)
 
     def _emit(self, value: Expr, hint: str) -> Var:
         value = self.refresh(value)
@@ -442,6 +473,8 @@ class _Converter(ExprMutator):
 def _width(layout: Layout) -> int:
     if isinstance(layout, Blocked):
         return layout.ndim
+    if isinstance(layout, Padded):
+        return len(layout.shape)
     return len(layout) if isinstance(layout, tuple) else -1
 
 
@@ -451,13 +484,21 @@ def _dims(expr: Expr) -> tuple[Dim, ...]:
     return tuple(sinfo.shape)
 
 
-def _blocked_array(data: np.ndarray, block: int) -> np.ndarray:
-    """`data` (N, C, *rest) as (N, C/block, *rest, block), or (N, 1, *rest, 1) when C is 1."""
+def _blocked_array(data: np.ndarray, block: int, padded: int | None = None) -> np.ndarray:
+    """`data` (N, C, *rest) as (N, C/block, *rest, block), or (N, 1, *rest, 1) when C is 1;
+    C zero-padded to `padded` channels first where given."""
     n, c, *rest = data.shape
     if c == 1:
         return np.ascontiguousarray(data.reshape(*data.shape, 1))
+    if padded is not None:
+        data, c = _pad_to(data, (n, padded, *rest)), padded
     split = data.reshape(n, c // block, block, *rest)
     return np.ascontiguousarray(np.moveaxis(split, 2, -1))
+
+
+def _pad_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`data` zero-padded at the end of each axis to `shape`."""
+    return np.pad(data, [(0, want - have) for have, want in zip(data.shape, shape, strict=True)])
 
 
 def _digits(perm: Perm) -> str:

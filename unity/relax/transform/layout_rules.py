@@ -41,14 +41,38 @@ class Blocked:
 
     An NCHW value in ``Blocked(16)`` is held as "NCHW16c", shape (N, C/16, H, W, 16);
     `ndim` is the rank of the original value (a reduction over H and W may leave 2).
+    Where C is no multiple of the block, `channels` is C and the last block is padded:
+    (N, ceil(C/16), H, W, 16), the lanes past C holding finite values that nothing reads
+    (zeros where written by a conversion or a conv; see `blocked_layout_rules`).
 
     Example:
-        >>> Blocked(16).block, Blocked(16).ndim
-        (16, 4)
+        >>> Blocked(16).block, Blocked(16).ndim, Blocked(16, 4, 24).padded
+        (16, 4, 32)
     """
 
     block: int
     ndim: int = 4
+    channels: int | None = None
+    """The original channel count where it is no multiple of `block` (None: whole blocks)."""
+
+    @property
+    def padded(self) -> int | None:
+        """The channels held (`channels` rounded up to whole blocks), None for whole blocks."""
+        return None if self.channels is None else -(-self.channels // self.block) * self.block
+
+
+@dataclass(frozen=True)
+class Padded:
+    """A weight permuted by `perm` (None: as given), then zero-padded at the end of each
+    axis to `shape` (a conv's kernel whose channels were padded to whole blocks).
+
+    Example:
+        >>> Padded(None, (32, 32, 3, 3)).shape
+        (32, 32, 3, 3)
+    """
+
+    perm: tuple[int, ...] | None
+    shape: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -64,9 +88,9 @@ class TupleLayout:
     fields: tuple[Perm | Blocked | TupleLayout | None, ...]
 
 
-Layout = Perm | Blocked | TupleLayout | None
-"""What a value's layout can be: a tensor perm, a channel-blocked tensor, per-field layouts,
-or the original."""
+Layout = Perm | Blocked | Padded | TupleLayout | None
+"""What a value's layout can be: a tensor perm, a channel-blocked tensor, a padded weight,
+per-field layouts, or the original."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +129,7 @@ def normalize(perm: Layout) -> Layout:
     if isinstance(perm, TupleLayout):
         fields = tuple(normalize(f) for f in perm.fields)
         return None if all(f is None for f in fields) else TupleLayout(fields)
-    if isinstance(perm, Blocked):
+    if isinstance(perm, (Blocked, Padded)):
         return perm
     if perm is None or perm == tuple(range(len(perm))):
         return None
