@@ -538,3 +538,36 @@ def test_onnx_like_model_keeps_its_numbers_through_the_default_pipeline():
         want = evaluate(before, x)
         for vm in vms:
             _close(vm["main"](x).numpy(), want, 1e-3)
+
+
+def test_a_later_dataflow_block_reads_blocked_values_that_are_in_scope():
+    # `r` leaves block 1 blocked as well as NCHW (a var, in scope after it); `x`'s blocked
+    # copy was a dataflow var of block 1, so block 2 blocks `x` again (DeepLabv3 over a
+    # symbolic size: the ASPP's branches in `If`s read the backbone's blocked result)
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 16, 8, 8), "float32"), w1: R.Tensor((32, 16, 3, 3), "float32"),
+                 w2: R.Tensor((32, 32, 3, 3), "float32")):  # fmt: skip
+            with R.dataflow():
+                a = R.nn.conv2d(x, w1, padding=1)
+                r = R.nn.relu(a)
+                R.output(r)
+            with R.dataflow():
+                b = R.nn.conv2d(r, w2, padding=1)
+                c = R.nn.conv2d(x, w1, padding=1)
+                gv = R.add(b, c)
+                R.output(gv)
+            return gv
+
+    After = ConvertLayout(BLOCK16)(Before)
+    assert relax.analysis.well_formed(After)
+    blocks = After["main"].body.blocks
+    outputs = [b.var.name_hint for b in blocks[0].bindings if not isinstance(b.var, relax.DataflowVar)]
+    assert outputs == ["r_inner", "r"]  # both layouts leave (the unread one is dead code)
+    block2 = [b.var.name_hint for b in blocks[1].bindings]
+    assert "x_16c" in block2 and not [n for n in block2 if n.startswith("r_")]
+    args = (_rand(1, 16, 8, 8), _rand(32, 16, 3, 3) * 0.2, _rand(32, 32, 3, 3) * 0.1)
+    want = evaluate(Before, *args)
+    _close(evaluate(After, *args), want)
+    _close(_compiled(After)["main"](*args).numpy(), want)

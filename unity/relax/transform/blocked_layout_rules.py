@@ -54,6 +54,7 @@ from unity.relax.transform.layout_rules import (
     TupleLayout,
     normalize,
     perm_between,
+    whole_blocks,
     with_attrs,
 )  # fmt: skip
 from unity.topi.nn.layout import blocked_layout
@@ -125,8 +126,10 @@ def writes_blocked(c: int, o: int, groups: int, block: int) -> bool:
     `paddable` (the last block padded where they are no whole blocks).
 
     Example:
-        >>> writes_blocked(3, 64, 1, 16), writes_blocked(24, 32, 1, 16), writes_blocked(3, 24, 1, 16)
-        (True, True, True)
+        >>> writes_blocked(3, 64, 1, 16), writes_blocked(24, 32, 1, 16)
+        (True, True)
+        >>> writes_blocked(3, 24, 1, 16)  # 24 output channels: two blocks, the last padded
+        True
         >>> writes_blocked(32, 64, 1, 16), writes_blocked(3, 8, 1, 16)
         (False, False)
         >>> writes_blocked(24, 48, 3, 16)  # groups: the conv keeps its NCHW layout
@@ -147,7 +150,7 @@ def paddable(c: int, block: int) -> bool:
         >>> [paddable(c, 16) for c in (32, 24, 40, 72, 8, 3)]
         [True, True, True, True, False, False]
     """
-    return c % block == 0 or (-(-c // block) * block - c) <= MAX_PADDING * c
+    return whole_blocks(c, block) - c <= MAX_PADDING * c
 
 
 def blocked(block: int, c: int, ndim: int = 4) -> Blocked:
@@ -191,26 +194,23 @@ def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
         return None
     pk = normalize(perm_between(kernel_layout, "OIHW"))
     kernel = tuple(int(w[kernel_layout.index(a)]) for a in "OIHW")  # type: ignore[index]
-    data = layouts[0]  # held in these blocks already, or whole blocks: no padding copy on the way in
+    data = layouts[0]  # held in these blocks already, or whole blocks: no padding copy in
     held = (isinstance(data, Blocked) and data.block == block) or c % block == 0
     if aligned(c, o, attrs.groups, block) or (held and pads_blocked(c, o, attrs.groups, block)):
         groups, k = attrs.groups, pk
-        if c % block or o % block:  # padded channels: the kernel's padded outputs and inputs are zeros
+        if c % block or o % block:  # the kernel's padded outputs and inputs are zeros
             depthwise = attrs.groups > 1  # (`pads_blocked` takes no other groups)
-            groups = _round(c, block) if depthwise else 1
-            k = Padded(pk, (_round(o, block), kernel[1] if depthwise else _round(c, block), *kernel[2:]))
+            groups = whole_blocks(c, block) if depthwise else 1
+            inputs = kernel[1] if depthwise else whole_blocks(c, block)
+            k = Padded(pk, (whole_blocks(o, block), inputs, *kernel[2:]))
         new = with_attrs(attrs, data_layout=f"NCHW{block}c", kernel_layout="OIHW", out_layout=None,
                          groups=groups)  # fmt: skip
         return Decision((blocked(block, c), k), blocked(block, o), new)
     if writes_blocked(c, o, attrs.groups, block):
-        k = pk if o % block == 0 else Padded(pk, (_round(o, block), *kernel[1:]))
+        k = pk if o % block == 0 else Padded(pk, (whole_blocks(o, block), *kernel[1:]))
         new = with_attrs(attrs, kernel_layout="OIHW", out_layout=f"NCHW{block}c")
         return Decision((None, k), blocked(block, o), new)
     return None
-
-
-def _round(c: int, block: int) -> int:
-    return -(-c // block) * block
 
 
 def _pool(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
@@ -221,7 +221,8 @@ def _pool(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     layout: str = call.attrs.layout  # type: ignore[union-attr]  # (Adaptive)Pool2DAttrs
     if block is None or layout != "NCHW" or c is None:
         return None
-    if c % block and not (isinstance(layouts[0], Blocked) and layouts[0].channels == c):
+    held = layouts[0]
+    if c % block and not (isinstance(held, Blocked) and (held.block, held.channels) == (block, c)):
         return None  # pads only what is held padded already
     new = with_attrs(call.attrs, layout=f"NCHW{block}c")
     return Decision((blocked(block, c),), blocked(block, c), new)

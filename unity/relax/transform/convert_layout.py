@@ -66,6 +66,7 @@ from unity.relax.expr import (
     BindingBlock,
     Call,
     Constant,
+    DataflowBlock,
     DataflowVar,
     Expr,
     Function,
@@ -93,6 +94,7 @@ from unity.relax.transform.layout_rules import (
     decide_layout,
     normalize,
     perm_between,
+    whole_blocks,
 )  # fmt: skip
 from unity.relax.utils import struct_info_equal
 
@@ -165,7 +167,7 @@ def convert_function_layout(
     """
     if not _calls_any(func, table):
         return func
-    return _Converter(mod, table).visit_expr(func)
+    return _Converter(mod, table, _read_in_later_blocks(func)).visit_expr(func)
 
 
 def _calls_any(func: Function, table: dict[Op, tuple[str, ...]]) -> bool:
@@ -180,12 +182,38 @@ def _calls_any(func: Function, table: dict[Op, tuple[str, ...]]) -> bool:
     return any(found)
 
 
+def _read_in_later_blocks(func: Function) -> set[Var]:
+    """The vars that bindings of another block than their own read (a later block, or the
+    branches of a later `If`)."""
+    home: dict[Var, int] = {}
+    read: set[Var] = set()
+    blocks: list[int] = []
+
+    class _Uses(ExprVisitor):
+        def visit_binding_block(self, block: BindingBlock) -> None:
+            blocks.append(id(block))
+            super().visit_binding_block(block)
+            blocks.pop()
+
+        def visit_var_def(self, var: Var) -> None:
+            if blocks:
+                home[var] = blocks[-1]
+
+        def visit_var_(self, var: Var) -> None:
+            if blocks and home.get(var, blocks[-1]) != blocks[-1]:
+                read.add(var)
+
+    _Uses().visit_expr(func)
+    return read
+
+
 class _Converter(ExprMutator):
     """Rewrite bindings in order, tracking each original var's current layout."""
 
-    def __init__(self, mod: IRModule, table: dict[Op, tuple[str, ...]]) -> None:
+    def __init__(self, mod: IRModule, table: dict[Op, tuple[str, ...]], later: set[Var]) -> None:
         super().__init__(mod)
         self.table = table
+        self.later = later  # dataflow outputs that later blocks read
         self.layout: dict[Var, Layout] = {}  # original var -> layout of the value now held
         self.versions: dict[tuple[int, Layout], Expr] = {}  # (id(original), layout) -> holder
         self.keep: list[Expr] = []  # keeps ids in `versions` alive
@@ -216,6 +244,15 @@ class _Converter(ExprMutator):
         if body is expr.body and all(a is b for a, b in zip(blocks, expr.blocks, strict=True)):
             return expr
         return SeqExpr(tuple(blocks), body, span=expr.span)
+
+    def visit_binding_block(self, block: BindingBlock) -> BindingBlock:
+        """Convert the bindings; the conversions held in dataflow vars end with their block."""
+        out = super().visit_binding_block(block)
+        if isinstance(block, DataflowBlock):
+            gone = [k for k, held in self.versions.items() if isinstance(held, DataflowVar)]
+            for key in gone:
+                del self.versions[key]
+        return out
 
     def visit_binding(self, binding: Binding) -> list[Binding]:
         """Apply the layout rule of the bound value (or feed it original layouts)."""
@@ -276,8 +313,10 @@ class _Converter(ExprMutator):
             new = type(var)(var.name_hint, value.struct_info_, span=var.span)
             self._record(var, layout, new)
             return [VarBinding(new, value, span=binding.span)]
-        # a dataflow output leaves its block in the original layout
-        inner = DataflowVar(var.name_hint + "_inner", value.struct_info_, span=var.span)
+        # a dataflow output leaves its block in the original layout (and, where later blocks
+        # read it, in its new layout too: a `Var`, in scope after the block)
+        kind = Var if var in self.later else DataflowVar
+        inner = kind(var.name_hint + "_inner", value.struct_info_, span=var.span)
         self._record(var, layout, inner)
         outer, self.pending = self.pending, []
         back = self._convert(inner, layout, None, var.name_hint)
@@ -387,8 +426,10 @@ class _Converter(ExprMutator):
         if isinstance(wanted, Padded):  # a weight given as a var (kernels are original-layout)
             assert current is None, "only original-layout values are padded"
             if wanted.perm is not None:
-                held = self._emit(op.permute_dims(held, list(wanted.perm)), f"{hint}_{_digits(wanted.perm)}")
-            pads = [w for have, want in zip(_dims(held), wanted.shape, strict=True) for w in (0, want - int(have))]
+                name = f"{hint}_{_digits(wanted.perm)}"
+                held = self._emit(op.permute_dims(held, list(wanted.perm)), name)
+            pairs = zip(_dims(held), wanted.shape, strict=True)
+            pads = [w for have, want in pairs for w in (0, want - int(have))]
             return self._emit(op.nn.pad(held, pads), f"{hint}_padded")
         if isinstance(current, Blocked) or isinstance(wanted, Blocked):
             return self._convert_blocked(held, current, wanted, hint)
@@ -437,7 +478,7 @@ class _Converter(ExprMutator):
                 value = self._emit(op.reshape(value, shape), f"{hint}_4d")
             pads = [0, 0, 0, -int(c) % block] + [0, 0] * len(rest)
             value = self._emit(op.nn.pad(value, pads), f"{hint}_pad")
-            c = as_dim(-(-int(c) // block) * block)
+            c = as_dim(whole_blocks(int(c), block))
         blocks = as_dim(int(c) // block)
         if all(d == 1 for d in rest):  # nothing between the channels and the lanes
             return self._emit(op.reshape(value, (n, blocks, *rest, block)), f"{hint}_{block}c")

@@ -58,7 +58,17 @@ class Blocked:
     @property
     def padded(self) -> int | None:
         """The channels held (`channels` rounded up to whole blocks), None for whole blocks."""
-        return None if self.channels is None else -(-self.channels // self.block) * self.block
+        return None if self.channels is None else whole_blocks(self.channels, self.block)
+
+
+def whole_blocks(c: int, block: int) -> int:
+    """`c` channels rounded up to whole blocks of `block` lanes.
+
+    Example:
+        >>> whole_blocks(24, 16), whole_blocks(32, 16)
+        (32, 32)
+    """
+    return -(-c // block) * block
 
 
 @dataclass(frozen=True)
