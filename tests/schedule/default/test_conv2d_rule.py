@@ -73,6 +73,24 @@ def test_blocked_conv_puts_the_block_lanes_in_vectors() -> None:
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
 
 
+def test_blocked_conv_over_one_pixel_packs_its_weights() -> None:
+    # a squeeze-and-excitation conv after a global pool (576 -> 144 at 1 x 1): its one
+    # pixel cannot be flattened with rows, and had fallen to an unpacked kernel read with a
+    # stride of 576 per lane (6x slower)
+    from default_workloads import conv_blocked
+
+    from unity.schedule.default.prepack import PREPACK
+
+    scheduled = schedule_primfunc(conv_blocked(576, 1, 1, 144, 1, block=16, bias_relu=True), AVX512)
+    recipes = [
+        s.block.annotations[PREPACK] for s in walk(scheduled.body)
+        if isinstance(s, tir.BlockRealize) and PREPACK in s.block.annotations
+    ]  # fmt: skip
+    assert recipes == ["oihw_blocked:16:48"]  # three output blocks per tile
+    unscheduled = conv_blocked(576, 1, 1, 144, 1, block=16, bias_relu=True)
+    np.testing.assert_allclose(_run(scheduled), _run(unscheduled), rtol=1e-4, atol=1e-4)
+
+
 def _pad_parents(func: tir.PrimFunc) -> list[For]:
     """The parallel loops that hold the padding block."""
     return [

@@ -227,7 +227,9 @@ def blocked_tiling(info: BlockInfo, ctx: RuleContext) -> BlockedTiling | None:
             window, False, in_blocks, None, rows,
         )  # fmt: skip
     wide = pixel_tile(pixels, vectors, ctx, fill=True)
-    flatten = pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)  # type: ignore[operator]
+    flatten = pixels > 1 and (
+        pointwise or width % row_tile != 0 or (window and rc_block is None and row_tile < wide)  # type: ignore[operator]
+    )  # one pixel (squeeze-and-excitation): nothing to flatten
     tile = (vectors * block, wide if flatten else row_tile)
     return BlockedTiling(
         block, out_blocks, conv.out_blocks_per_group, width, pixels, False, flatten, tile,
