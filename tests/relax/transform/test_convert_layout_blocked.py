@@ -571,3 +571,25 @@ def test_a_later_dataflow_block_reads_blocked_values_that_are_in_scope():
     want = evaluate(Before, *args)
     _close(evaluate(After, *args), want)
     _close(_compiled(After)["main"](*args).numpy(), want)
+
+
+def test_an_hwio_kernel_on_padded_channels_is_permuted_then_padded():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 16, 6, 6), "float32"), w1: R.Tensor((3, 3, 16, 24), "float32"),
+                 w2: R.Tensor((3, 3, 24, 32), "float32")):  # fmt: skip
+            with R.dataflow():
+                a = R.nn.conv2d(x, w1, padding=1, kernel_layout="HWIO")
+                r = R.nn.relu(a)
+                gv = R.nn.conv2d(r, w2, padding=1, kernel_layout="HWIO")
+                R.output(gv)
+            return gv
+
+    After = ConvertLayout(BLOCK16)(Before)
+    pads = [c.attrs.pad_width for c in _calls(After, op.nn.pad)]
+    assert pads == [(0, 8, 0, 0, 0, 0, 0, 0), (0, 0, 0, 8, 0, 0, 0, 0)]  # O, then I, of OIHW
+    args = (_rand(1, 16, 6, 6), _rand(3, 3, 16, 24) * 0.2, _rand(3, 3, 24, 32) * 0.2)
+    want = evaluate(Before, *args)
+    _close(evaluate(After, *args), want)
+    _close(_compiled(After)["main"](*args).numpy(), want)

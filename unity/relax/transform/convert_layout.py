@@ -386,10 +386,12 @@ class _Converter(ExprMutator):
         """A lower-rank operand (or a constant) broadcast against a tensor held in `layout`."""
         if isinstance(layout, Blocked):
             return self._broadcast_blocked(expr, layout)
-        if isinstance(layout, Padded):  # a constant kernel
-            assert isinstance(expr, Constant), "a var's padding is a conversion"
-            data = expr.data if layout.perm is None else np.transpose(expr.data, layout.perm)
-            held = Constant(_pad_to(data, layout.shape))
+        if isinstance(layout, Padded):  # a kernel: padded with numpy where it is a constant
+            if isinstance(expr, Constant):
+                data = expr.data if layout.perm is None else np.transpose(expr.data, layout.perm)
+                held: Expr = Constant(_pad_to(data, layout.shape))
+            else:
+                held = self._convert(self._as_layout(expr, None), None, layout, _hint(expr))
             self.versions[(id(expr), layout)] = held
             self.keep.append(expr)
             return held
@@ -423,8 +425,9 @@ class _Converter(ExprMutator):
             parts = enumerate(zip(items, cur, want, strict=True))
             fields = [self._convert(it, c, w, f"{hint}_{i}") for i, (it, c, w) in parts]
             return self._emit(Tuple(tuple(fields)), hint)
-        if isinstance(wanted, Padded):  # a weight given as a var (kernels are original-layout)
-            assert current is None, "only original-layout values are padded"
+        if isinstance(wanted, Padded):  # a kernel given as a var
+            if current is not None:
+                held = self._convert(held, current, None, hint)
             if wanted.perm is not None:
                 name = f"{hint}_{_digits(wanted.perm)}"
                 held = self._emit(op.permute_dims(held, list(wanted.perm)), name)
