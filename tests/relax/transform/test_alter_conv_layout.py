@@ -209,9 +209,10 @@ def test_channels_no_multiple_of_the_block_run_blocked_with_the_last_block_padde
 
 
 def test_padded_lanes_never_meet_an_op_that_could_make_them_infinite() -> None:
-    """1 / (y * y): the zeros of a padded block would give infinities, and a conv would
-    multiply them by its zero weights (NaN in every channel); the divide takes its operand
-    unblocked (sliced to 24 channels) instead."""
+    """1 / (y * y + ones per channel): the padded lanes hold 0 (the per-channel operand is
+    padded with zeros), 1 / 0 would be infinite, and the next conv would multiply it by its
+    zero weights (NaN in every channel); the divide takes its operand unblocked (sliced to
+    24 channels) instead."""
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo((1, 16, 6, 6), "float32"))
     w1 = relax.Constant((RNG.standard_normal((24, 16, 3, 3)) * 0.2).astype("float32"))
@@ -219,7 +220,9 @@ def test_padded_lanes_never_meet_an_op_that_could_make_them_infinite() -> None:
     with bb.function("main", [x]):
         with bb.dataflow():
             y = bb.emit(op.nn.conv2d(x, w1, padding=1))
-            y = bb.emit(op.divide(relax.const(1.0), op.add(op.multiply(y, y), relax.const(1.0))))
+            ones = relax.Constant(np.ones((24, 1, 1), "float32"))
+            y = bb.emit(op.add(op.multiply(y, y), ones))
+            y = bb.emit(op.divide(relax.const(1.0), y))
             gv = bb.emit_output(op.nn.conv2d(y, w2))
         bb.emit_func_output(gv)
     before = bb.get()
