@@ -313,12 +313,13 @@ _BROADCAST = (
 _REDUCE = (op.sum, op.mean, op.max, op.min, op.prod, op.variance)
 
 FINITE_UNARY = frozenset({
-    op.abs, op.negative, op.sign, op.floor, op.ceil, op.round, op.tanh, op.sigmoid, op.erf,
-    op.logical_not, op.bitwise_not, op.isnan, op.isinf, op.isfinite, op.clip, op.astype,
-    op.nn.relu, op.nn.gelu, op.nn.gelu_tanh, op.nn.silu,
+    op.abs, op.negative, op.sign, op.square, op.floor, op.ceil, op.round, op.tanh,
+    op.sigmoid, op.erf, op.logical_not, op.bitwise_not, op.isnan, op.isinf, op.isfinite,
+    op.clip, op.astype, op.nn.relu, op.nn.gelu, op.nn.gelu_tanh, op.nn.silu,
 })  # fmt: skip
 """Unary ops that keep a padded value blocked: a finite input gives a finite output
-(`exp`, `log`, `sqrt`, `rsqrt`, `tan` and `square` may not)."""
+(`log`, `sqrt` and `rsqrt` of the zeros a conv leaves would not, `exp` and `tan` of
+moderate values may not)."""
 FINITE_BINARY = frozenset({
     op.add, op.subtract, op.multiply, op.maximum, op.minimum, op.bitwise_and, op.bitwise_or,
     op.equal, op.not_equal, op.less, op.less_equal, op.greater, op.greater_equal,
