@@ -479,9 +479,9 @@ class _Converter(ExprMutator):
         if int(c) % block:
             if _dims(value) != shape:
                 value = self._emit(op.reshape(value, shape), f"{hint}_4d")
-            pads = [0, 0, 0, -int(c) % block] + [0, 0] * len(rest)
-            value = self._emit(op.nn.pad(value, pads), f"{hint}_pad")
-            c = as_dim(whole_blocks(int(c), block))
+            whole = whole_blocks(int(c), block)
+            pads = [0, 0, 0, whole - int(c)] + [0, 0] * len(rest)
+            value, c = self._emit(op.nn.pad(value, pads), f"{hint}_pad"), as_dim(whole)
         blocks = as_dim(int(c) // block)
         if all(d == 1 for d in rest):  # nothing between the channels and the lanes
             return self._emit(op.reshape(value, (n, blocks, *rest, block)), f"{hint}_{block}c")
@@ -495,17 +495,16 @@ class _Converter(ExprMutator):
         n, blocks, *rest, lanes = _dims(held)
         shape = (n, blocks * lanes, *rest)
         name = f"{hint}_{_digits(tuple(range(layout.ndim)))}"
-        if layout.channels is not None:
-            whole, name = name, f"{hint}_padded"
+        merged_name = name if layout.channels is None else f"{hint}_padded"
         if all(d == 1 for d in rest):
-            out = self._emit(op.reshape(held, shape), name)
+            out = self._emit(op.reshape(held, shape), merged_name)
         else:
             axes = [0, 1, layout.ndim, *range(2, layout.ndim)]
             merged = self._emit(op.permute_dims(held, axes), f"{hint}_merge")
-            out = self._emit(op.reshape(merged, shape), name)
+            out = self._emit(op.reshape(merged, shape), merged_name)
         if layout.channels is None:
             return out
-        return self._emit(op.strided_slice(out, [1], [0], [layout.channels]), whole)
+        return self._emit(op.strided_slice(out, [1], [0], [layout.channels]), name)
 
     def _emit(self, value: Expr, hint: str) -> Var:
         value = self.refresh(value)

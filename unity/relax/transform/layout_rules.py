@@ -42,8 +42,9 @@ class Blocked:
     An NCHW value in ``Blocked(16)`` is held as "NCHW16c", shape (N, C/16, H, W, 16);
     `ndim` is the rank of the original value (a reduction over H and W may leave 2).
     Where C is no multiple of the block, `channels` is C and the last block is padded:
-    (N, ceil(C/16), H, W, 16), the lanes past C holding finite values that nothing reads
-    (zeros where written by a conversion or a conv; see `blocked_layout_rules`).
+    (N, ceil(C/16), H, W, 16), the lanes past C holding finite values no result depends on
+    (zeros where a conversion or a conv writes them, met by zero weights in the next conv;
+    see `blocked_layout_rules`).
 
     Example:
         >>> Blocked(16).block, Blocked(16).ndim, Blocked(16, 4, 24).padded
