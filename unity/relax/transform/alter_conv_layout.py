@@ -121,7 +121,7 @@ def _fits(call: Call, block: int, image_channels: int) -> bool | None:
     fit = (int(c), int(o), attrs.groups, block)
     if aligned(*fit) or pads_blocked(*fit):
         return True
-    if writes_blocked(int(c), int(o), attrs.groups, block) or int(c) <= image_channels:
+    if writes_blocked(*fit) or int(c) <= image_channels:
         return None
     h, wd = x.shape[2], x.shape[3]
     if h.is_number and wd.is_number and int(h) * int(wd) == 1:

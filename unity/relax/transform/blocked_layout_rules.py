@@ -189,11 +189,10 @@ def _conv(call: Call, layouts: Layouts, desired: Desired) -> Decision | None:
     kernel_layout = attrs.kernel_layout
     c = _channels(call.args[0].struct_info_, 4)
     w = _shape(call.args[1].struct_info_)
-    o = None if w is None or len(w) != 4 else _static(w[kernel_layout.index("O")])
-    if c is None or o is None or any(_static(d) is None for d in w):  # type: ignore[union-attr]
+    if c is None or w is None or len(w) != 4 or any(_static(d) is None for d in w):
         return None
-    pk = normalize(perm_between(kernel_layout, "OIHW"))
-    kernel = tuple(int(w[kernel_layout.index(a)]) for a in "OIHW")  # type: ignore[index]
+    kernel = tuple(int(w[kernel_layout.index(a)]) for a in "OIHW")  # its (O, I, KH, KW)
+    o, pk = kernel[0], normalize(perm_between(kernel_layout, "OIHW"))
     data = layouts[0]  # held in these blocks already, or whole blocks: no padding copy in
     held = (isinstance(data, Blocked) and data.block == block) or c % block == 0
     if aligned(c, o, attrs.groups, block) or (held and pads_blocked(c, o, attrs.groups, block)):

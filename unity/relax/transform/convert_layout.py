@@ -386,12 +386,10 @@ class _Converter(ExprMutator):
         """A lower-rank operand (or a constant) broadcast against a tensor held in `layout`."""
         if isinstance(layout, Blocked):
             return self._broadcast_blocked(expr, layout)
-        if isinstance(layout, Padded):  # a kernel: padded with numpy where it is a constant
-            if isinstance(expr, Constant):
-                data = expr.data if layout.perm is None else np.transpose(expr.data, layout.perm)
-                held: Expr = Constant(_pad_to(data, layout.shape))
-            else:
-                held = self._convert(self._as_layout(expr, None), None, layout, _hint(expr))
+        if isinstance(layout, Padded):  # a constant kernel (a var's is a conversion)
+            assert isinstance(expr, Constant), "call arguments are vars or constants (ANF)"
+            data = expr.data if layout.perm is None else np.transpose(expr.data, layout.perm)
+            held = Constant(_pad_to(data, layout.shape))
             self.versions[(id(expr), layout)] = held
             self.keep.append(expr)
             return held
