@@ -16,6 +16,9 @@ from unity.topi.testing.conv2d_nchw_python import conv2d_nchw_python
 
 RNG = np.random.default_rng(11)
 
+SMALL = {"min_channels": 16}
+"""Lets convs of 16 channels (two blocks of 8) through: the rewrite's mechanics at small sizes."""
+
 
 def _blocked_convs(convs: list[dict], c: int = 16, size: int = 16, b: int = 8) -> unity.IRModule:
     """x (NCHW{b}c) -> (conv(**kwargs) -> relu)*, each conv 3x3 `c` -> `c` unless told."""
@@ -53,11 +56,11 @@ def _callees(mod: unity.IRModule) -> list[str]:
 
 
 def test_a_3x3_conv_becomes_data_matmul_output() -> None:
-    after = Conv2dWinograd(8)(_blocked_convs([{}]))
+    after = Conv2dWinograd(8, **SMALL)(_blocked_convs([{}], size=20))
     assert _callees(after) == ["winograd_data", "winograd_matmul", "winograd_output", "nn.relu"]
     sinfos = [b.var.struct_info.shape for b in after["main"].body.blocks[0].bindings]
     assert [tuple(int(d) for d in s) for s in sinfos[:3]] == [
-        (36, 1, 16, 16), (36, 1, 1, 16, 16), (1, 2, 16, 16, 8)  # 4 x 4 tiles of 4 x 4, a panel
+        (36, 1, 28, 16), (36, 1, 1, 28, 16), (1, 2, 20, 20, 8)  # 5 x 5 tiles of 4 x 4 (rows: 28)
     ]  # fmt: skip
     names = ("winograd_data", "winograd_matmul", "winograd_output")
     data, matmul, output = (after[n] for n in names)
@@ -67,12 +70,24 @@ def test_a_3x3_conv_becomes_data_matmul_output() -> None:
     assert u.data.shape == (36, 1, 1, 16, 16)
 
 
-def test_small_images_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
-    after = Conv2dWinograd(8)(_blocked_convs([{}], size=8))  # 4 tiles of 4x4, 16 of 2x2
-    assert _callees(after)[:3] == ["winograd_data", "winograd_matmul", "winograd_output"]
-    assert after["main"].body.blocks[0].bindings[0].var.struct_info.shape[0] == 16
-    before = _blocked_convs([{}], size=4)  # 4 tiles of 2x2: fewer than min_tiles
-    assert Conv2dWinograd(8)(before) is before
+def _points(mod: unity.IRModule) -> int | None:
+    """The Winograd points of the first conv in `mod` (36: F(4x4), 16: F(2x2)), None if direct."""
+    first = mod["main"].body.blocks[0].bindings[0]
+    if _callees(mod)[0] != "winograd_data":
+        return None
+    return int(first.var.struct_info.shape[0])
+
+
+def test_images_under_17x17_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
+    """F(4x4) needs 25 tiles (5 x 5: 17 x 17 outputs and more); 14 x 14 makes 16, with
+    31% of the outputs computed past the image, and takes F(2x2): 49 tiles, none wasted;
+    F(2x2) needs 16 tiles."""
+    winograd = Conv2dWinograd(8, **SMALL)
+    sizes = (20, 17, 16, 14, 8, 7, 4)
+    points = {size: _points(winograd(_blocked_convs([{}], size=size))) for size in sizes}
+    assert points == {20: 36, 17: 36, 16: 16, 14: 16, 8: 16, 7: 16, 4: None}
+    lenient = Conv2dWinograd(8, min_tiles=(16, 16), **SMALL)
+    assert _points(lenient(_blocked_convs([{}], size=16))) == 36
 
 
 @pytest.mark.parametrize(
@@ -81,7 +96,21 @@ def test_small_images_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
 )
 def test_other_convs_stay(conv: dict) -> None:
     before = _blocked_convs([conv])
-    assert Conv2dWinograd(8)(before) is before
+    assert Conv2dWinograd(8, **SMALL)(before) is before
+
+
+def test_convs_of_fewer_than_64_channels_in_or_out_stay_direct() -> None:
+    """Their products are too small for the transforms around them (SqueezeNet's 32 ->
+    128 and DenseNet's 128 -> 32 ran faster direct in the model)."""
+    for c, o, want in [(64, 64, 36), (32, 128, None), (128, 32, None), (48, 64, None)]:
+        bb = relax.BlockBuilder()
+        x = relax.Var("x", relax.TensorStructInfo((1, c // 16, 20, 20, 16), "float32"))
+        w = relax.Constant(RNG.standard_normal((o, c, 3, 3)).astype("float32"))
+        with bb.function("main", [x]):
+            with bb.dataflow():
+                out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW16c"))
+            bb.emit_func_output(out)
+        assert _points(Conv2dWinograd(16)(bb.get())) == want, (c, o)
 
 
 def test_a_weight_that_is_not_constant_stays() -> None:
@@ -93,47 +122,45 @@ def test_a_weight_that_is_not_constant_stays() -> None:
             out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW8c"))
         bb.emit_func_output(out)
     before = bb.get()
-    assert Conv2dWinograd(8)(before) is before
+    assert Conv2dWinograd(8, **SMALL)(before) is before
 
 
 def test_a_weight_too_large_to_transform_takes_smaller_tiles_or_stays() -> None:
-    before = _blocked_convs([{}])  # transformed: 36 (F(4x4)) or 16 (F(2x2)) x 16 x 16 x 4 bytes
+    before = _blocked_convs([{}], size=20)  # transformed: 36 or 16 points x 16 x 16 x 4 bytes
     points = {
-        limit: Conv2dWinograd(8, max_weight_bytes=limit << 10)(before)["main"].body.blocks[0]
-        .bindings[0].var.struct_info.shape[0]
+        limit: _points(Conv2dWinograd(8, max_weight_bytes=limit << 10, **SMALL)(before))
         for limit in (40, 30)
-    }  # fmt: skip
+    }
     assert points == {40: 36, 30: 16}
-    assert Conv2dWinograd(8, max_weight_bytes=10 << 10)(before) is before
+    assert Conv2dWinograd(8, max_weight_bytes=10 << 10, **SMALL)(before) is before
 
 
 def test_a_5x5_conv_takes_2x2_tiles_of_6x6_points() -> None:
-    after = Conv2dWinograd(8)(_blocked_convs([{"k": 5}]))  # 8 x 8 tiles of 2 x 2
+    after = Conv2dWinograd(8, **SMALL)(_blocked_convs([{"k": 5}]))  # 8 x 8 tiles of 2 x 2
     assert _callees(after)[:3] == ["winograd_data", "winograd_matmul", "winograd_output"]
     shape = after["main"].body.blocks[0].bindings[0].var.struct_info.shape
     assert tuple(int(d) for d in shape) == (36, 1, 64, 16)
 
 
 def test_identical_convs_share_their_prim_funcs() -> None:
-    after = Conv2dWinograd(8)(_blocked_convs([{}, {}]))
+    after = Conv2dWinograd(8, **SMALL)(_blocked_convs([{}, {}]))
     assert _callees(after) == ["winograd_data", "winograd_matmul", "winograd_output", "nn.relu"] * 2
     assert sum(isinstance(f, PrimFunc) for f in after.functions.values()) == 3
 
 
 def test_weights_transform_in_panels_of_two_vectors() -> None:
-    after = Conv2dWinograd(8)(_blocked_convs([{}], c=32))
+    after = Conv2dWinograd(8, **SMALL)(_blocked_convs([{}], c=32, size=20))
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
     assert u.data.shape == (36, 1, 2, 32, 16)
 
 
 @pytest.mark.parametrize(("k", "n"), [(3, 1), (5, 1), (3, 2)])
 def test_compiled_model_matches_numpy(k: int, n: int) -> None:
-    """An NCHW conv chain through the default pipeline: blocked, then Winograd.  32
-    channels are two channel blocks at any vector width (AVX-512's 16 lanes included):
-    a conv over one block keeps the direct form."""
-    c = 32
+    """An NCHW conv chain through the default pipeline: blocked, then Winograd (64
+    channels: the fewest that take it; 20 x 20: F(4x4) for 3 x 3)."""
+    c = 64
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((n, c, 16, 16), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo((n, c, 20, 20), "float32"))
     ws = [RNG.standard_normal((c, c, k, k)).astype("float32") / (4 * k) for _ in range(2)]
     bias = RNG.standard_normal((1, c, 1, 1)).astype("float32")
     with bb.function("main", [x]):
@@ -146,7 +173,7 @@ def test_compiled_model_matches_numpy(k: int, n: int) -> None:
     mod = bb.get()
     lowered = get_pipeline("default", 2, "llvm")(mod)
     assert any(gv.name_hint.startswith("fused_winograd_output") for gv in lowered.functions)
-    data = RNG.standard_normal((n, c, 16, 16)).astype("float32")
+    data = RNG.standard_normal((n, c, 20, 20)).astype("float32")
     got = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())["main"](data).numpy()
 
     def conv(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -164,7 +191,7 @@ def test_a_symbolic_image_size_takes_winograd_with_symbolic_tiles(k: int) -> Non
     sizes that leave partial tiles included."""
     from unity.relax.struct_info import sym
 
-    c, h, w = 32, sym("h"), sym("w")
+    c, h, w = 64, sym("h"), sym("w")
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo((1, c, h, w), "float32"))
     weight = RNG.standard_normal((c, c, k, k)).astype("float32") / (4 * k)
@@ -187,13 +214,13 @@ def test_a_symbolic_image_size_takes_winograd_with_symbolic_tiles(k: int) -> Non
 def test_weight_transform_matches_the_pass_constant() -> None:
     w = RNG.standard_normal((16, 16, 3, 3)).astype("float32")
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, 2, 16, 16, 8), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, 20, 20, 8), "float32"))
     with bb.function("main", [x]):
         with bb.dataflow():
             conv = op.nn.conv2d(x, relax.Constant(w), padding=1, data_layout="NCHW8c")
             out = bb.emit_output(conv)
         bb.emit_func_output(out)
-    after = Conv2dWinograd(8)(bb.get())
+    after = Conv2dWinograd(8, **SMALL)(bb.get())
     u = after["main"].body.blocks[0].bindings[1].value.args[1].fields[1]
     np.testing.assert_array_equal(u.data, winograd_weight_transform(w, 4, 16))
 
@@ -201,7 +228,7 @@ def test_weight_transform_matches_the_pass_constant() -> None:
 def _grouped_conv(groups: int, per_group: int) -> unity.IRModule:
     """A 3x3 conv over 32 channels (4 blocks of 8) in `groups` of `per_group` input channels."""
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, 4, 16, 16, 8), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo((1, 4, 20, 20, 8), "float32"))
     w = RNG.standard_normal((32, per_group, 3, 3)).astype("float32")
     with bb.function("main", [x]):
         with bb.dataflow():
@@ -213,29 +240,35 @@ def _grouped_conv(groups: int, per_group: int) -> unity.IRModule:
 
 def test_grouped_convs_take_a_matmul_per_group() -> None:
     """Two groups of 16 channels (AlexNet's convs are in two groups)."""
-    after = Conv2dWinograd(8)(_grouped_conv(2, 16))
+    after = Conv2dWinograd(8, **SMALL)(_grouped_conv(2, 16))
     bindings = after["main"].body.blocks[0].bindings
-    assert tuple(int(d) for d in bindings[0].var.struct_info.shape) == (36, 2, 16, 16)
+    assert tuple(int(d) for d in bindings[0].var.struct_info.shape) == (36, 2, 28, 16)
     assert bindings[1].value.args[1].fields[1].data.shape == (36, 2, 1, 16, 16)
 
 
-def test_groups_of_one_block_stay_direct() -> None:
-    """RegNet's 3x3 convs in groups of 8 channels (one block): each point's product is
-    8 x 8, cheaper than the transforms around it, so the conv stays direct."""
+def test_small_groups_stay_direct() -> None:
+    """RegNet's 3x3 convs in groups of 8 channels: each point's product is 8 x 8, cheaper
+    than the transforms around it, so the conv stays direct; so do groups of 16 by
+    default (fewer than `min_channels`)."""
     before = _grouped_conv(4, 8)
+    assert Conv2dWinograd(8, **SMALL)(before) is before
+    before = _grouped_conv(2, 16)
     assert Conv2dWinograd(8)(before) is before
 
 
 def test_the_pass_can_be_disabled_by_name() -> None:
     """``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv."""
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, 16, 16, 16), "float32"))
-    w = RNG.standard_normal((16, 16, 3, 3)).astype("float32")
+    x = relax.Var("x", relax.TensorStructInfo((1, 64, 20, 20), "float32"))
+    w = RNG.standard_normal((64, 64, 3, 3)).astype("float32")
     with bb.function("main", [x]):
         with bb.dataflow():
             out = bb.emit_output(op.nn.conv2d(x, relax.Constant(w), padding=1))
         bb.emit_func_output(out)
+    mod = bb.get()
+    names = [gv.name_hint for gv in get_pipeline("default", 2, "llvm")(mod).functions]
+    assert [n for n in names if "winograd" in n]  # taken when not disabled
     with unity.transform.PassContext(opt_level=3, disabled_pass=["Conv2dWinograd"]):
-        lowered = get_pipeline("default", 2, "llvm")(bb.get())
+        lowered = get_pipeline("default", 2, "llvm")(mod)
     names = [gv.name_hint for gv in lowered.functions]
     assert not [n for n in names if "winograd" in n] and [n for n in names if "conv2d" in n]

@@ -93,11 +93,11 @@ def test_constant_weights_are_packed_at_compile_time():
 def test_a_conv_over_a_symbolic_batch_gets_the_tiled_schedule_and_packed_weights():
     """Models exported with a dynamic batch: the conv of ``(n, 32, 28, 28)`` data is tiled
     like a batch-1 conv (it ran as a plain loop nest, 20x slower on a ResNet-18), or runs
-    as Winograd over ``n`` images' tiles.  32 input channels: two channel blocks even at
-    AVX-512's 16 lanes (a conv over one block keeps the direct form)."""
-    wv = rng.standard_normal((32, 32, 3, 3), dtype=np.float32)
+    as Winograd over ``n`` images' tiles.  64 channels in and out: the fewest that take
+    Winograd (fewer keep the direct form)."""
+    wv = rng.standard_normal((64, 64, 3, 3), dtype=np.float32)
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo(("n", 32, 28, 28), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo(("n", 64, 28, 28), "float32"))
     with bb.function("main", [x]):
         with bb.dataflow():
             out = bb.emit_output(op.nn.relu(op.nn.conv2d(x, relax.Constant(wv), padding=1)))
@@ -113,7 +113,7 @@ def test_a_conv_over_a_symbolic_batch_gets_the_tiled_schedule_and_packed_weights
     assert "n" in str(matmul.params[0].shape[2])
     vm = relax.VirtualMachine(unity.compile(mod), unity.cpu())
     for n in (1, 3):
-        a = rng.standard_normal((n, 32, 28, 28), dtype=np.float32)
+        a = rng.standard_normal((n, 64, 28, 28), dtype=np.float32)
         want = np.maximum(_conv_ref(a, wv), 0)
         np.testing.assert_allclose(vm_direct["main"](a).numpy(), want, rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(vm["main"](a).numpy(), want, rtol=1e-4, atol=1e-3)

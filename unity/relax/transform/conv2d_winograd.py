@@ -33,7 +33,9 @@ weight (36/9 or 16/9 times the original).  On Zen 3 (AVX2) against the direct bl
 conv, in ResNet-50's shapes: 64->64 at 56x56 0.62 vs 1.21 ms, 128->128 at 28x28 0.47
 vs 1.19, 256->256 at 14x14 0.54 vs 1.25 (F(4x4)); 512->512 at 7x7 0.98 vs 1.39 (F(2x2):
 7x7 makes 4 tiles of 4x4; its transformed weight, 16 MiB, is at `max_weight_bytes`, beyond
-which a weight streams from memory at every call).  The float32 results differ from the
+which a weight streams from memory at every call).  Timed later in whole models on a
+Sapphire Rapids (AVX-512), 14 x 14 takes F(2x2) and convs of fewer than 64 channels in or
+out stay direct (see `winograd_tile`).  The float32 results differ from the
 direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
 ``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv.
 5x5 convs take F(2x2, 5x5) (36 multiplies per tile against 100): Inception v1's kernels
@@ -82,8 +84,11 @@ class Conv2dWinograd(ModulePass):
 
     block: int = 16
     """Channels per block of the data layout the convs must have (the vector lanes)."""
-    min_tiles: int = 16
-    """The fewest output tiles per image worth a transform (fewer: the direct conv)."""
+    min_tiles: tuple[int, int] = (25, 16)
+    """The fewest output tiles per image worth F(4x4) and F(2x2) (fewer: the next, then
+    the direct conv)."""
+    min_channels: int = 64
+    """The fewest input and output channels per group worth the transforms."""
     max_weight_bytes: int = 16 << 20
     """The largest transformed weight: beyond it the matmul streams it from memory."""
 
@@ -103,18 +108,31 @@ class Conv2dWinograd(ModulePass):
 
 
 def winograd_tile(
-    call: Call, block: int, min_tiles: int = 16, max_weight_bytes: int = 16 << 20
+    call: Call,
+    block: int,
+    min_tiles: tuple[int, int] = (25, 16),
+    max_weight_bytes: int = 16 << 20,
+    min_channels: int = 64,
 ) -> int | None:
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 
     Qualifies: a 3x3 or 5x5 stride-1 undilated conv on "NCHW{block}c" data of constant
     channels (the batch, height and width may be symbolic: a symbolic image is taken to
-    make enough tiles), with a constant OIHW float32 weight whose channels per group are whole blocks,
-    two at least (RegNet-Y's 3x3 convs in groups of 8 channels, inside the model on Zen 3:
-    0.13 ms with the transforms against 0.09 direct at 208 channels 14x14, 0.11 against
-    0.05 at 440 channels 7x7);
-    for 3x3, F(4x4) where it makes `min_tiles` tiles per image and its transformed weight
-    takes at most `max_weight_bytes`, else F(2x2) on the same terms; for 5x5, F(2x2).
+    make enough tiles), with a constant OIHW float32 weight whose channels per group are
+    whole blocks, `min_channels` at least in and out; for 3x3, F(4x4) where it makes
+    ``min_tiles[0]`` tiles per image and its transformed weight takes at most
+    `max_weight_bytes`, else F(2x2) where it makes ``min_tiles[1]`` on the same terms;
+    for 5x5, F(2x2).
+
+    The thresholds, measured in whole models on a 2-core Sapphire Rapids (AVX-512, 16
+    lanes; 100 ms between runs, as the benches time them) against the earlier ones (two
+    channel blocks, 16 tiles): F(4x4) at 13 x 13 or 14 x 14 (16 tiles, 31-51% of the
+    outputs computed past the image) streams a weight 4x the direct conv's for 16 tiles
+    each; F(2x2) covers them in 49; and fewer than 64 channels in or out leave the
+    products too small for the transforms around them (SqueezeNet's 32 -> 128 at 27 x 27,
+    DenseNet's 128 -> 32, AlexNet's 5 x 5 over groups of 48; RegNet-Y's groups of 8 on
+    Zen 3: 0.13 ms with the transforms against 0.09 direct).  SqueezeNet 1.1 3.36 ->
+    3.13 ms, GoogLeNet 10.6 -> 9.95, ResNet-50 25.0 -> 24.0, AlexNet 11.4 -> 10.95.
 
     Example:
         >>> winograd_tile(conv_call, 8)  # doctest: +SKIP
@@ -146,11 +164,13 @@ def winograd_tile(
     o, c = w.data.shape[:2]  # c: the input channels of a group
     if (o // attrs.groups) % block or c % block or o % attrs.groups:
         return None
-    if c < 2 * block:  # one block per group: its 8 x 8 products cost less than transforms
+    if min(c, o // attrs.groups) < min_channels:  # small products: the transforms dominate
         return None
     for m in _TILES[r]:
+        fewest = min_tiles[0] if m == 4 else min_tiles[1]
         # a symbolic size: taken to make enough tiles (the images a model is run on)
-        enough = not (oh.is_number and ow.is_number) or winograd_tiles(int(oh), int(ow), m)[2] >= min_tiles
+        symbolic = not (oh.is_number and ow.is_number)
+        enough = symbolic or winograd_tiles(int(oh), int(ow), m)[2] >= fewest
         if enough and (m + r - 1) ** 2 * o * c * 4 <= max_weight_bytes:
             return m
     return None
@@ -168,7 +188,7 @@ class _Rewriter(ExprMutator):
             return super().visit_binding(binding)
         call = self.visit_expr(binding.value)
         cfg = self.config
-        m = winograd_tile(call, cfg.block, cfg.min_tiles, cfg.max_weight_bytes)
+        m = winograd_tile(call, cfg.block, cfg.min_tiles, cfg.max_weight_bytes, cfg.min_channels)
         if m is None:
             return super().visit_binding(binding)
         x, w = call.args
