@@ -10,6 +10,7 @@ from unity import relax
 from unity.relax import op
 from unity.relax.pipeline import get_pipeline
 from unity.relax.transform import Conv2dWinograd
+from unity.relax.transform.conv2d_winograd import winograd_gain
 from unity.tir.function import PrimFunc
 from unity.topi.nn.winograd import winograd_weight_transform
 from unity.topi.testing.conv2d_nchw_python import conv2d_nchw_python
@@ -78,16 +79,24 @@ def _points(mod: unity.IRModule) -> int | None:
     return int(first.var.struct_info.shape[0])
 
 
-def test_images_under_17x17_take_2x2_tiles_and_tiny_ones_stay_direct() -> None:
-    """F(4x4) needs 25 tiles (5 x 5: 17 x 17 outputs and more); 14 x 14 makes 16, with
-    31% of the outputs computed past the image, and takes F(2x2): 49 tiles, none wasted;
-    F(2x2) needs 16 tiles."""
+def test_the_tile_is_the_largest_that_gains_and_small_images_stay_direct() -> None:
+    """`winograd_gain`: F(4x4) down to 16 x 16 outputs; at 14 x 14 its 16 tiles compute
+    31% past the image and its weight (36 points) costs more than it saves: F(2x2), 49
+    tiles; at 8 x 8 and below neither pays for its weight."""
     winograd = Conv2dWinograd(8, **SMALL)
-    sizes = (20, 17, 16, 14, 8, 7, 4)
+    sizes = (20, 16, 14, 12, 8, 7, 4)
     points = {size: _points(winograd(_blocked_convs([{}], size=size))) for size in sizes}
-    assert points == {20: 36, 17: 36, 16: 16, 14: 16, 8: 16, 7: 16, 4: None}
-    lenient = Conv2dWinograd(8, min_tiles=(16, 16), **SMALL)
-    assert _points(lenient(_blocked_convs([{}], size=16))) == 36
+    assert points == {20: 36, 16: 36, 14: 16, 12: 16, 8: None, 7: None, 4: None}
+    free = Conv2dWinograd(8, flops_per_byte=0.0, **SMALL)  # weight bytes free: F(4x4) at 14
+    assert _points(free(_blocked_convs([{}], size=14))) == 36
+
+
+def test_winograd_gain_counts_the_multiplies_saved_less_the_weight_bytes() -> None:
+    # 14 x 14, F(2x2): 196 * 9 multiply-adds direct, 49 tiles * 16 points, 7 more points
+    assert winograd_gain(14, 14, 3, 2, 25.0) == 196 * 9 - 49 * 16 - 2 * 7 * 25.0
+    # two images share the weight: twice the saving, the same price
+    assert winograd_gain(7, 7, 3, 2, 25.0, n=2) == 2 * (49 * 9 - 16 * 16) - 2 * 7 * 25.0 > 0
+    assert winograd_gain(7, 7, 3, 2, 25.0) < 0
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,7 @@ from unity.topi.nn.winograd import (
     winograd_weight_transform,
 )  # fmt: skip
 
-__all__ = ["Conv2dWinograd", "winograd_tile"]
+__all__ = ["Conv2dWinograd", "winograd_gain", "winograd_tile"]
 
 _TILES = {3: (4, 2), 5: (2,)}
 """Kernel size -> the output tiles tried, largest first (6 x 6 transformed points at most:
@@ -84,9 +84,9 @@ class Conv2dWinograd(ModulePass):
 
     block: int = 16
     """Channels per block of the data layout the convs must have (the vector lanes)."""
-    min_tiles: tuple[int, int] = (25, 16)
-    """The fewest output tiles per image worth F(4x4) and F(2x2) (fewer: the next, then
-    the direct conv)."""
+    flops_per_byte: float = 25.0
+    """What the cores compute in the time memory delivers a byte: the price, in
+    multiply-adds, of each byte the transformed weight adds (see `winograd_gain`)."""
     min_channels: int = 64
     """The fewest input and output channels per group worth the transforms."""
     max_weight_bytes: int = 16 << 20
@@ -107,32 +107,53 @@ class Conv2dWinograd(ModulePass):
         return out
 
 
+def winograd_gain(h: int, w: int, r: int, m: int, flops_per_byte: float, n: int = 1) -> float:
+    """Multiply-adds F(m x m, r x r) saves per input-output channel pair on `n` images of
+    `h x w` outputs, less the price of the bytes its larger weight adds: ``n h w r^2 -
+    tiles p - 2 (p - r^2) flops_per_byte`` (`p` = ``(m + r - 1)^2`` points; 4 bytes per
+    weight, 2 flops per multiply-add).  The weight is read once per call, from memory
+    when the model runs now and then (its weights long out of cache): where it is large
+    against the work, its bytes cost more than the multiplies they save.
+
+    Example:
+        >>> winograd_gain(14, 14, 3, 2, 25.0), winograd_gain(7, 7, 3, 2, 25.0)
+        (630.0, -165.0)
+    """
+    points = (m + r - 1) ** 2
+    tiles = winograd_tiles(h, w, m, n)[2]
+    return n * h * w * r * r - tiles * points - 2 * (points - r * r) * flops_per_byte
+
+
 def winograd_tile(
     call: Call,
     block: int,
-    min_tiles: tuple[int, int] = (25, 16),
+    flops_per_byte: float = 25.0,
     max_weight_bytes: int = 16 << 20,
     min_channels: int = 64,
 ) -> int | None:
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 
     Qualifies: a 3x3 or 5x5 stride-1 undilated conv on "NCHW{block}c" data of constant
-    channels (the batch, height and width may be symbolic: a symbolic image is taken to
-    make enough tiles), with a constant OIHW float32 weight whose channels per group are
-    whole blocks, `min_channels` at least in and out; for 3x3, F(4x4) where it makes
-    ``min_tiles[0]`` tiles per image and its transformed weight takes at most
-    `max_weight_bytes`, else F(2x2) where it makes ``min_tiles[1]`` on the same terms;
-    for 5x5, F(2x2).
+    channels, with a constant OIHW float32 weight whose channels per group are whole
+    blocks, `min_channels` at least in and out.  The tile is the largest (F(4x4), then
+    F(2x2) for 3x3; F(2x2) for 5x5) whose `winograd_gain` is positive and whose
+    transformed weight takes at most `max_weight_bytes` (over a symbolic height or width
+    the largest whose weight fits: a symbolic image is taken to make enough tiles; a
+    symbolic batch is taken to be one image).  The largest, not the one of the most gain:
+    the gain leaves out the transforms, which cost F(2x2) more per output (a 3x3 over
+    128 and 256 channels at 20 x 20, alone, ran 5-25% faster as F(4x4); at 16 x 16
+    level with F(2x2) between runs, faster back to back).
 
-    The thresholds, measured in whole models on a 2-core Sapphire Rapids (AVX-512, 16
-    lanes; 100 ms between runs, as the benches time them) against the earlier ones (two
-    channel blocks, 16 tiles): F(4x4) at 13 x 13 or 14 x 14 (16 tiles, 31-51% of the
-    outputs computed past the image) streams a weight 4x the direct conv's for 16 tiles
-    each; F(2x2) covers them in 49; and fewer than 64 channels in or out leave the
-    products too small for the transforms around them (SqueezeNet's 32 -> 128 at 27 x 27,
-    DenseNet's 128 -> 32, AlexNet's 5 x 5 over groups of 48; RegNet-Y's groups of 8 on
-    Zen 3: 0.13 ms with the transforms against 0.09 direct).  SqueezeNet 1.1 3.36 ->
-    3.13 ms, GoogLeNet 10.6 -> 9.95, ResNet-50 25.0 -> 24.0, AlexNet 11.4 -> 10.95.
+    Measured in whole models on a 2-core Sapphire Rapids (AVX-512, 16 lanes; 100 ms
+    between runs, as the benches time them) against the earlier rule (two channel
+    blocks, 16 tiles per image): F(4x4) at 13 x 13 and 14 x 14 (16 tiles, 31-51% of the
+    outputs computed past the image) streamed a weight 4x the direct conv's for 16 tiles
+    (F(2x2) covers them in 49); F(2x2) at 7 x 7 over 512 channels read its 16 MiB weight
+    in 1.1 ms, onnxruntime's direct conv took 0.8 with the rest; and fewer than 64
+    channels in or out leave the products too small for the transforms around them
+    (SqueezeNet's 32 -> 128 at 27 x 27, DenseNet's 128 -> 32, AlexNet's 5 x 5 over groups
+    of 48; RegNet-Y's groups of 8 on Zen 3: 0.13 ms with the transforms against 0.09
+    direct).  ``flops_per_byte``: ~400 GFLOP/s of direct conv over ~15 GB/s from memory.
 
     Example:
         >>> winograd_tile(conv_call, 8)  # doctest: +SKIP
@@ -166,14 +187,12 @@ def winograd_tile(
         return None
     if min(c, o // attrs.groups) < min_channels:  # small products: the transforms dominate
         return None
-    for m in _TILES[r]:
-        fewest = min_tiles[0] if m == 4 else min_tiles[1]
-        # a symbolic size: taken to make enough tiles (the images a model is run on)
-        symbolic = not (oh.is_number and ow.is_number)
-        enough = symbolic or winograd_tiles(int(oh), int(ow), m)[2] >= fewest
-        if enough and (m + r - 1) ** 2 * o * c * 4 <= max_weight_bytes:
-            return m
-    return None
+    fits = [m for m in _TILES[r] if (m + r - 1) ** 2 * o * c * 4 <= max_weight_bytes]
+    if not (oh.is_number and ow.is_number):  # taken to make enough tiles
+        return fits[0] if fits else None
+    n = int(sinfo.shape[0]) if sinfo.shape[0].is_number else 1
+    gains = (winograd_gain(int(oh), int(ow), r, m, flops_per_byte, n) for m in fits)
+    return next((m for m, gain in zip(fits, gains, strict=True) if gain > 0), None)
 
 
 class _Rewriter(ExprMutator):
@@ -188,7 +207,7 @@ class _Rewriter(ExprMutator):
             return super().visit_binding(binding)
         call = self.visit_expr(binding.value)
         cfg = self.config
-        m = winograd_tile(call, cfg.block, cfg.min_tiles, cfg.max_weight_bytes, cfg.min_channels)
+        m = winograd_tile(call, cfg.block, cfg.flops_per_byte, cfg.max_weight_bytes, cfg.min_channels)
         if m is None:
             return super().visit_binding(binding)
         x, w = call.args
