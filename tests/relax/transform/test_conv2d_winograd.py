@@ -91,6 +91,25 @@ def test_the_tile_is_the_largest_that_gains_and_small_images_stay_direct() -> No
     assert _points(free(_blocked_convs([{}], size=14))) == 36
 
 
+def test_a_symbolic_size_is_evaluated_at_a_typical_image_size() -> None:
+    """A conv over a symbolic height and width takes the tile it would take at
+    `typical_size` (224 by default: F(4x4)); evaluated at 12, F(2x2); at 7, direct."""
+    from unity.relax.struct_info import sym
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 2, sym("h"), sym("w"), 8), "float32"))
+    w = relax.Constant(RNG.standard_normal((16, 16, 3, 3)).astype("float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW8c"))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    points = {
+        size: _points(Conv2dWinograd(8, typical_size=size, **SMALL)(mod)) for size in (224, 12, 7)
+    }
+    assert points == {224: 36, 12: 16, 7: None}
+
+
 def test_winograd_gain_counts_the_multiplies_saved_less_the_weight_bytes() -> None:
     # 14 x 14, F(2x2): 196 * 9 multiply-adds direct, 49 tiles * 16 points, 7 more points
     assert winograd_gain(14, 14, 3, 2, 25.0) == 196 * 9 - 49 * 16 - 2 * 7 * 25.0
