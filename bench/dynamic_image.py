@@ -45,7 +45,12 @@ v3-small 1.80x / 1.59x -> 1.32x / 1.14x, v2 1.37x / 1.24x -> 1.26x / 1.14x,
 EfficientNet-B0 1.28x / 1.20x -> 1.17x / 1.07x, ShuffleNet v2 1.15x / 1.00x -> 1.02x /
 0.90x, the others level within the noise (ConvNeXt-T 1.19x / 1.28x, DenseNet-121 1.20x /
 1.15x, GoogLeNet 1.38x / 1.26x, RegNet-Y-400MF 1.25x / 1.01x, ResNet-50 1.16x / 1.12x,
-SqueezeNet 1.1 1.37x / 1.26x).
+SqueezeNet 1.1 1.37x / 1.26x).  Stop 38, same machine, Winograd only where its larger
+weight pays (`winograd_gain`; 64 channels at least; a symbolic size evaluated at 224):
+GoogLeNet 1.18x / 1.11x (9.8 / 9.3 / 8.4 ms), SqueezeNet 1.1 1.28x / 1.17x, ResNet-50
+1.09x / 1.06x (26.1 / 25.3 / 23.8 ms), DenseNet-121 1.21x / 1.09x, the others level
+(ConvNeXt-T 1.14x / 1.28x, EfficientNet-B0 1.15x / 1.08x, MobileNet v2 1.25x / 1.13x,
+v3-small 1.28x / 1.11x, RegNet-Y-400MF 1.24x / 1.02x, ShuffleNet v2 1.01x / 0.91x).
 """
 
 from __future__ import annotations

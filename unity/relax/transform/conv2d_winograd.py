@@ -142,10 +142,11 @@ def winograd_tile(
     F(2x2) for 3x3; F(2x2) for 5x5) whose `winograd_gain` is positive and whose
     transformed weight takes at most `max_weight_bytes`.  A symbolic height or width is
     evaluated with each of its symbols at `typical_size` (an ImageNet image: a conv after
-    four halvings is taken to be 14 x 14), a symbolic batch taken to be one image.  The largest, not the one of the most gain:
-    the gain leaves out the transforms, which cost F(2x2) more per output (a 3x3 over
-    128 and 256 channels at 20 x 20, alone, ran 5-25% faster as F(4x4); at 16 x 16
-    level with F(2x2) between runs, faster back to back).
+    four halvings is taken to be 14 x 14), a symbolic batch taken to be one image.  The
+    largest, not the one of the most gain: the gain leaves out the transforms, which
+    cost F(2x2) more per output (a 3x3 over 128 and 256 channels at 20 x 20, alone, ran
+    5-25% faster as F(4x4); at 16 x 16 level with F(2x2) between runs, faster back to
+    back).
 
     Measured in whole models on a 2-core Sapphire Rapids (AVX-512, 16 lanes; 100 ms
     between runs, as the benches time them) against the earlier rule (two channel
