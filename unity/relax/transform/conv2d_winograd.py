@@ -34,14 +34,16 @@ conv, in ResNet-50's shapes: 64->64 at 56x56 0.62 vs 1.21 ms, 128->128 at 28x28 
 vs 1.19, 256->256 at 14x14 0.54 vs 1.25 (F(4x4)); 512->512 at 7x7 0.98 vs 1.39 (F(2x2):
 7x7 makes 4 tiles of 4x4; its transformed weight, 16 MiB, is at `max_weight_bytes`, beyond
 which a weight streams from memory at every call).  Timed later in whole models on a
-Sapphire Rapids (AVX-512), 14 x 14 takes F(2x2) and convs of fewer than 64 channels in or
-out stay direct (see `winograd_tile`).  The float32 results differ from the
-direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
+Sapphire Rapids (AVX-512), with pauses between runs, 14 x 14 takes F(2x2), and 7 x 7 and
+convs of fewer than 64 channels in or out stay direct (see `winograd_tile`).  The float32
+results differ from the direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
 ``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv.
 5x5 convs take F(2x2, 5x5) (36 multiplies per tile against 100): Inception v1's kernels
 12.64 -> 12.18 ms in the model.  Grouped convs (whole blocks per group) take one matmul
 per point and group: AlexNet's 5x5 conv in two groups 2.25 -> ~1.3 ms with its
-transforms, the model's kernels 13.4 -> 12.7 ms.
+transforms, the model's kernels 13.4 -> 12.7 ms (both on Zen 3; on the Sapphire Rapids
+AlexNet's groups of 48 channels and most of Inception v1's 5x5 convs, 16-48 channels in,
+ran faster direct and stay so: AlexNet 11.4 -> 10.95 ms, Inception v1 10.8 -> 10.3).
 """
 
 from __future__ import annotations
