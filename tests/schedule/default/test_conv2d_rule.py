@@ -12,6 +12,7 @@ import unity
 from unity import tir
 from unity.schedule.default import RuleContext, schedule_primfunc
 from unity.schedule.tree import find_path, walk
+from unity.tir.expr import PrimExpr
 from unity.tir.stmt import For, ForKind
 
 AVX512 = RuleContext(lanes=16, num_cores=2)
@@ -422,3 +423,57 @@ def test_blocked_conv_over_a_symbolic_size_tiles_the_flattened_pixels(k: int, ch
         built["main"](blocked, weights, out)
         got = out.transpose(0, 1, 4, 2, 3).reshape(want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _symbolic_pointwise(c: int, o: int, size: PrimExpr) -> tir.PrimFunc:
+    """A 1x1 NCHW conv `c` -> `o` over a symbolic image whose side is `size` (of `h`)."""
+    from unity import te, topi
+
+    dims = [tir.IntImm("int64", d) for d in (1, c, o)]  # int64 as legalized from relax
+    x = te.placeholder((dims[0], dims[1], size, size), name="x")
+    wt = te.placeholder((dims[2], dims[1], dims[0], dims[0]), name="wt")
+    return te.create_prim_func([x, wt, topi.nn.conv2d(x, wt, 1, 0, 1, 1, "NCHW", "OIHW")])
+
+
+@pytest.mark.parametrize(("halvings", "variant"), [(2, "pixels"), (5, "channels")])
+def test_pointwise_convs_over_a_symbolic_size_put_pixels_in_vectors_where_many(
+    halvings: int, variant: str
+) -> None:
+    """RegNet-Y's 1x1 convs on NCHW data over a symbolic image: at 56 x 56 for a 224 x 224
+    input the pixels fill the vectors (the channels tile ran ~2x slower); at 7 x 7 (five
+    halvings), where every thread would read the whole weight, the channels do."""
+    from unity.schedule.default import conv2d
+    from unity.schedule.default.analysis import block_infos
+    from unity.topi.testing import conv2d_python
+
+    h = tir.SizeVar("h", "int64")
+    side = (h - 1) // (1 << halvings) + 1
+    func = _symbolic_pointwise(48, 104, side)
+    info = next(b for b in block_infos(func) or [] if conv2d.applies(b))
+    assert conv2d.typical_extent(info.loops[2].extent) == 224 // (1 << halvings)
+    tiling = conv2d.conv_tiling(info, 16)
+    assert tiling is not None and tiling.variant == variant
+
+
+def test_a_pointwise_conv_over_a_symbolic_size_matches_numpy() -> None:
+    """The pixels-in-vector tile over a symbolic image (NCHW data: `AlterConvLayout`
+    off), at sizes shorter than a tile and with a last partial one."""
+    from unity import relax
+    from unity.relax import op
+    from unity.relax.struct_info import sym
+    from unity.topi.testing import conv2d_python
+
+    rng = np.random.default_rng(0)
+    wt = rng.standard_normal((104, 48, 1, 1)).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, 48, sym("h"), sym("w")), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, relax.Constant(wt)))
+        bb.emit_func_output(out)
+    with unity.transform.PassContext(opt_level=3, disabled_pass=["AlterConvLayout"]):
+        vm = relax.VirtualMachine(unity.compile(bb.get()), unity.cpu())
+    for h, w in ((3, 5), (37, 41)):
+        data = rng.standard_normal((1, 48, h, w)).astype("float32")
+        want = conv2d_python(data, wt)
+        np.testing.assert_allclose(vm["main"](data).numpy(), want, rtol=1e-4, atol=1e-4)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from unity.schedule.analysis import linear
+from unity.schedule.analysis import linear, used_vars
 from unity.schedule.default.analysis import (
     BlockInfo,
     RuleContext,
@@ -62,7 +62,9 @@ from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV
 from unity.tir.buffer import Buffer
-from unity.tir.expr import BufferLoad, PrimExpr, Var
+from unity.tir.arith import Analyzer
+from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
+from unity.tir.functor import substitute
 
 __all__ = [
     "ConvTiling", "applies", "conv_tiling", "match", "padding_block", "raise_unsupported",
@@ -220,7 +222,12 @@ def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTi
     (else the columns one) of a long row, the row's last tile guarded: its 384 channels in
     16 groups, kernel 128, over 49 frames ran 32.8 ms in the fallback rule and 1.2 ms here
     (static width: 1.6; onnxruntime 2.2).  `width`, when given, is what a symbolic output
-    width is taken to be (`width_versions`: a version per range of widths).
+    width is taken to be (`width_versions`: a version per range of widths).  A pointwise
+    conv over a symbolic height and width that makes `_MANY_TYPICAL_PIXELS` at a typical
+    size (`typical_extent`) takes the pixels-in-vector tile instead: in the channels one
+    (8 output channels x 7 pixels) RegNet-Y's 1x1 convs on NCHW data ran ~2x slower
+    (48 -> 104 at 56 x 56 0.22 ms against 0.12, 104 -> 104 at 28 x 28 0.11 against
+    0.057, 64 -> 256 at 56 x 56 0.52 against 0.28).
 
     Example:
         >>> conv_tiling(info, 16).tile  # doctest: +SKIP
@@ -239,7 +246,19 @@ def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTi
     column = row or columns_tile(oc, width, lanes)
     pixels = pointwise_pixels(info, found[0])
     pixel = None if pixels is None else pixel_tile(oc, pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes, lanes)
-    variant = "channels" if channel and not row else "pixels" if pixel and not row else "columns"
+    # over a symbolic size a pointwise conv's pixels fill the vectors, not its channels,
+    # where an image of a typical size makes many (its weight is read by every thread)
+    symbolic_pointwise = (
+        pixel is not None
+        and not isinstance(pixels, int)
+        and typical_extent(pixels) >= _MANY_TYPICAL_PIXELS
+    )
+    variant = (
+        "pixels" if symbolic_pointwise
+        else "channels" if channel and not row
+        else "pixels" if pixel and not row
+        else "columns"
+    )  # fmt: skip
     usable = (per_group or oc) if channel is not None else None
     return ConvTiling(usable, oc, ow, variant, channel, column, row is not None, pixels, pixel)
 
@@ -273,6 +292,29 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     if rule.whole_rows and not ctx.knob("conv.parallel"):
         ctx = replace(ctx, knobs=(*ctx.knobs, ("conv.parallel", "rows")))  # rows stay cached
     return _columns_in_vector(sch, info, *(tuned or rule.column_tile), ctx)
+
+
+TYPICAL_IMAGE_SIZE = 224
+"""The height and width of a symbolic image where a rule needs a size (an ImageNet image)."""
+
+_MANY_TYPICAL_PIXELS = 400
+"""Pixels of a pointwise conv over a symbolic size, at `TYPICAL_IMAGE_SIZE`, from which
+its pixels fill the vectors: each thread then reads the whole (unpacked) weight, and at
+7 x 7 (RegNet-Y's 440 -> 440, seven of them) it ran 0.30 ms cold inside the model, 0.066
+alone in the channels tile against 0.072."""
+
+
+def typical_extent(extent: PrimExpr) -> int:
+    """`extent` (of symbolic image sizes) with every variable at `TYPICAL_IMAGE_SIZE`.
+
+    Example:
+        >>> h = Var("h", "int64")
+        >>> typical_extent(((h - 1) // 32 + 1) * ((h - 1) // 32 + 1))
+        49
+    """
+    size = {v: IntImm(v.dtype, TYPICAL_IMAGE_SIZE) for v in used_vars(extent)}
+    value = Analyzer().simplify(substitute(extent, size))
+    return value.value if isinstance(value, IntImm) else 0
 
 
 SYMBOLIC_PIXELS = 2
