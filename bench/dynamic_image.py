@@ -50,7 +50,9 @@ weight pays (`winograd_gain`; 64 channels at least; a symbolic size evaluated at
 GoogLeNet 1.18x / 1.11x (9.8 / 9.3 / 8.4 ms), SqueezeNet 1.1 1.28x / 1.17x, ResNet-50
 1.09x / 1.06x (26.1 / 25.3 / 23.8 ms), DenseNet-121 1.21x / 1.09x, the others level
 (ConvNeXt-T 1.14x / 1.28x, EfficientNet-B0 1.15x / 1.08x, MobileNet v2 1.25x / 1.13x,
-v3-small 1.28x / 1.11x, RegNet-Y-400MF 1.24x / 1.02x, ShuffleNet v2 1.01x / 0.91x).
+v3-small 1.28x / 1.11x, RegNet-Y-400MF 1.24x / 1.02x, ShuffleNet v2 1.01x / 0.91x).  Then
+RegNet-Y's 1x1 convs on NCHW data over a symbolic size with pixels in vectors (were 8
+channels x 7 pixels): RegNet-Y-400MF 1.02x / 1.01x (7.1 / 7.0 / 7.0 ms).
 """
 
 from __future__ import annotations
