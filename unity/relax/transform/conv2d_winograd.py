@@ -62,6 +62,7 @@ from unity.relax.expr_functor import ExprMutator
 from unity.relax.op.call_tir import call_tir
 from unity.relax.op.nn.convolution import Conv2DAttrs
 from unity.relax.struct_info import TensorStructInfo
+from unity.schedule.default.conv2d import TYPICAL_IMAGE_SIZE
 from unity.tir.function import PrimFunc
 from unity.topi.nn.winograd import (
     winograd_batch_matmul, winograd_data_transform, winograd_output_transform, winograd_tiles,
@@ -91,7 +92,7 @@ class Conv2dWinograd(ModulePass):
     multiply-adds, of each byte the transformed weight adds (see `winograd_gain`)."""
     min_channels: int = 64
     """The fewest input and output channels per group worth the transforms."""
-    typical_size: int = 224
+    typical_size: int = TYPICAL_IMAGE_SIZE
     """The height and width a symbolic image's size is evaluated at (see `winograd_tile`)."""
     max_weight_bytes: int = 16 << 20
     """The largest transformed weight: beyond it the matmul streams it from memory."""
@@ -134,7 +135,7 @@ def winograd_tile(
     flops_per_byte: float = 25.0,
     max_weight_bytes: int = 16 << 20,
     min_channels: int = 64,
-    typical_size: int = 224,
+    typical_size: int = TYPICAL_IMAGE_SIZE,
 ) -> int | None:
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 

@@ -67,8 +67,8 @@ from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
 from unity.tir.functor import substitute
 
 __all__ = [
-    "ConvTiling", "applies", "conv_tiling", "match", "padding_block", "raise_unsupported",
-    "schedule_conv2d", "symbolic_width",
+    "TYPICAL_IMAGE_SIZE", "ConvTiling", "applies", "conv_tiling", "match", "padding_block",
+    "raise_unsupported", "schedule_conv2d", "symbolic_width", "typical_extent",
 ]  # fmt: skip
 
 def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
@@ -295,7 +295,8 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
 
 
 TYPICAL_IMAGE_SIZE = 224
-"""The height and width of a symbolic image where a rule needs a size (an ImageNet image)."""
+"""The height and width of a symbolic image where a rule needs a size (an ImageNet image;
+`Conv2dWinograd` takes it too)."""
 
 _MANY_TYPICAL_PIXELS = 400
 """Pixels of a pointwise conv over a symbolic size, at `TYPICAL_IMAGE_SIZE`, from which
