@@ -454,6 +454,7 @@ def test_pointwise_convs_over_a_symbolic_size_put_pixels_in_vectors_where_many(
     assert conv2d.typical_extent(info.loops[2].extent) == 224 // (1 << halvings)
     tiling = conv2d.conv_tiling(info, 16)
     assert tiling is not None and tiling.variant == variant
+    assert tiling.pixel_tile == (4, 32)  # `pointwise_tile` within two vectors of pixels
 
 
 def test_a_pointwise_conv_over_a_symbolic_size_matches_numpy() -> None:

@@ -230,7 +230,10 @@ def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTi
     (8 output channels x 7 pixels) RegNet-Y's 1x1 convs on NCHW data ran ~2x slower
     (48 -> 104 at 56 x 56 0.22 ms against 0.12, 104 -> 104 at 28 x 28 0.11 against
     0.057, 64 -> 256 at 56 x 56 0.52 against 0.28).  So does an ungrouped one over a
-    constant size on AVX-512 (`pointwise_tile`: 1.2-2.5x faster than the columns tile).
+    constant size on AVX-512 (`pointwise_tile`: 1.2-2.5x faster than the columns tile),
+    whose tile a symbolic one takes too, within `SYMBOLIC_PIXELS` vectors (4 x 32 rather
+    than `pixel_tile`'s 8 x 32: 48 -> 104 at 56 x 56 0.118 ms against 0.141, 32 -> 48 at
+    112 x 112 0.154 against 0.178, the others level).
 
     Example:
         >>> conv_tiling(info, 16).tile  # doctest: +SKIP
@@ -248,13 +251,16 @@ def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTi
     row = None if ow is None else _row_tile(info, found[0], oc, ow, lanes)
     column = row or columns_tile(oc, width, lanes)
     pixels = pointwise_pixels(info, found[0])
-    pixel = None if pixels is None else pixel_tile(oc, pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes, lanes)
-    # an ungrouped one over a constant size, with AVX-512's registers: pixels in vectors
+    span = pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes  # a tile's most
+    pixel = None if pixels is None else pixel_tile(oc, span, lanes)
+    # an ungrouped one with AVX-512's registers: `pointwise_tile`, over a constant size
+    # in preference to the other variants
     channels = const_extent(info.loops[4])
     static_pointwise = None
-    if isinstance(pixels, int) and per_group == 0 and channels and vector_registers(lanes) >= 32:
-        static_pointwise = pointwise_tile(oc, pixels, channels, lanes)
-        pixel = static_pointwise or pixel
+    if pixels is not None and per_group == 0 and channels and vector_registers(lanes) >= 32:
+        tile = pointwise_tile(oc, span, channels, lanes)
+        pixel = tile or pixel
+        static_pointwise = tile if isinstance(pixels, int) else None
     # over a symbolic size a pointwise conv's pixels fill the vectors, not its channels,
     # where an image of a typical size makes many (its weight is read by every thread)
     symbolic_pointwise = (
