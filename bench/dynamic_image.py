@@ -54,7 +54,8 @@ v3-small 1.28x / 1.11x, RegNet-Y-400MF 1.24x / 1.02x, ShuffleNet v2 1.01x / 0.91
 RegNet-Y's 1x1 convs on NCHW data over a symbolic size with pixels in vectors (were 8
 channels x 7 pixels): RegNet-Y-400MF 1.02x / 1.01x (7.1 / 7.0 / 7.0 ms); with its static
 1x1 convs in tiles of 4 channels x up to 64 pixels (`pointwise_tile`; were columns
-tiles): 1.06x / 0.96x (7.1 / 6.4 / 6.7 ms).
+tiles; over a symbolic size 4 x 32 rather than 8 x 32): 1.02x / 0.94x (7.0 / 6.4 / 6.8
+ms).
 """
 
 from __future__ import annotations
