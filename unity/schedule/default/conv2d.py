@@ -251,7 +251,7 @@ def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTi
     row = None if ow is None else _row_tile(info, found[0], oc, ow, lanes)
     column = row or columns_tile(oc, width, lanes)
     pixels = pointwise_pixels(info, found[0])
-    span = pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes  # a tile's most
+    span = pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes  # a tile spans at most
     pixel = None if pixels is None else pixel_tile(oc, span, lanes)
     # an ungrouped one with AVX-512's registers: `pointwise_tile`, over a constant size
     # in preference to the other variants
