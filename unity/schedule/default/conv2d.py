@@ -253,23 +253,19 @@ def conv_tiling(info: BlockInfo, lanes: int, width: int | None = None) -> ConvTi
     pixels = pointwise_pixels(info, found[0])
     span = pixels if isinstance(pixels, int) else SYMBOLIC_PIXELS * lanes  # a tile spans at most
     pixel = None if pixels is None else pixel_tile(oc, span, lanes)
-    # an ungrouped one with AVX-512's registers: `pointwise_tile`, over a constant size
-    # in preference to the other variants
+    # pixels in vectors before the other variants: an ungrouped conv with AVX-512's
+    # registers in `pointwise_tile`'s tile over a constant size; over a symbolic size, where
+    # an image of a typical size makes many (each thread reads the whole weight)
     channels = const_extent(info.loops[4])
-    static_pointwise = None
+    first = False
     if pixels is not None and per_group == 0 and channels and vector_registers(lanes) >= 32:
         tile = pointwise_tile(oc, span, channels, lanes)
         pixel = tile or pixel
-        static_pointwise = tile if isinstance(pixels, int) else None
-    # over a symbolic size a pointwise conv's pixels fill the vectors, not its channels,
-    # where an image of a typical size makes many (its weight is read by every thread)
-    symbolic_pointwise = (
-        pixel is not None
-        and not isinstance(pixels, int)
-        and typical_extent(pixels) >= _MANY_TYPICAL_PIXELS
-    )
+        first = tile is not None and isinstance(pixels, int)
+    if pixel is not None and not isinstance(pixels, int):
+        first = typical_extent(pixels) >= _MANY_TYPICAL_PIXELS
     variant = (
-        "pixels" if symbolic_pointwise or static_pointwise
+        "pixels" if first
         else "channels" if channel and not row
         else "pixels" if pixel and not row
         else "columns"
