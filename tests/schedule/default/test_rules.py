@@ -208,6 +208,25 @@ def test_rows_of_no_eight_or_six_divisor_take_a_guarded_eight_row_tile_on_avx512
     np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("rows", [5, 37, 200])
+def test_symbolic_rows_over_few_panels_run_the_row_tiles_in_parallel(rows: int) -> None:
+    """ConvNeXt's 3136 x 384 -> 96 over a symbolic image size: 3 column panels would
+    leave 2 threads unbalanced, so the row tiles go in parallel (above the symbolic
+    batch), the panels inside each; built, it matches numpy at any row count."""
+    from unity import te, topi
+
+    batch, length = tir.SizeVar("batch", "int64"), tir.SizeVar("length", "int64")
+    a = te.placeholder((batch, length, *_i64(24)), name="a")
+    b = te.placeholder(_i64(24, 96), name="b")
+    scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.matmul(a, b)]), EAGER)
+    assert _parallel_extents(scheduled)[-1] == "(length + T.int64(7)) // T.int64(8)"
+    rng = np.random.default_rng(rows)
+    x, w = rng.standard_normal((2, rows, 24)).astype("float32"), rng.standard_normal((24, 96)).astype("float32")
+    out = np.zeros((2, rows, 96), "float32")
+    unity.build(scheduled)["main"](x, w, out)
+    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+
+
 def test_symbolic_rows_of_constant_batches_spread_the_batches_over_the_threads() -> None:
     """Winograd's products over a dynamic batch: 16 points x ``rows`` (symbolic) x one panel
     of 16 columns.  The threads take the points (the one panel left a thread idle)."""
