@@ -274,7 +274,8 @@ def test_blocked_conv_with_odd_channel_blocks_tiles_three_or_five_vectors(
 def test_a_prime_count_of_channel_blocks_guards_its_last_tile() -> None:
     """1x1 16->104 (13 blocks) in tiles of 2 blocks: 7 channel tiles, the 7th of one
     block (the guard is hoisted: only the edge tiles' loop nest tests it), the weights
-    packed per block; the output matches the unscheduled conv."""
+    packed per block; the 36 pixels' 8th tile of 5 moves back to end at the 36th (no
+    guard); the output matches the unscheduled conv."""
     from default_workloads import conv_blocked
 
     from unity.tir import lower
@@ -288,7 +289,8 @@ def test_a_prime_count_of_channel_blocks_guards_its_last_tile() -> None:
     assert [tuple(int(d.value) for d in b.shape) for b in packed] == [(13, 2, 1, 1, 8, 8)]
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
     text = str(lower(unity.IRModule({"main": scheduled})))
-    assert "< 6 and" in text  # the hoisted test: not the last channel tile (6 whole tiles)
+    assert "< 6:" in text  # the hoisted test: not the last channel tile (6 whole tiles)
+    assert "T.min(ax2_0 * 5, 31)" in text  # the last pixel tile's start
     assert text.count("< 13") == 2  # only the edge tiles' init and write-back test a block
 
 

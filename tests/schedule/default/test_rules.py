@@ -95,6 +95,33 @@ def test_symbolic_length_rows_are_vectorized_with_a_guarded_tail(seq: int) -> No
     np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+def test_softmax_rows_of_no_vector_multiple_sum_in_vectors_with_a_guarded_last_one() -> None:
+    """ViT's softmax over rows of 197 (no multiple of 8 or 16) over a symbolic batch: max
+    and sum in 16-lane partial vectors, the last one guarded, and the row's intermediates
+    private to each task of the loop fused from batch, heads and rows (it ran the sums
+    lane by lane into batch-sized buffers: 0.29 ms against 0.049); built, it matches numpy."""
+    from unity import te, topi
+    from unity.ir.module import IRModule
+    from unity.ir.transform import Sequential
+    from unity.tir.stmt import Allocate
+    from unity.tir.transform import lowering_passes
+
+    batch = tir.SizeVar("batch", "int64")
+    x = te.placeholder((batch, *_i64(3, 5, 37)), name="x")
+    func = te.create_prim_func([x, topi.nn.softmax(x, -1)])
+    scheduled = schedule_primfunc(func, EAGER)
+    assert _vector_extents(scheduled).count("T.int64(16)") == 4  # max and sum: init, update
+    upto_compaction = lowering_passes()[:5]  # ... CompactBufferAllocation
+    compact = Sequential(upto_compaction)(IRModule({"main": scheduled}))["main"]
+    shapes = [[d.script() for d in s.buffer.shape] for s in walk(compact.body) if isinstance(s, Allocate)]
+    assert all("batch" not in " ".join(shape) for shape in shapes), shapes
+    data = np.random.default_rng(7).standard_normal((2, 3, 5, 37)).astype("float32")
+    out = np.zeros_like(data)
+    unity.build(scheduled)["main"](data, out)
+    e = np.exp(data - data.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("seq", [5, 32, 45])
 @pytest.mark.parametrize("name", ["attention_scores", "attention_values"])
 def test_attention_matmuls_over_a_symbolic_sequence_are_register_tiled(
@@ -225,6 +252,31 @@ def test_symbolic_rows_over_few_panels_run_the_row_tiles_in_parallel(rows: int) 
     out = np.zeros((2, rows, 96), "float32")
     unity.build(scheduled)["main"](x, w, out)
     np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_columns_no_vector_width_divides_get_the_register_tile_its_last_moved_back() -> None:
+    """ViT's attention scores, 197 x 64 x 197 per head: 37 columns here (no multiple of
+    8) take 32-column tiles, the last one moved back to end at the 37th column; built, it
+    matches numpy.  A 2-D weight read ``B[j, k]`` with such columns cannot be packed in
+    panels: it keeps the untiled schedule."""
+    from unity import te, topi
+    from unity.tir import lower
+
+    batch = tir.SizeVar("batch", "int64")
+    a = te.placeholder((batch, *_i64(2, 13, 8)), name="a")
+    b = te.placeholder((batch, *_i64(2, 8, 37)), name="b")
+    scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.matmul(a, b)]), EAGER)
+    assert any(buf.scope == "local" for buf in scheduled.body.block.alloc_buffers)  # the tile
+    assert "T.min(i3_0 * T.int64(32), T.int64(5))" in str(lower(unity.IRModule({"main": scheduled})))
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((2, 2, 13, 8)).astype("float32"), rng.standard_normal((2, 2, 8, 37)).astype("float32")
+    out = np.zeros((2, 2, 13, 37), "float32")
+    unity.build(scheduled)["main"](x, w, out)
+    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    x2 = te.placeholder(_i64(16, 32), name="x")
+    w2 = te.placeholder(_i64(37, 32), name="w")
+    dense = schedule_primfunc(te.create_prim_func([x2, w2, topi.nn.dense(x2, w2)]), EAGER)
+    assert not any(buf.scope == "local" for buf in dense.body.block.alloc_buffers)
 
 
 def test_symbolic_rows_of_constant_batches_spread_the_batches_over_the_threads() -> None:

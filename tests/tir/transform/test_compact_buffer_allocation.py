@@ -121,6 +121,38 @@ def test_fused_loop_sharing_columns_keeps_the_buffer_outside():
     assert [d.value for d in outside.buffer.shape] == [8, 8]  # shrunk, still shared
 
 
+def _fused_rows(row_index) -> tir.PrimFunc:
+    """`e` (a softmax's exponentials) cached per row of a loop `f` fused from a batch of
+    2, 6 heads and 5 rows, indexed ``(f // 30, f // 5 % 6, row_index(f), j)``."""
+    X = tir.decl_buffer((2, 6, 5, 8), "float32", "X")
+    Y = tir.decl_buffer((2, 6, 5, 8), "float32", "Y")
+    e = tir.decl_buffer((2, 6, 5, 8), "float32", "e")
+    f, j = tir.Var("f"), tir.Var("j")
+    at = (f // 30, f // 5 % 6, row_index(f), j)
+    fill = loop(j, 8, tir.BufferStore(e, X[(f // 30, f // 5 % 6, f % 5, j)] * 2.0, at))
+    out = loop(j, 8, tir.BufferStore(Y, e[at] + 1.0, (f // 30, f // 5 % 6, f % 5, j)))
+    return tir.PrimFunc((X, Y), Allocate(e, loop(f, 60, tir.seq(fill, out), ForKind.PARALLEL)))
+
+
+def test_a_loop_fused_from_three_makes_each_row_private():
+    """Batch, heads and rows fused (ViT's softmax over a symbolic batch): the divisors 5
+    and 30 write `f` in mixed radix, and each digit moves one dimension, so each
+    iteration gets its own row (the intermediate stayed batch-sized, in memory)."""
+    before = module(_fused_rows(lambda f: f % 5))
+    after = CompactBufferAllocation()(before)
+    par = after["main"].body
+    assert par.kind is ForKind.PARALLEL and isinstance(par.body, Allocate)
+    assert [d.value for d in par.body.buffer.shape] == [1, 1, 1, 8]
+    assert_same_results(before, after)
+
+
+def test_a_loop_fused_from_three_sharing_rows_keeps_the_buffer_outside():
+    # rows f % 5 // 2: iterations 0 and 1 of each head share a row
+    before = module(_fused_rows(lambda f: f % 5 // 2))
+    after = CompactBufferAllocation()(before)
+    assert isinstance(after["main"].body, Allocate)
+
+
 def test_symbolic_dimension_keeps_its_size_unless_the_region_is_a_constant_tile():
     """An intermediate over all of a symbolic `n` keeps the dimension `n` (it became `n`'s
     dtype maximum, 2^31 elements, and `(n, 4)` wrapped around int32 to a tiny block that

@@ -250,3 +250,34 @@ def test_a_loop_guarded_by_its_own_variable_ends_at_the_guard():
     script = HoistGuards().transform_function(before).script()
     assert "if i <" not in script
     assert "T.vectorized(T.max(T.min((n + T.int64(15)) // T.int64(16) * T.int64(16) + T.int64(2), n + T.int64(2))" in script
+
+
+@T.prim_func
+def _ragged_tiles(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (13, 21), "float32")
+    C = T.match_buffer(c, (13, 21), "float32")
+    for i0 in T.parallel(4):
+        for j0 in T.serial(3):
+            with T.allocate_buffer((4, 8), "float32", scope="local") as acc:
+                for i1, j1 in T.grid(4, 8):
+                    if i0 * 4 + i1 < 13 and j0 * 8 + j1 < 21:
+                        acc[i1, j1] = A[i0 * 4 + i1, j0 * 8 + j1] * T.float32(2)
+                for i1, j1 in T.grid(4, 8):
+                    if i0 * 4 + i1 < 13 and j0 * 8 + j1 < 21:
+                        C[i0 * 4 + i1, j0 * 8 + j1] = acc[i1, j1] + T.float32(1)
+
+
+def test_tiles_of_a_constant_length_no_tile_divides_move_the_last_one_back():
+    """ViT's 197 x 197 attention scores in 8 x 32 tiles, small: 13 rows in tiles of 4 and
+    21 columns in tiles of 8, guarded in both.  Each loop of tiles starts its last tile
+    back (rows 9-12, columns 13-20: recomputed, stored again with the same values), and
+    the guards go; the result matches the guarded loops'."""
+    after = HoistGuards()(module(_ragged_tiles))["main"]
+    text = after.script()
+    assert "i0_start: T.int32 = T.min(i0 * 4, 9)" in text
+    assert "j0_start: T.int32 = T.min(j0 * 8, 13)" in text
+    assert not collect(after.body, IfThenElse)
+    a = np.random.default_rng(3).standard_normal((13, 21)).astype("float32")
+    got = np.zeros((13, 21), "float32")
+    tir.interpret(after, a, got)
+    np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)

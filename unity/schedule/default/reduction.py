@@ -27,9 +27,10 @@ vectorized: each vector lane accumulates its own output element in a local buffe
 the elementwise epilogue (an average's division); one outer loop is parallel, the
 others stay nested.  Otherwise the spatial loops are fused into one parallel loop.  A
 reduction over the contiguous innermost axis (softmax, layer norm, mean over the last
-axis) whose length is a multiple of the vector width is factored (`rfactor`): each row
-accumulates `lanes` partial results in one vector, then sums them (the order of the
-additions changes, as in any vectorized sum).  Other reductions stay serial per row.
+axis) at least two vectors long is factored (`rfactor`): each row accumulates `lanes`
+partial results in one vector (the last one guarded when the length is not a multiple),
+then sums them (the order of the additions changes, as in any vectorized sum).  Other
+reductions stay serial per row.
 """
 
 from __future__ import annotations
@@ -170,9 +171,9 @@ def row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
         return None
     if extent is None:  # a symbolic row (a sequence): full vectors and a guarded last one
         return ctx.lanes
-    return next(
-        (f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f), None
-    )
+    exact = (f for f in (ctx.lanes, ctx.lanes // 2) if extent % f == 0 and extent >= 2 * f)
+    # else a guarded last vector too: ViT's softmax over rows of 197, 0.29 -> 0.049 ms
+    return next(exact, ctx.lanes if extent >= 2 * ctx.lanes else None)
 
 
 def vector_rows(

@@ -30,7 +30,10 @@ and indices shift by the (possibly symbolic) lower bound, with
 length) shrinks the same way when the accesses cover a constant extent of it.  A tile
 cached per `(io, jo)` iteration ends up allocated, tile-sized, inside the `jo` loop; so
 does one cached per iteration of a fused loop `f` whose rows follow `f // c` and whose
-columns follow `f % c` (each part steps past its previous box).
+columns follow `f % c` (each part steps past its previous box), and one cached per
+iteration of a loop fused from three or more whose divisors divide one another
+(``f // 1182``, ``f // 197 % 6``, ``f % 197``: a softmax's row over a batch, 6 heads and
+197 rows; each digit of `f` in that mixed radix steps past its previous box).
 
 Cost: one walk of the allocation's body indexes every access with the statements
 around it; each level of the descent then evaluates only the loops between that level
@@ -351,7 +354,37 @@ class _Placer:
             rows = any(self._advances(lo, hi, q, {r: r2}) for lo, hi in split)
             if rows and any(self._advances(lo, hi, r, {}) for lo, hi in split):
                 return True
-        return False
+        return self._digits_advance(loop, box)
+
+    def _digits_advance(self, loop: For, box: list[tuple[PrimExpr, PrimExpr]]) -> bool:
+        """A loop fused from three or more (``f // 1182``, ``f // 197 % 6``, ``f % 197``:
+        a batch, heads and rows) whose divisors divide one another: `f` written in mixed
+        radix, ``f = ((t * 6) + d1) * 197 + d0``, and each digit moves one dimension past
+        its previous box whatever the lower digits are (so iterations differing first in
+        that digit touch disjoint elements)."""
+        var = loop.loop_var
+        chain = sorted(_divisors_of(var, [e for b in box for e in b]))
+        if len(chain) < 2 or any(b % a for a, b in zip(chain, chain[1:])):
+            return False
+        digits: list[tuple[Var, Range]] = []
+        unfused: PrimExpr = const(0, var.dtype)
+        below = 1
+        for k, radix in enumerate([*chain, None]):  # lowest digit first, `t` last
+            digit = Var(f"{var.name}_d{k}", var.dtype)
+            extent = loop.extent // below + 1 if radix is None else const(radix // below, var.dtype)
+            digits.append((digit, Range(const(0, var.dtype), extent)))
+            self.analyzer.bind(digit, digits[-1][1])
+            unfused = unfused + digit * below
+            below = radix or below
+        split = [tuple(self.analyzer.simplify(substitute(e, {var: unfused})) for e in b) for b in box]
+        for k, (digit, _) in enumerate(digits):
+            lower: dict[Var, PrimExpr] = {}
+            for d, rng in digits[:k]:
+                lower[d] = Var(f"{d.name}_2", d.dtype)
+                self.analyzer.bind(lower[d], rng)
+            if not any(self._advances(lo, hi, digit, lower) for lo, hi in split):
+                return False
+        return True
 
     def _advances(self, lo: PrimExpr, hi: PrimExpr, var: Var, also: dict[Var, PrimExpr]) -> bool:
         """`lo` at `var + 1` (and the other variables of `also` replaced) exceeds `hi`."""
