@@ -102,20 +102,24 @@ def test_symbolic_matmul_tile_moves_its_last_tile_back_and_is_correct():
     """A register tile split over a symbolic row count, accumulated in a local tile and
     stored to an output it does not read: no guard.  Its last tile moves back to end at
     the last row (it recomputes rows the one before computed), every tile's rows at
-    constant offsets from its start; for fewer rows than a tile, each row is clamped to
+    constant offsets from its start; for one row (a batch of 1, a decoding step) the
+    tile's loops of rows run once; for fewer rows than a tile, each row is clamped to
     the last one.  The built kernel matches numpy for lengths that are and are not
     multiples of the tile, and shorter than one."""
     lowered = tir.lower(_symbolic_matmul_tiles().mod)["main"]
-    (versions,) = collect(lowered.body, IfThenElse)
-    assert versions.condition.script() == "seq >= T.int64(4)"
-    whole, short = versions.then_case.script(), versions.else_case.script()
+    versions = {v.condition.script(): v for v in collect(lowered.body, IfThenElse)}
+    assert sorted(versions) == ["seq == T.int64(1)", "seq >= T.int64(4)"]
+    versions, few = versions["seq >= T.int64(4)"], versions["seq == T.int64(1)"]
+    assert versions.else_case is few
+    whole, one, short = versions.then_case.script(), few.then_case.script(), few.else_case.script()
+    assert "x[i0_1 * T.int64(48)" not in one and "i0_1" not in one  # row 0 only, unrolled
     assert "i0_0_start: T.int64 = T.min(i0_0 * T.int64(4), seq - T.int64(4))" in whole
     assert "x[i0_0_start * T.int64(48) + i0_1 * T.int64(48)" in whole and "T.min(i0_0 * T.int64(4) + " not in whole
     assert "x[T.min(i0_0 * T.int64(4) + i0_1, seq - T.int64(1)) * T.int64(48)" in short  # its row
     assert "T_matmul_local[i0_1 * T.int64(32)" in short  # the tile's own rows: not clamped
     lib = unity.build(_symbolic_matmul_tiles().mod)
     rng = np.random.default_rng(0)
-    for n in (1, 3, 4, 6, 13):
+    for n in (1, 2, 3, 4, 6, 13):
         a, b = rng.standard_normal((n, 48), dtype="float32"), rng.standard_normal((48, 32), dtype="float32")
         out = np.zeros((n, 32), "float32")
         lib["main"](a, b, out)

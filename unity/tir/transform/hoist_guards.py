@@ -45,7 +45,9 @@ stores only to buffers allocated inside it, indexed without the position, and to
 buffers it does not read: a register tile and its write-back) moves its last tile back
 instead, to end at the last position: every tile whole, no guard, its positions at
 constant offsets from its start (a conv over a symbolic image size, ``L`` its pixels).
-For fewer positions than a tile, each is clamped to the last one::
+For one position (``L == 1``: a batch of 1, a decoding step) the tile's loops of
+positions run once; for other counts below a tile, each position is clamped to the last
+one::
 
     for p0 in T.serial((L + 12) // 13):       # before
         with T.allocate_buffer((13, 16), "float32", scope="local") as acc:
@@ -63,9 +65,15 @@ For fewer positions than a tile, each is clamped to the last one::
                     acc[p1, 0:16] += X[start + p1, r] * ...
                 for p1 in T.serial(13):
                     Y[start + p1, 0:16] = acc[p1, 0:16]
+    elif L == 1:                                # the loops over p1 cut to p1 = 0
+        for p0 in T.serial((L + 12) // 13):
+            ...  X[p1, r] ... Y[p1, 0:16] ...
     else:                                       # its unrolled loops rolled: rarely run
         for p0 in T.serial((L + 12) // 13):
             ...  X[T.min(p0 * 13 + p1, L - 1), r] ... Y[T.min(p0 * 13 + p1, L - 1), 0:16] ...
+
+(A fully connected layer over a symbolic batch, 1024 -> 1000 at batch 1: 0.11 ms with
+its 8 rows clamped to the one, rolled; 0.073 with one row, as the static batch's 0.069.)
 
 Inside an `if` that already implies ``L >= 13`` (a conv's version for wide rows,
 `width_versions`) only the first version is made.  A constant length that no tile
@@ -277,7 +285,13 @@ class _Hoister(StmtExprMutator):
         whole = loop.replace(loop_var=fresh, body=LetStmt(start, Min(fresh * size, limit - size), shifted))
         if self.analyzer.can_prove(limit >= size):  # inside a version for long rows
             return whole
-        return IfThenElse(limit >= size, whole, _rolled(clamped), span=loop.span)
+        # one position (a batch of 1, a decoding step): the tile's loops of positions
+        # run once, unrolled (all `size` clamped to the one, rolled, ran 1.4x slower)
+        first = _TileStart(v, size.value, IntImm(v.dtype, 0)).visit_stmt(free)
+        one = copy_with_fresh_vars(_OnePosition(inner).visit_stmt(first), {})
+        one = loop.replace(loop_var=Var(v.name, v.dtype), body=one)
+        short = IfThenElse(limit == 1, one, _rolled(clamped), span=loop.span)
+        return IfThenElse(limit >= size, whole, short, span=loop.span)
 
     def _split_tiles(self, loop: For) -> Stmt | None:
         """A serial loop over the tiles of a symbolic length, whose guards hold for every
@@ -512,7 +526,7 @@ class _Clamp(StmtExprMutator):
 class _TileStart(StmtExprMutator):
     """Replace ``v * size`` with `start`."""
 
-    def __init__(self, v: Var, size: int, start: Var) -> None:
+    def __init__(self, v: Var, size: int, start: PrimExpr) -> None:
         super().__init__()
         self.v, self.size, self.start = v, size, start
 
@@ -520,6 +534,20 @@ class _TileStart(StmtExprMutator):
         if e.a is self.v and isinstance(e.b, IntImm) and e.b.value == self.size:
             return self.start
         return self._mutate_fields(e)
+
+
+class _OnePosition(StmtExprMutator):
+    """The loops over `inner` (a tile's positions) cut to their first iteration."""
+
+    def __init__(self, inner: set[Var]) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def visit_for_(self, loop: For) -> Stmt:
+        loop = self._mutate_fields(loop)
+        if loop.loop_var in self.inner:
+            return loop.replace(extent=IntImm(loop.extent.dtype, 1))
+        return loop
 
 
 class _Rolled(StmtExprMutator):
