@@ -55,7 +55,15 @@ RegNet-Y's 1x1 convs on NCHW data over a symbolic size with pixels in vectors (w
 channels x 7 pixels): RegNet-Y-400MF 1.02x / 1.01x (7.1 / 7.0 / 7.0 ms); with its static
 1x1 convs in tiles of 4 channels x up to 64 pixels (`pointwise_tile`; were columns
 tiles; over a symbolic size 4 x 32 rather than 8 x 32): 1.02x / 0.94x (7.0 / 6.4 / 6.8
-ms).
+ms).  Stop 39, same machine (ratios symbolic / static, stop 38's final run first):
+matmuls whose row blocks had fused with a symbolic batch kept their tile in memory,
+rows of no 8/6 divisor took 4- or 2-row tiles, 3 panels ran on 2 threads (ConvNeXt-T
+1.15x / 1.27x -> 1.09x / 1.06x, 36.2 / 35.3 / 33.3 ms); a batch of 1 over a symbolic
+batch ran its classifier's 8 clamped rows (MobileNet v3-small 1.31x / 1.10x -> 1.16x /
+1.04x, v2 1.27x / 1.15x -> 1.15x / 1.10x, EfficientNet-B0 1.18x / 1.09x -> 1.13x /
+1.11x, GoogLeNet 1.22x / 1.14x -> 1.17x / 1.10x, ShuffleNet v2 0.99x / 0.89x -> 0.95x /
+0.87x); the others level (DenseNet-121 1.22x / 1.11x, RegNet-Y-400MF 1.03x / 0.93x,
+ResNet-50 1.07x / 1.05x, SqueezeNet 1.1 1.29x / 1.14x).
 """
 
 from __future__ import annotations

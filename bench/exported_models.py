@@ -59,6 +59,25 @@ with a cache ran its attention scores' last column tile (``past + seq`` = 133 co
 lane by lane.  At sequence 100 (``--seq 100``): BERT 0.91x, GPT-2 0.97x, Llama 0.86x,
 T5 1.00x.
 
+On 2026-12-07 (stop 39; 2-core Sapphire Rapids, AVX-512, shared; batch 1, sequence 100,
+``--repeat 10``).  In brackets, the stop-38 code an hour before::
+
+    model        compile  unity ms    ort ms    ratio  max|diff|
+    bert             1.6      6.90      6.43    1.07x  1.8e-06   (1.12x)
+    convnext         1.8      4.77      5.02    0.95x  2.6e-06   (1.19x)
+    gpt2             1.4      7.44      7.35    1.01x  6.0e-06   (1.17x)
+    llama            1.7      6.75      6.46    1.04x  4.0e-06   (1.21x)
+    segformer        4.2      7.03      8.80    0.80x  4.8e-06   (0.86x)
+    swin             2.8      7.14      8.96    0.80x  3.6e-06   (1.20x)
+    t5_encoder       1.3      7.17      6.01    1.19x  2.9e-06   (1.24x)
+    vit              0.8     12.06     11.41    1.06x  6.7e-06   (1.23x)
+
+A masked softmax had computed exp's subnormal results (a microcode assist per lane:
+GPT-2's, Llama's and Swin's 7x slower than unmasked); ViT's 197 tokens ran their
+softmax lane by lane and their attention scores untiled; ConvNeXt's and Swin's
+projections over few column panels or a symbolic batch lost their threads or their
+register tile.
+
 torchvision's segmentation models and detectors (``make_models.py --tasks DIR``; stop
 33, 2026-12-06, Zen 4, ``--repeat 5``; ``_dyn``: symbolic batch, height and width, timed
 at 224 x 224; the detectors on one 320 x 320 image)::

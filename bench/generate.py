@@ -30,6 +30,12 @@ On 2026-12-06 (2-core Zen 4, AVX-512), after stop 30's vector tails (the attenti
 scores' last column tile of ``past + seq`` columns ran lane by lane)::
 
     mid-size GPT-2 (16+32)   3.0 ms 0.77x  1.24 ms 0.68x   yes
+
+On 2026-12-07 (stop 39, 2-core Sapphire Rapids, AVX-512): per token 0.90 ms 1.02x
+(the stop-38 code in the same hour: 1.12 ms 1.25x; a decoding step's one row had run
+every projection's 8-row tile clamped to it, rolled), prompt 3.2 ms 1.17x::
+
+    mid-size GPT-2 (16+32)   3.2 ms 1.17x  0.86 ms 1.01x   yes
 """
 
 from __future__ import annotations

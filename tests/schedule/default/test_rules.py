@@ -40,6 +40,15 @@ def _kinds(func: tir.PrimFunc) -> set[ForKind]:
     return {s.kind for s in walk(func.body) if isinstance(s, For)}
 
 
+def _matches_numpy_matmul(scheduled: tir.PrimFunc, a_shape: tuple, b_shape: tuple, seed: int) -> None:
+    """Build `scheduled` (a matmul ``a @ b``) and compare its output with numpy's."""
+    rng = np.random.default_rng(seed)
+    x, w = (rng.standard_normal(shape).astype("float32") for shape in (a_shape, b_shape))
+    out = np.zeros((x @ w).shape, "float32")
+    unity.build(scheduled)["main"](x, w, out)
+    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_interpreted_schedule_matches(name: str) -> None:
     func = WORKLOADS[name]()
@@ -209,11 +218,7 @@ def test_a_prime_row_count_gets_the_register_tile_with_a_guarded_last_tile(ctx, 
     func = te.create_prim_func([a, b, topi.matmul(a, b)])
     scheduled = schedule_primfunc(func, ctx)
     assert [buf.scope for buf in scheduled.body.block.alloc_buffers] == ["global", "local"]  # packed B, tile
-    rng = np.random.default_rng(rows)
-    x, w = rng.standard_normal((1, rows, 32)).astype("float32"), rng.standard_normal((32, 96)).astype("float32")
-    out = np.zeros((1, rows, 96), "float32")
-    unity.build(scheduled)["main"](x, w, out)
-    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    _matches_numpy_matmul(scheduled, (1, rows, 32), (32, 96), seed=rows)
 
 
 @pytest.mark.parametrize("rows", [20, 50, 196])
@@ -228,11 +233,7 @@ def test_rows_of_no_eight_or_six_divisor_take_a_guarded_eight_row_tile_on_avx512
     scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.matmul(a, b)]), EAGER)
     unrolled = [s for s in walk(scheduled.body) if isinstance(s, For) and s.kind is ForKind.UNROLLED]
     assert {int(s.extent.value) for s in unrolled} == {8}
-    rng = np.random.default_rng(rows)
-    x, w = rng.standard_normal((1, rows, 32)).astype("float32"), rng.standard_normal((32, 64)).astype("float32")
-    out = np.zeros((1, rows, 64), "float32")
-    unity.build(scheduled)["main"](x, w, out)
-    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    _matches_numpy_matmul(scheduled, (1, rows, 32), (32, 64), seed=rows)
 
 
 @pytest.mark.parametrize("rows", [5, 37, 200])
@@ -247,11 +248,7 @@ def test_symbolic_rows_over_few_panels_run_the_row_tiles_in_parallel(rows: int) 
     b = te.placeholder(_i64(24, 96), name="b")
     scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.matmul(a, b)]), EAGER)
     assert _parallel_extents(scheduled)[-1] == "(length + T.int64(7)) // T.int64(8)"
-    rng = np.random.default_rng(rows)
-    x, w = rng.standard_normal((2, rows, 24)).astype("float32"), rng.standard_normal((24, 96)).astype("float32")
-    out = np.zeros((2, rows, 96), "float32")
-    unity.build(scheduled)["main"](x, w, out)
-    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    _matches_numpy_matmul(scheduled, (2, rows, 24), (24, 96), seed=rows)
 
 
 def test_columns_no_vector_width_divides_get_the_register_tile_its_last_moved_back() -> None:
@@ -268,11 +265,7 @@ def test_columns_no_vector_width_divides_get_the_register_tile_its_last_moved_ba
     scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.matmul(a, b)]), EAGER)
     assert any(buf.scope == "local" for buf in scheduled.body.block.alloc_buffers)  # the tile
     assert "T.min(i3_0 * T.int64(32), T.int64(5))" in str(lower(unity.IRModule({"main": scheduled})))
-    rng = np.random.default_rng(5)
-    x, w = rng.standard_normal((2, 2, 13, 8)).astype("float32"), rng.standard_normal((2, 2, 8, 37)).astype("float32")
-    out = np.zeros((2, 2, 13, 37), "float32")
-    unity.build(scheduled)["main"](x, w, out)
-    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    _matches_numpy_matmul(scheduled, (2, 2, 13, 8), (2, 2, 8, 37), seed=5)
     x2 = te.placeholder(_i64(16, 32), name="x")
     w2 = te.placeholder(_i64(37, 32), name="w")
     dense = schedule_primfunc(te.create_prim_func([x2, w2, topi.nn.dense(x2, w2)]), EAGER)
@@ -291,11 +284,7 @@ def test_symbolic_rows_of_constant_batches_spread_the_batches_over_the_threads()
     scheduled = schedule_primfunc(func, NARROW)
     parallel = [s for s in walk(scheduled.body) if isinstance(s, For) and s.kind is ForKind.PARALLEL]
     assert [int(s.extent.value) for s in parallel] == [16]
-    rng = np.random.default_rng(2)
-    x, w = rng.standard_normal((16, 9, 32)).astype("float32"), rng.standard_normal((16, 32, 16)).astype("float32")
-    out = np.zeros((16, 9, 16), "float32")
-    unity.build(scheduled)["main"](x, w, out)
-    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    _matches_numpy_matmul(scheduled, (16, 9, 32), (16, 32, 16), seed=2)
 
 
 def test_row_blocks_under_a_symbolic_batch_keep_the_tile_in_registers() -> None:
@@ -319,11 +308,7 @@ def test_row_blocks_under_a_symbolic_batch_keep_the_tile_in_registers() -> None:
     compact = Sequential(upto_compaction)(IRModule({"main": scheduled}))["main"]
     tiles = [s.buffer for s in walk(compact.body) if isinstance(s, Allocate) and s.buffer.scope == "local"]
     assert [tuple(d.script() for d in t.shape) for t in tiles] == [("T.int64(1)", "T.int64(8)", "T.int64(32)")]
-    rng = np.random.default_rng(3)
-    x, w = rng.standard_normal((3, 64, 24)).astype("float32"), rng.standard_normal((24, 32)).astype("float32")
-    out = np.zeros((3, 64, 32), "float32")
-    unity.build(scheduled)["main"](x, w, out)
-    np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
+    _matches_numpy_matmul(scheduled, (3, 64, 24), (24, 32), seed=3)
 
 
 def _image_vars() -> tuple[tir.Var, tir.Var, tir.Var]:

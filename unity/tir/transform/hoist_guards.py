@@ -384,13 +384,13 @@ def _ragged_tiles(loop: For) -> For | None:
     inner: set[Var] = set()
     for guard, domains in scan.guards:
         for cond in _conjuncts(guard.condition):
-            tile = _constant_tile_bound(cond, v, domains)
-            if tile is None:
+            tile = _tile_bound(cond, v, domains)
+            if tile is None or not isinstance(tile[1], IntImm):
                 if uses_var(cond, v):
                     return None
                 continue
             own.setdefault(id(guard), []).append(cond)
-            found.add(tile[:2])
+            found.add((tile[0], tile[1].value))
             inner.add(tile[2])
     if len(found) != 1:
         return None
@@ -409,12 +409,12 @@ def _ragged_tiles(loop: For) -> For | None:
     return loop.replace(loop_var=fresh, body=LetStmt(start, first, shifted))
 
 
-def _constant_tile_bound(
+def _tile_bound(
     cond: PrimExpr, v: Var, domains: dict[Var, Range]
-) -> tuple[int, int, Var] | None:
-    """`(t, L, k)` when `cond` is ``v * t + k < L`` (or ``k + v * t``), `L` a constant and
-    `k` a loop of range ``[0, t)``; else None."""
-    if not (isinstance(cond, LT) and isinstance(cond.a, Add) and isinstance(cond.b, IntImm)):
+) -> tuple[int, PrimExpr, Var] | None:
+    """`(t, L, k)` when `cond` is ``v * t + k < L`` (or ``k + v * t``), `k` a loop of range
+    ``[0, t)`` among `domains`; else None."""
+    if not (isinstance(cond, LT) and isinstance(cond.a, Add)):
         return None
     for tile, k in ((cond.a.a, cond.a.b), (cond.a.b, cond.a.a)):
         if not (isinstance(tile, Mul) and tile.a is v and isinstance(tile.b, IntImm)):
@@ -422,7 +422,7 @@ def _constant_tile_bound(
         if isinstance(k, Var) and k in domains:
             rng = domains[k]
             if is_const_int(rng.min, 0) and is_const_int(rng.extent, tile.b.value):
-                return tile.b.value, cond.b.value, k
+                return tile.b.value, cond.b, k
     return None
 
 
@@ -465,18 +465,10 @@ def _tile_of_guards(
         for cond in _conjuncts(guard.condition):
             if not _uses(cond, {v, *scan.defined}) and analyzer.can_prove(cond):
                 continue
-            if not isinstance(cond, LT) or not isinstance(cond.a, Add):
+            tile = _tile_bound(cond, v, domains)
+            if tile is None or uses_var(tile[1], v) or _uses(tile[1], scan.defined):
                 return None
-            if uses_var(cond.b, v) or _uses(cond.b, scan.defined):
-                return None
-            terms = (cond.a.a, cond.a.b)
-            muls = [t for t in terms if isinstance(t, Mul) and t.a is v and isinstance(t.b, IntImm)]
-            ks = [t for t in terms if isinstance(t, Var) and t in domains]
-            if len(muls) != 1 or len(ks) != 1:
-                return None
-            size, k = muls[0].b.value, ks[0]
-            if not (is_const_int(domains[k].min, 0) and is_const_int(domains[k].extent, size)):
-                return None
+            size, _, k = tile
             limit = analyzer.simplify(cond.b)  # one length however written (a write-back
             found.add((size, expr_key(limit)))  # over W // 8, its reads over (W // 4) // 2)
             inner.add(k)
