@@ -370,6 +370,28 @@ def test_a_max_pool_over_a_symbolic_image_size_vectorizes_its_rows(hw) -> None:
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("hw", [(23, 23), (9, 14)])
+def test_a_blocked_max_pool_over_a_symbolic_size_runs_its_rows_in_parallel(hw) -> None:
+    """SqueezeNet's max pool (ceil mode) over 4 blocks of 16 channels, a symbolic batch and
+    size: too few channel blocks for the threads, so they take the output rows (each
+    sweeps whole rows; the columns, hoisted above the rows, ran 2x slower); matches numpy."""
+    from unity import te, topi
+
+    n, h, w = _image_vars()
+    x = te.placeholder((n, *_i64(4), h, w, *_i64(16)), name="x")
+    pool = topi.nn.max_pool2d(x, 3, 2, 0, ceil_mode=True, layout="NCHW16c")
+    scheduled = schedule_primfunc(te.create_prim_func([x, pool]), EAGER)
+    (parallel,) = _parallel_extents(scheduled)
+    assert "height" in parallel and "width" not in parallel
+    data = np.random.default_rng(2).standard_normal((1, 4, *hw, 16)).astype("float32")
+    oh, ow = (-(-(hw[0] - 3) // 2) + 1, -(-(hw[1] - 3) // 2) + 1)
+    out = np.zeros((1, 4, oh, ow, 16), "float32")
+    unity.build(scheduled)["main"](data, out)
+    padded = np.pad(data, ((0, 0), (0, 0), (0, 2), (0, 2), (0, 0)), constant_values=-np.inf)
+    want = np.max([padded[:, :, i:i + 2 * oh:2, j:j + 2 * ow:2] for i in range(3) for j in range(3)], axis=0)
+    np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.parametrize("hw", [(14, 14), (7, 7), (3, 5)])
 def test_a_pointwise_conv_over_a_symbolic_image_size_tiles_its_flattened_pixels(hw) -> None:
     """ShuffleNet's 1x1 conv over 116 channels (no 16-channel blocks), batch and size

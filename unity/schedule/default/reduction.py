@@ -145,11 +145,31 @@ def _window(
     outer = spatial[:-1]
     work = work_size(info)
     if outer and (work is None or work >= ctx.parallel_min_work):
-        parallel_one(sch, outer, extents, ctx, hoist=True)
+        parallel_one(sch, outer, extents, ctx, hoist=True, pick=_image_rows(extents, ctx))
     if outer:  # the write-back after the window, at the innermost outer loop
         sch.reverse_compute_at(acc, sch.get_loops(block)[len(outer) - 1])
     sch.vectorize(sch.get_loops(acc)[-1])
     return taken
+
+
+def _image_rows(extents: list[int | None], ctx: RuleContext) -> int | None:
+    """The loop to run in parallel when no constant outer loop of a window has
+    `4 * num_cores` iterations and the last two are symbolic (an image's rows and
+    columns): the rows, so that each task sweeps whole rows.  None (`parallel_one`'s own
+    choice) otherwise.  Taking the columns, hoisted above the rows, ran SqueezeNet's
+    blocked 3x3/2 max pool (4 blocks of 16 channels) over a symbolic size one column at a
+    time: 0.098 ms against 0.041 for the static build (0.050 by rows).
+
+    Example:
+        >>> ctx = RuleContext(num_cores=2)
+        >>> _image_rows([None, 4, None, None], ctx), _image_rows([None, 24, None, None], ctx)
+        (2, None)
+    """
+    if any(e is not None and e >= 4 * ctx.num_cores for e in extents):
+        return None
+    if len(extents) >= 2 and extents[-1] is None and extents[-2] is None:
+        return len(extents) - 2
+    return None
 
 
 def row_vector_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
