@@ -47,6 +47,7 @@ def default_pipeline(opt_level: int = 2, target: object = None) -> Sequential:
             passes += [
                 AlterConvLayout(lanes),  # convs on NCHW16c data
                 Conv2dWinograd(lanes),  # 3x3 / 5x5 stride-1 convs as Winograd F(m x m, r x r)
+                FoldConstant(),  # biases padded to whole channel blocks
             ]
         passes += [
             EliminateCommonSubexpr(),  # identical bindings -> one

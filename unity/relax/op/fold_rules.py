@@ -28,6 +28,7 @@ from unity.relax.op.linear_algebra import MatmulAttrs
 from unity.relax.op.create import TriAttrs
 from unity.relax.op.manipulate import AxesAttrs, AxisAttrs, SplitAttrs, StridedSliceAttrs
 from unity.relax.op.nn.activation import SoftmaxAttrs
+from unity.relax.op.nn.pad import PadAttrs
 from unity.relax.op.statistical import CumsumAttrs, ReduceAttrs
 from unity.relax.op.unary import ClipAttrs
 
@@ -184,6 +185,16 @@ def _cumsum(call: Call, x: np.ndarray) -> np.ndarray:
     return np.cumsum(x, axis=attrs.axis, dtype=attrs.dtype)
 
 
+def _pad(call: Call, x: np.ndarray) -> np.ndarray | None:
+    """A bias padded to whole channel blocks (`ConvertLayout`) is a constant, not a kernel
+    run on every call (constant padding; the other modes stay kernels)."""
+    attrs = _attrs(call, PadAttrs)
+    if attrs.pad_mode != "constant":
+        return None
+    widths = list(zip(attrs.pad_width[::2], attrs.pad_width[1::2], strict=True))
+    return np.pad(x, widths, constant_values=np.asarray(attrs.pad_value, x.dtype))
+
+
 def _tri(fn: Callable[..., np.ndarray]) -> FoldFn:
     def fold(call: Call, x: np.ndarray) -> np.ndarray:
         return fn(x, _attrs(call, TriAttrs).k)
@@ -199,7 +210,7 @@ _WITH_ATTRS: dict[op.RelaxOp, FoldFn] = {
     op.mean: _reduce(np.mean), op.max: _reduce(np.max), op.min: _reduce(np.min),
     op.prod: _reduce(np.prod), op.variance: _reduce(np.var), op.argmax: _arg_reduce(np.argmax),
     op.argmin: _arg_reduce(np.argmin), op.split: _split, op.take: _take, op.cumsum: _cumsum,
-    op.tril: _tri(np.tril), op.triu: _tri(np.triu),
+    op.tril: _tri(np.tril), op.triu: _tri(np.triu), op.nn.pad: _pad,
 }  # fmt: skip
 
 
