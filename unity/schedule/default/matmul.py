@@ -210,6 +210,8 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     ti, tj, kb = tiles
     m = const_extent(info.loops[info.loop_of(i)])
     symbolic_rows = m is None or m % ti != 0  # a guarded last tile either way
+    batch_extents = [const_extent(loop) for loop in info.loops[: info.loop_of(i)]]
+    rows_outer = symbolic_rows and _few_panels(m, n, (ti, tj), batch_extents, ctx)
     m = _MANY_ROWS if symbolic_rows else m
     few_rows = m < _FEW_ROWS
     symbolic_columns = n is None or ragged  # a guarded last tile either way
@@ -232,7 +234,6 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     # of A stream past it (rows outside: all of B streams from L3 for every row tile,
     # 1.5x slower on 128x768x3072 and 1024^3 on a 2-core Sapphire Rapids)
     blocks = 1 if symbolic_rows else _row_blocks(info, a_load, (i, j, k), (ti, tj), ctx)
-    rows_outer = symbolic_rows and _few_panels(info, batch, (i, j), (ti, tj), ctx)
     if blocks > 1:
         io, i0 = sch.split(i0, [blocks, None])
         sch.reorder(*batch, io, j0, i0, *ks, i1, j1)
@@ -253,31 +254,31 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
 
 
 def _few_panels(
-    info: BlockInfo, batch: list, ij: tuple[Var, Var], tile: tuple[int, int], ctx: RuleContext
+    m: int | None, n: int | None, tile: tuple[int, int], batch: list[int | None], ctx: RuleContext
 ) -> bool:
-    """Whether a matmul whose rows end in a guarded tile (symbolic, or of no divisor)
-    runs its row tiles in parallel, the panels inside them: when the constant columns
-    make fewer panels than `_TASKS_PER_CORE` per core, and the rows (taken to be many
-    when symbolic) twice as many tiles.  Each row tile of `A` is then read once, and `B`
-    (fewer than 8 panels) stays in L2.  Not over constant batches with symbolic rows:
-    the batches and panels fuse (a fused loop of symbolic extent would keep the tile
-    out of registers, see `parallel_tiles`).  On Sapphire Rapids over symbolic rows,
-    panels / row tiles: ConvNeXt's 3136 x 384 -> 96 (3 panels on 2 threads) 0.92 /
-    0.59 ms, 3136 x 96 -> 192 0.39 / 0.31, 784 x 768 -> 192 0.64 / 0.59; 49 x 3072 ->
-    128 (7 row tiles) 0.13 / 0.16.
+    """Whether a matmul of `m` rows (None: symbolic) that end in a guarded tile and `n`
+    columns, over batch loops of extents `batch`, runs its row tiles in parallel, the
+    panels inside them: when the constant columns make fewer panels than
+    `_TASKS_PER_CORE` per core, and the rows (taken to be many when symbolic) twice as
+    many tiles.  Each row tile of `A` is then read once, and `B` (fewer than 8 panels)
+    stays in L2.  Not over constant batches with symbolic rows: the batches and panels
+    fuse (a fused loop of symbolic extent would keep the tile out of registers, see
+    `parallel_tiles`).  On Sapphire Rapids over symbolic rows, panels / row tiles:
+    ConvNeXt's 3136 x 384 -> 96 (3 panels on 2 threads) 0.92 / 0.59 ms, 3136 x 96 -> 192
+    0.39 / 0.31, 784 x 768 -> 192 0.64 / 0.59; 49 x 3072 -> 128 (7 row tiles) 0.13 / 0.16.
 
     Example:
-        >>> _few_panels(info, batch, (i, j), (8, 32), RuleContext())  # doctest: +SKIP
+        >>> ctx = RuleContext(num_cores=2)
+        >>> _few_panels(None, 96, (8, 32), [None], ctx)  # 3 panels
         True
+        >>> _few_panels(None, 384, (8, 32), [None], ctx)  # 12 panels
+        False
     """
-    (i, j), (ti, tj) = ij, tile
-    m, n = (const_extent(info.loops[info.loop_of(v)]) for v in (i, j))
+    ti, tj = tile
     tasks = _TASKS_PER_CORE * ctx.num_cores
     if n is None or n // tj >= tasks or (m is not None and m < 2 * tasks * ti):
         return False
-    constant_batches = bool(batch) and all(
-        const_extent(info.loops[x]) is not None for x in range(len(batch))
-    )
+    constant_batches = bool(batch) and all(e is not None for e in batch)
     return not (constant_batches and m is None)
 
 

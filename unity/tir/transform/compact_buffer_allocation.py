@@ -339,44 +339,40 @@ class _Placer:
         """True when distinct iterations of `loop` access disjoint elements: one dimension
         moves past its last box at each step, or (a fused loop `f`, indexed through
         `f // c` and `f % c`) one dimension does so at each step of `f // c` and one at
-        each step of `f % c`."""
+        each step of `f % c`, or (fused from three or more: ``f // 1182``, ``f // 197 %
+        6``, ``f % 197``, a batch, heads and rows) at each step of each digit of `f` in
+        the mixed radix of its divisors."""
         var = loop.loop_var
         box = [b for b in self._box(loop.body) if b is not None]
         if any(self._advances(lo, hi, var, {}) for lo, hi in box):
             return True
-        for c in sorted(_divisors_of(var, [e for b in box for e in b])):
-            q, r, r2 = (Var(f"{var.name}_{n}", var.dtype) for n in ("q", "r", "r2"))
-            self.analyzer.bind(q, Range(const(0, var.dtype), loop.extent // c + 1))
-            self.analyzer.bind(r, Range(const(0, var.dtype), const(c, var.dtype)))
-            self.analyzer.bind(r2, Range(const(0, var.dtype), const(c, var.dtype)))
-            unfused = {var: q * c + r}  # the analyzer turns f // c into q and f % c into r
-            split = [tuple(self.analyzer.simplify(substitute(e, unfused)) for e in b) for b in box]
-            rows = any(self._advances(lo, hi, q, {r: r2}) for lo, hi in split)
-            if rows and any(self._advances(lo, hi, r, {}) for lo, hi in split):
-                return True
-        return self._digits_advance(loop, box)
+        divisors = sorted(_divisors_of(var, [e for b in box for e in b]))
+        if any(self._digits_advance(loop, box, [c]) for c in divisors):
+            return True
+        chained = len(divisors) > 1 and all(b % a == 0 for a, b in zip(divisors, divisors[1:]))
+        return chained and self._digits_advance(loop, box, divisors)
 
-    def _digits_advance(self, loop: For, box: list[tuple[PrimExpr, PrimExpr]]) -> bool:
-        """A loop fused from three or more (``f // 1182``, ``f // 197 % 6``, ``f % 197``:
-        a batch, heads and rows) whose divisors divide one another: `f` written in mixed
-        radix, ``f = ((t * 6) + d1) * 197 + d0``, and each digit moves one dimension past
-        its previous box whatever the lower digits are (so iterations differing first in
-        that digit touch disjoint elements)."""
+    def _digits_advance(
+        self, loop: For, box: list[tuple[PrimExpr, PrimExpr]], radices: list[int]
+    ) -> bool:
+        """With `f` (the loop's variable) written in mixed radix (`radices` ascending, each
+        dividing the next: ``f = (t * 6 + d1) * 197 + d0`` for 197 and 1182; ``f = q * c +
+        r`` for one), whether each digit moves one dimension past its previous box
+        whatever the lower digits are (so iterations differing first in that digit touch
+        disjoint elements).  The analyzer turns ``f // 197 % 6`` into `d1`, and so on."""
         var = loop.loop_var
-        chain = sorted(_divisors_of(var, [e for b in box for e in b]))
-        if len(chain) < 2 or any(b % a for a, b in zip(chain, chain[1:])):
-            return False
         digits: list[tuple[Var, Range]] = []
-        unfused: PrimExpr = const(0, var.dtype)
+        unfused: PrimExpr | None = None
         below = 1
-        for k, radix in enumerate([*chain, None]):  # lowest digit first, `t` last
+        for k, radix in enumerate([*radices, None]):  # lowest digit first, `t` last
             digit = Var(f"{var.name}_d{k}", var.dtype)
             extent = loop.extent // below + 1 if radix is None else const(radix // below, var.dtype)
             digits.append((digit, Range(const(0, var.dtype), extent)))
             self.analyzer.bind(digit, digits[-1][1])
-            unfused = unfused + digit * below
+            unfused = digit if unfused is None else unfused + digit * below
             below = radix or below
-        split = [tuple(self.analyzer.simplify(substitute(e, {var: unfused})) for e in b) for b in box]
+        unfuse = {var: unfused}
+        split = [tuple(self.analyzer.simplify(substitute(e, unfuse)) for e in b) for b in box]
         for k, (digit, _) in enumerate(digits):
             lower: dict[Var, PrimExpr] = {}
             for d, rng in digits[:k]:

@@ -273,16 +273,10 @@ class _Hoister(StmtExprMutator):
             return None  # fewer tiles than the length: clamping would add positions
         v = loop.loop_var
         free = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(loop.body)
-        clamp = _Clamp(v, size.value, inner, limit - 1)
-        clamped = loop.replace(body=clamp.visit_stmt(free))
-        if not _clamped_only(clamped.body, clamp.made, v, inner):
+        versions = _moved_back(loop, free, size.value, limit, inner)
+        if versions is None:
             return None
-        start = Var(f"{v.name}_start", v.dtype)
-        # `_clamped_only` found `v` only in ``v * t + k``: with ``v * t`` replaced, it is gone
-        shifted = _TileStart(v, size.value, start).visit_stmt(free)
-        shifted = copy_with_fresh_vars(shifted, {})  # the clamped version keeps the originals
-        fresh = Var(v.name, v.dtype)
-        whole = loop.replace(loop_var=fresh, body=LetStmt(start, Min(fresh * size, limit - size), shifted))
+        whole, clamped = versions
         if self.analyzer.can_prove(limit >= size):  # inside a version for long rows
             return whole
         # one position (a batch of 1, a decoding step): the tile's loops of positions
@@ -398,15 +392,35 @@ def _ragged_tiles(loop: For) -> For | None:
     if limit % size == 0 or limit < size or loop.extent.value != -(-limit // size):
         return None
     free = _DropConjuncts(own).visit_stmt(loop.body)
-    last = IntImm(v.dtype, limit - 1)
-    clamp = _Clamp(v, size, inner, last)
-    if not _clamped_only(clamp.visit_stmt(free), clamp.made, v, inner):
+    versions = _moved_back(loop, free, size, IntImm(v.dtype, limit), inner)
+    return None if versions is None else versions[0]
+
+
+def _moved_back(
+    loop: For, free: Stmt, size: int, limit: PrimExpr, inner: set[Var]
+) -> tuple[For, For] | None:
+    """`loop` over tiles of `size` positions of a length `limit` with `free` (its body
+    without the tile's guards) as its body, its last tile moved back to end at `limit`
+    (each tile starting at ``min(v * size, limit - size)``), and with each position
+    clamped instead (``min(v * size + k, limit - 1)``, `k` in `inner`); None when `v`
+    occurs other than in ``v * size + k``."""
+    v = loop.loop_var
+    clamp = _Clamp(v, size, inner, _minus(limit, 1))
+    clamped = loop.replace(body=clamp.visit_stmt(free))
+    if not _clamped_only(clamped.body, clamp.made, v, inner):
         return None
     start = Var(f"{v.name}_start", v.dtype)
+    # `_clamped_only` found `v` only in ``v * t + k``: with ``v * t`` replaced, it is gone
     shifted = _TileStart(v, size, start).visit_stmt(free)
+    shifted = copy_with_fresh_vars(shifted, {})  # the clamped version keeps the originals
     fresh = Var(v.name, v.dtype)
-    first = Min(fresh * IntImm(v.dtype, size), IntImm(v.dtype, limit - size))
-    return loop.replace(loop_var=fresh, body=LetStmt(start, first, shifted))
+    first = Min(fresh * IntImm(v.dtype, size), _minus(limit, size))
+    return loop.replace(loop_var=fresh, body=LetStmt(start, first, shifted)), clamped
+
+
+def _minus(limit: PrimExpr, n: int) -> PrimExpr:
+    """``limit - n``, a constant when `limit` is one."""
+    return IntImm(limit.dtype, limit.value - n) if isinstance(limit, IntImm) else limit - n
 
 
 def _tile_bound(
