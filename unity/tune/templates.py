@@ -146,7 +146,7 @@ def schedule_matmul_tiled(func: PrimFunc, knobs: dict[str, Any], num_cores: int 
         if info.name in done:
             continue
         if matmul.applies(info):
-            done |= {info.name, *_tile(sch, info, knobs)}
+            done |= {info.name, *_tile(sch, info, knobs, num_cores)}
         else:
             schedule_rest(sch, info, ctx)
             done.add(info.name)
@@ -198,7 +198,9 @@ def schedule_rest(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None:
         return
 
 
-def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
+def _tile(
+    sch: Schedule, info: BlockInfo, knobs: dict[str, Any], num_cores: int
+) -> list[str]:
     _, b_load, i, j, k = matmul.match(info)
     ti, tj, kb = knobs["ti"], knobs["tj"], knobs["kb"]
     extents = [const_extent(info.loops[info.loop_of(v)]) for v in (i, j, k)]
@@ -229,7 +231,7 @@ def _tile(sch: Schedule, info: BlockInfo, knobs: dict[str, Any]) -> list[str]:
     sch.reverse_compute_at(acc, outer[1])
     init = sch.decompose_reduction(c, ks[0])
     if knobs["parallel"]:
-        matmul.parallel_tiles(sch, info, batch, outer[0], extents[0] is None)
+        matmul.parallel_tiles(sch, info, batch, outer[0], extents[0] is None, num_cores)
     if knobs["unroll"]:
         sch.unroll(i1)
     sch.vectorize(j1)
