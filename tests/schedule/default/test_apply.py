@@ -105,6 +105,33 @@ def test_producers_are_not_inlined_into_a_concat_of_many_parts():
     np.testing.assert_array_equal(out, np.concatenate(xs) * 2)
 
 
+def test_a_costly_producer_gathered_along_another_axis_is_computed_once():
+    """T5's relative position bias: a bucket per (query, key), from a `log`, gathered from a
+    table per head and laid out heads first.  Inlined into the gather, every head
+    evaluated the log again (6x the work); it stays a block of its own, computed once.
+    A cheap producer (no math call) is still inlined, and the result matches numpy."""
+    seq = tir.SizeVar("seq", "int64")
+    table = te.placeholder((32, 6), name="table")
+    pos = te.placeholder((seq, seq), name="pos")
+    bucket = te.compute((seq, seq), lambda i, j: te.log(pos[i, j] + 1.0).astype("int64"), name="bucket")
+    biased = te.compute((6, seq, seq), lambda h, i, j: table[bucket[i, j], h], name="bias")
+    shifted = te.compute((seq, seq), lambda i, j: (pos[i, j] + 1.0).astype("int64"), name="shift")
+    cheap = te.compute((6, seq, seq), lambda h, i, j: table[shifted[i, j], h], name="bias")
+
+    def blocks(func: tir.PrimFunc) -> list[str]:
+        return [s.block.name_hint for s in walk(func.body) if isinstance(s, BlockRealize) and s.block.name_hint != "root"]
+
+    once = schedule_primfunc(te.create_prim_func([table, pos, biased]))
+    assert blocks(once) == ["bucket", "bias"]
+    assert blocks(schedule_primfunc(te.create_prim_func([table, pos, cheap]))) == ["bias"]
+    rng = np.random.default_rng(2)
+    t = rng.standard_normal((32, 6)).astype("float32")
+    p = rng.uniform(0, 20, (9, 9)).astype("float32")
+    out = np.empty((6, 9, 9), np.float32)
+    unity.build(once)["main"](t, p, out)
+    np.testing.assert_array_equal(out, t[np.log(p + 1).astype(np.int64)].transpose(2, 0, 1))
+
+
 def test_user_scheduled_functions_are_left_alone():
     func = WORKLOADS["matmul_tiled"]()
     sch = Schedule(func)

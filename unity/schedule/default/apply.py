@@ -44,9 +44,10 @@ from unity.schedule.default.row_fusion import merge_row_loops
 from unity.schedule.default.width_versions import merge_versions, width_versions
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
-from unity.tir.expr import BinaryOp, Call, IterType
+from unity.tir.expr import BinaryOp, Call, IntImm, IterType
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_nodes
+from unity.tir.buffer import Buffer
 from unity.tir.stmt import Block, BufferStore
 
 __all__ = ["apply_default_schedules", "schedule_primfunc"]
@@ -176,9 +177,11 @@ def _inline_spatial(
             continue
         if any(len(b.block.reads) > _MANY_READS for b in readers):
             continue  # a concat of 90 parts: each inline would walk (and grow) its long expression
-        recomputed = len(readers) > 1 or any(_recomputes(b) for b in readers)
+        recomputed = len(readers) > 1 or any(
+            _recomputes(b) or _replicates(b, info.output) for b in readers
+        )
         if recomputed and _costly(sch.get(sch.get_block(info.name))):
-            continue  # each reader (or window position of a pooling) would evaluate it again
+            continue  # several readers, window positions or broadcast axes would evaluate it again
         trial = sch.copy()
         try:
             trial.compute_inline(trial.get_block(info.name))
@@ -215,6 +218,24 @@ def _recomputes(reader: BlockInfo) -> bool:
         if load.buffer is not reader.store.buffer
         for index in load.indices
     )
+
+
+def _replicates(reader: BlockInfo, buffer: Buffer) -> bool:
+    """True when `reader` loads `buffer` at indices that leave out one of its spatial
+    iteration variables of more than one value: inlining a producer of `buffer` there
+    evaluates it again along that axis.  T5's position bias, ``(batch, 6, seq, seq)``: its
+    buckets (a log per query and key) and its mask (an index checked and divided per
+    batch and key) inlined into the per-head gather, 0.177 ms; computed once, 0.099."""
+    if reader.store is None:
+        return False
+    spatial = {
+        iv.var
+        for iv in reader.block.iter_vars
+        if iv.iter_type is IterType.SPATIAL
+        and not (isinstance(iv.dom.extent, IntImm) and iv.dom.extent.value == 1)
+    }
+    loads = [load for load in loads_of(reader.store.value) if load.buffer is buffer]
+    return any(spatial - set().union(*(used_vars(i) for i in load.indices)) for load in loads)
 
 
 def _costly(block: Block) -> bool:
