@@ -396,10 +396,14 @@ def test_blocked_conv_over_a_symbolic_width_takes_no_reduction_chunks() -> None:
 
 
 @pytest.mark.parametrize(("k", "channels"), [(1, (64, 96)), (3, (32, 32))])
-def test_blocked_conv_over_a_symbolic_size_tiles_the_flattened_pixels(k: int, channels) -> None:
-    """Over a symbolic height and width, tiles run over the flattened pixels ``y * W + x``
-    (crossing rows; only the image's last tile guarded), not along rows of unknown width
-    (ResNet-50's 1x1 512 -> 2048 at 7x7: 1.85 -> 1.18 ms, static sizes 0.87)."""
+def test_blocked_conv_over_a_symbolic_size_tiles_flat_pixels_or_rows(k: int, channels) -> None:
+    """Over a symbolic height and width, a pointwise conv's tiles run over the flattened
+    pixels ``y * W + x`` (crossing rows; only the image's last tile guarded), not along
+    rows of unknown width (ResNet-50's 1x1 512 -> 2048 at 7x7: 1.85 -> 1.18 ms, static
+    sizes 0.87).  A conv with a window tiles each row instead, with a tile chosen for
+    the typical width, the last one moved back: its flattened pixels divided ``p`` by the
+    width for every pixel (MobileNet v3's 3x3/2 stem 0.119 -> 0.069 ms, as static).
+    Either way the result matches the reference at sizes below and above the tile."""
     from unity import te, topi
     from unity.schedule.default import conv2d_blocked
     from unity.schedule.default.analysis import block_infos
@@ -412,13 +416,14 @@ def test_blocked_conv_over_a_symbolic_size_tiles_the_flattened_pixels(k: int, ch
     func = te.create_prim_func([x, wt, topi.nn.conv2d(x, wt, 1, k // 2, 1, 1, "NCHW16c", "OIHW")])
     info = next(b for b in block_infos(func) or [] if conv2d_blocked.applies(b))
     tiling = conv2d_blocked.blocked_tiling(info, AVX512)
-    assert tiling is not None and tiling.flatten and tiling.rows is not None
+    assert tiling is not None and tiling.flatten == (k == 1) and (tiling.rows is not None) == (k == 1)
     scheduled = schedule_primfunc(func, AVX512)
-    assert "h * w" in scheduled.script() or "w * h" in scheduled.script()  # the flattened pixels
+    flat = "h * w" in scheduled.script() or "w * h" in scheduled.script()  # the flattened pixels
+    assert flat == (k == 1)
     built = unity.build(scheduled)
     rng = np.random.default_rng(3)
     weights = rng.standard_normal((o, c, k, k)).astype("float32")
-    for hh, ww in ((7, 7), (3, 11), (1, 2)):
+    for hh, ww in ((7, 7), (3, 11), (1, 2), (2, 19)):
         data = rng.standard_normal((1, c, hh, ww)).astype("float32")
         want = conv2d_python(data, weights, padding=(k // 2,) * 4)
         blocked = np.ascontiguousarray(data.reshape(1, c // 16, 16, hh, ww).transpose(0, 1, 3, 4, 2))
@@ -426,6 +431,32 @@ def test_blocked_conv_over_a_symbolic_size_tiles_the_flattened_pixels(k: int, ch
         built["main"](blocked, weights, out)
         got = out.transpose(0, 1, 4, 2, 3).reshape(want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_an_image_stem_over_a_symbolic_size_tiles_its_rows() -> None:
+    """A 3x3 stride-2 conv of a 3-channel NCHW image written channel-blocked (a model's
+    first conv after `AlterConvLayout`) over a symbolic size tiles its output rows, the
+    last tile of each moved back, and matches the reference at several sizes."""
+    from unity import te, topi
+    from unity.schedule.analysis import used_vars
+    from unity.topi.testing import conv2d_python
+
+    h, w = tir.SizeVar("h", "int32"), tir.SizeVar("w", "int32")
+    x = te.placeholder((1, 3, h, w), name="x")
+    wt = te.placeholder((32, 3, 3, 3), name="wt")
+    conv = topi.nn.conv2d(x, wt, 2, 1, 1, 1, "NCHW", "OIHW", out_layout="NCHW16c")
+    scheduled = schedule_primfunc(te.create_prim_func([x, wt, conv]), AVX512)
+    parallel = [s for s in walk(scheduled.body) if isinstance(s, For) and s.kind is ForKind.PARALLEL]
+    assert {v.name for v in used_vars(parallel[-1].extent)} == {"h"}  # the output rows
+    built = unity.build(scheduled)
+    rng = np.random.default_rng(4)
+    weights = rng.standard_normal((32, 3, 3, 3)).astype("float32")
+    for hh, ww in ((9, 9), (4, 37), (3, 2)):
+        data = rng.standard_normal((1, 3, hh, ww)).astype("float32")
+        want = conv2d_python(data, weights, strides=(2, 2), padding=(1,) * 4)
+        out = np.zeros((1, 2, *want.shape[2:], 16), "float32")
+        built["main"](data, weights, out)
+        np.testing.assert_allclose(out.transpose(0, 1, 4, 2, 3).reshape(want.shape), want, rtol=1e-4, atol=1e-4)
 
 
 def _symbolic_pointwise(c: int, o: int, size: PrimExpr) -> tir.PrimFunc:
