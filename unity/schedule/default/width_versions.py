@@ -17,6 +17,10 @@ tile)::
     else:
         <the conv in tiles of 4 x 4>
 
+A grouped conv with a window in the channels-in-vector variant (a vector of output
+channels per column) is versioned the same way, for tiles of 14 and 7 columns
+(`CHANNEL_WIDTH_TILES`).
+
 Each version after the first is a copy with its own loop and iteration variables and
 its own intermediate buffers.  Only a function with one such conv is versioned, and not
 one whose tile a tuner fixed (``conv.tile`` / ``conv.width`` knobs); `schedule_primfunc`
@@ -57,6 +61,16 @@ v3's last) at 7 / 14 / 28 columns ran 0.082 / 0.237 / 0.877 ms in the one versio
 columns, 0.075 / 0.139 / 0.391 in these; its static builds 0.052 / 0.104 / 0.255."""
 
 
+CHANNEL_WIDTH_TILES = (14, 7)
+"""The same for a grouped conv with a window in the channels variant (a vector of output
+channels per column: RegNet-Y's groups of 8): one version had tiles of 7 columns, 7
+accumulators that leave the FMA units waiting; tiles of 14 where the width allows
+(an ImageNet image's widths are multiples of 7).  RegNet-Y-400MF's 3x3 convs over a
+symbolic size, 7 columns / versions / static build, ms: 48 channels at 112 -> 56 0.362
+/ 0.286 / 0.270, 104 at 56 -> 28 0.186 / 0.158 / 0.142, 104 at 28 0.152 / 0.123 /
+0.111; at 14 and 7 the tile of 7 either way (tiles of 8 and 4 ran 10-15% slower)."""
+
+
 def width_versions(
     func: PrimFunc, ctx: RuleContext
 ) -> list[tuple[PrimExpr | None, RuleContext]] | None:
@@ -69,24 +83,36 @@ def width_versions(
     """
     if ctx.knob("conv.tile") is not None or ctx.knob("conv.width") is not None:
         return None
-    widths = [info.loops[3].extent for info in block_infos(func) or [] if _versioned(info, ctx)]
-    if len(widths) != 1:
+    versioned = [(info, _tiles(info, ctx)) for info in block_infos(func) or []]
+    versioned = [(info.loops[3].extent, tiles) for info, tiles in versioned if tiles is not None]
+    if len(versioned) != 1:
         return None
+    width, tiles = versioned[0]
     arms: list[tuple[PrimExpr | None, RuleContext]] = []
-    for k, tile in enumerate(WIDTH_TILES):
-        cond = None if k == len(WIDTH_TILES) - 1 else widths[0] >= tile
+    for k, tile in enumerate(tiles):
+        cond = None if k == len(tiles) - 1 else width >= tile
         arms.append((cond, replace(ctx, knobs=(*ctx.knobs, ("conv.width", tile)))))
     return arms
 
 
-def _versioned(info: BlockInfo, ctx: RuleContext) -> bool:
-    """A conv block of symbolic width (over an image: not one row) in the columns variant."""
+def _tiles(info: BlockInfo, ctx: RuleContext) -> tuple[int, ...] | None:
+    """The widths to version a conv block of symbolic width (over an image: not one row)
+    for: `WIDTH_TILES` in the columns variant, `CHANNEL_WIDTH_TILES` for a conv with a
+    window in the channels variant; None when it is scheduled once."""
     if not conv2d.applies(info) or const_extent(info.loops[2]) == 1:
-        return False
+        return None
+    # every version in one variant, the channels one with one channel tile: none packs
+    # the weights otherwise (one packed layout per kernel is what `split_prepacked` takes
+    # out)
     rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in WIDTH_TILES]
-    # every version in the columns variant: none packs the weights (one packed layout
-    # per kernel is what `split_prepacked` takes out)
-    return all(r is not None and r.width is None and r.variant == "columns" for r in rules)
+    if all(r is not None and r.width is None and r.variant == "columns" for r in rules):
+        return WIDTH_TILES
+    window = any((const_extent(loop) or 2) > 1 for loop in info.loops[5:7])
+    rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in CHANNEL_WIDTH_TILES]
+    channels = all(r is not None and r.width is None and r.variant == "channels" for r in rules)
+    if window and channels and len({r.channel_tile[0] for r in rules}) == 1:  # type: ignore[index, union-attr]
+        return CHANNEL_WIDTH_TILES
+    return None
 
 
 def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc:
