@@ -406,6 +406,31 @@ def test_vector_code_in_narrow_dtypes(dtype: str):
     assert f"<16 x {memory}>" in lib.get_source("ll")
 
 
+@pytest.mark.parametrize("n", [300, 15000, 40000])
+def test_symbolic_scratch_goes_on_the_stack_when_small_and_is_released_each_iteration(n: int):
+    """A buffer of symbolic size allocated in each iteration of a loop: on the stack when
+    its size at run time is within the stack limit (restored at the end of each
+    iteration: 4000 iterations of 60 KiB would overflow the stack otherwise), on the
+    heap above it (160 KiB); the same values either way."""
+    from unity.codegen.llvm import STACK_LIMIT_BYTES
+
+    m = tir.SizeVar("m")
+    A, B = tir.decl_buffer((m,), "float32", "A"), tir.decl_buffer((4000,), "float32", "B")
+    T = tir.decl_buffer((m,), "float32", "T")
+    i, j, k = tir.Var("i"), tir.Var("j"), tir.Var("k")
+    fill = _loop(j, m, tir.BufferStore(T, A[j] + i.astype("float32"), (j,)))
+    body = tir.Allocate(T, tir.seq(fill, tir.BufferStore(B, T[m - 1] + T[i % m], (i,))))
+    lib = unity.build(tir.PrimFunc((A, B), _loop(i, 4000, body)))
+    source = lib.get_source("ll")
+    assert "llvm.stacksave" in source and "aligned_alloc" in source
+    a = _random((n,), "float32")
+    b = np.zeros(4000, "float32")
+    lib["main"](a, b)
+    iters = np.arange(4000, dtype="float32")
+    np.testing.assert_allclose(b, a[-1] + iters + a[np.arange(4000) % n] + iters, rtol=1e-6)
+    assert (n * 4 <= STACK_LIMIT_BYTES) == (n < 40000)
+
+
 def test_kernel_named_like_a_c_function_gets_its_own_symbol():
     A = tir.decl_buffer((1 << 15,), "float32", "A")
     T = tir.decl_buffer((1 << 15,), "float32", "T")  # 128 KiB: on the heap, so `free` is called
