@@ -364,6 +364,8 @@ class _KernelPrinter:
     def s_evaluate_(self, node: S.Evaluate) -> None:
         if isinstance(node.value, (E.IntImm, E.FloatImm)):
             return
+        if isinstance(node.value, E.Call) and node.value.op is tir_op.prefetch_op:
+            return  # a CPU cache hint
         self.emit(f"{self.expr(node.value)};")
 
     # -- expressions --------------------------------------------------------------------------

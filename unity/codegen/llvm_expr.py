@@ -24,7 +24,7 @@ from unity.ir.node import dispatch_table
 from unity.tir import expr as E
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var
-from unity.tir.op import ldexp_op
+from unity.tir.op import ldexp_op, prefetch_op
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 F32 = ir.FloatType()
@@ -414,6 +414,8 @@ class ExprCodegen:
         return self.builder.call(fn, args)
 
     def visit_call_(self, call: E.Call) -> ir.Value:
+        if call.op is prefetch_op:
+            return self._prefetch(call)
         args = [self.emit(a) for a in call.args]
         short = call.op.name.removeprefix("tir.")
         llvm_name = call.op.get_attr("llvm")
@@ -431,6 +433,25 @@ class ExprCodegen:
         if llvm_name is not None:
             return self.intrinsic(llvm_name, args)
         return self._fallback_math(short, args, call)
+
+    def _prefetch(self, call: E.Call) -> ir.Value:
+        """`llvm.prefetch` (a read, into L1: ``prefetcht0`` on x86) of the element that
+        `call`'s one `BufferLoad` argument names; its address may lie past the buffer
+        (a prefetch does not fault), so it is not `inbounds`."""
+        load = call.args[0]
+        if not isinstance(load, E.BufferLoad) or dt.lanes(load.dtype) != 1:
+            raise self.error("tir.prefetch takes one scalar buffer element", call)
+        elem = llvm_type(dt.element(load.buffer.dtype), memory=True)
+        index = self.flat_index(load.buffer, load.indices, load)
+        ptr = self.address(load.buffer, self.emit_index(index), index.dtype, elem, inbounds=False)
+        fn = self.module.globals.get("llvm.prefetch.p0")
+        if fn is None:
+            fn = ir.Function(
+                self.module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32]), "llvm.prefetch.p0"
+            )
+        read, locality, data = (ir.Constant(I32, v) for v in (0, 3, 1))
+        self.builder.call(fn, [ptr, read, locality, data])
+        return ir.Constant(I32, 0)
 
     def _ldexp(self, x: ir.Value, n: ir.Value) -> ir.Value:
         """``x * 2**n`` (float32 `x`, int32 `n`): `llvm.ldexp` where it is one instruction,

@@ -26,6 +26,7 @@ from unity.ir import dtype as dt
 from unity.tir import expr as E
 from unity.tir import stmt as S
 from unity.tir.buffer import Buffer
+from unity.tir.op import prefetch_op
 
 
 def _indented(self: Any, body: S.Stmt) -> None:
@@ -117,6 +118,8 @@ def s_assert_stmt_(self: Any, node: S.AssertStmt) -> None:
 def s_evaluate_(self: Any, node: S.Evaluate) -> None:
     if isinstance(node.value, (E.IntImm, E.FloatImm)):
         return
+    if isinstance(node.value, E.Call) and node.value.op is prefetch_op:
+        return  # a cache hint (its element may lie past the buffer)
     self.emit(self.expr(node.value))
 
 

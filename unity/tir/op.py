@@ -58,6 +58,10 @@ isinf_op = Op("tir.isinf", numpy=np.isinf, llvm=None, arity=1, pure=True, return
 pow_op = Op("tir.pow", numpy=np.power, llvm="llvm.pow", arity=2, pure=True)
 atan2_op = Op("tir.atan2", numpy=np.arctan2, llvm=None, arity=2, pure=True)
 fmod_op = Op("tir.fmod", numpy=np.fmod, llvm=None, arity=2, pure=True)
+prefetch_op = Op("tir.prefetch", numpy=None, llvm=None, arity=1, writes=())
+"""``prefetch(buf[i..])``, evaluated for its effect: a hint to bring the cache line holding
+that element into the cache (`InjectPrefetch` makes them).  The element may lie past the
+buffer; the interpreter and the CUDA backend skip it."""
 
 _REINTERPRET = {"int32": "float32", "float32": "int32", "int64": "float64", "float64": "int64"}
 """The dtype `reinterpret` gives each dtype it takes: the same bits, read as the other kind."""

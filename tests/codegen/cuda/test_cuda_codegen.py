@@ -191,3 +191,24 @@ def test_bfloat16_kernels_are_nv_bfloat16_with_math_in_float():
     want = np.exp(x).astype(bf16).astype("float32") * y
     want = (want.astype(bf16).astype("float32") + np.maximum(x, y)).astype(bf16).astype("float32") + x
     np.testing.assert_allclose(got.astype("float32"), want, rtol=2e-2, atol=2e-2)
+
+
+def test_a_cpu_prefetch_hint_emits_no_cuda_and_emulates():
+    """A `software_prefetch` annotation (a CPU rule's cache hint) left on a GPU kernel's
+    loop: the CUDA lowering ignores it (no trace in the source), and the emulated result
+    is the loop's."""
+    a = te.placeholder((64, 8), name="a")
+    k = te.reduce_axis((0, 8), name="k")
+    b = te.compute((64,), lambda i: te.sum(a[i, k], axis=k), name="b")
+    sch = Schedule(te.create_prim_func([a, b]))
+    i, kk = sch.get_loops(sch.get_block("b"))
+    bx, tx = sch.split(i, [None, 32])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    sch.annotate(kk, "software_prefetch", ("a", 4))
+    lib = unity.build(sch.mod, "cuda -arch=sm_90")
+    assert "prefetch" not in lib.get_source("cuda")
+    av = np.random.default_rng(0).standard_normal((64, 8)).astype("float32")
+    out = np.zeros(64, "float32")
+    lib.emulate("main", av, out)
+    np.testing.assert_allclose(out, av.sum(axis=1), rtol=1e-5, atol=1e-5)

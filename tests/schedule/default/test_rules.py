@@ -120,7 +120,7 @@ def test_softmax_rows_of_no_vector_multiple_sum_in_vectors_with_a_guarded_last_o
     func = te.create_prim_func([x, topi.nn.softmax(x, -1)])
     scheduled = schedule_primfunc(func, EAGER)
     assert _vector_extents(scheduled).count("T.int64(16)") == 4  # max and sum: init, update
-    upto_compaction = lowering_passes()[:5]  # ... CompactBufferAllocation
+    upto_compaction = _upto_compaction(lowering_passes())
     compact = Sequential(upto_compaction)(IRModule({"main": scheduled}))["main"]
     shapes = [[d.script() for d in s.buffer.shape] for s in walk(compact.body) if isinstance(s, Allocate)]
     assert all("batch" not in " ".join(shape) for shape in shapes), shapes
@@ -304,7 +304,7 @@ def test_row_blocks_under_a_symbolic_batch_keep_the_tile_in_registers() -> None:
     func = te.create_prim_func([a, b, topi.matmul(a, b)])
     scheduled = schedule_primfunc(func, EAGER)
     assert _parallel_extents(scheduled) == ["T.int64(1)", "T.int64(8)"]  # packing, blocks
-    upto_compaction = lowering_passes()[:5]  # ... CompactBufferAllocation
+    upto_compaction = _upto_compaction(lowering_passes())
     compact = Sequential(upto_compaction)(IRModule({"main": scheduled}))["main"]
     tiles = [s.buffer for s in walk(compact.body) if isinstance(s, Allocate) and s.buffer.scope == "local"]
     assert [tuple(d.script() for d in t.shape) for t in tiles] == [("T.int64(1)", "T.int64(8)", "T.int64(32)")]
@@ -331,12 +331,40 @@ def test_attention_scores_over_a_symbolic_sequence_run_the_heads_in_parallel(bat
     scheduled = schedule_primfunc(te.create_prim_func([q, k, topi.matmul(q, k)]), EAGER)
     heads = "T.int64(6)" if batch == 1 else "T.int64(6) * batch"
     assert _parallel_extents(scheduled) == [heads]
-    upto_compaction = lowering_passes()[:5]  # ... CompactBufferAllocation
+    upto_compaction = _upto_compaction(lowering_passes())
     compact = Sequential(upto_compaction)(IRModule({"main": scheduled}))["main"]
     tiles = [s.buffer for s in walk(compact.body) if isinstance(s, Allocate) and s.buffer.scope == "local"]
     assert [tuple(d.script() for d in t.shape) for t in tiles] == [("T.int64(1)",) * 2 + ("T.int64(8)", "T.int64(32)")]
     n = 1 if batch == 1 else 2
     _matches_numpy_matmul(scheduled, (n, 6, 37, 16), (n, 6, 16, 37), seed=5)
+
+
+@pytest.mark.parametrize(("rows", "columns", "prefetched"), [
+    ("symbolic", 256, True), (1024, 256, False), ("symbolic", 1000, False),
+])  # fmt: skip
+def test_matmul_tiles_prefetch_their_panel_of_weights_over_few_rows(rows, columns, prefetched) -> None:
+    """A matmul over a symbolic sequence prefetches its panel of packed weights 16 steps
+    ahead in the reduction loop (the first row tile of each panel streams it from L3);
+    not over 1024 rows (each panel serves 128 row tiles from L2), nor with panels of 8
+    columns (32 bytes a row: a GEMV's classifier).  Built, the result matches numpy."""
+    from unity import te, topi
+
+    m = tir.SizeVar("rows", "int64") if rows == "symbolic" else tir.const(rows, "int64")
+    a = te.placeholder((m, *_i64(48)), name="a")
+    b = te.placeholder(_i64(48, columns), name="b")
+    scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.matmul(a, b)]), EAGER)
+    annotated = [s.annotations["software_prefetch"] for s in walk(scheduled.body)
+                 if isinstance(s, For) and "software_prefetch" in s.annotations]  # fmt: skip
+    assert [ahead for _, ahead in annotated] == ([16] if prefetched else [])
+    lib = unity.build(scheduled)
+    assert ("@llvm.prefetch" in lib.get_source("ll")) == prefetched
+    _matches_numpy_matmul(scheduled, (37 if rows == "symbolic" else rows, 48), (48, columns), seed=6)
+
+
+def _upto_compaction(passes: list) -> list:
+    """The lowering passes up to `CompactBufferAllocation`, included."""
+    names = [type(p).__name__ for p in passes]
+    return passes[: names.index("CompactBufferAllocation") + 1]
 
 
 def _image_vars() -> tuple[tir.Var, tir.Var, tir.Var]:

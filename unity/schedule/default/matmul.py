@@ -56,6 +56,7 @@ from unity.schedule.default.analysis import (
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.default.prepack import PREPACK
+from unity.tir.transform.inject_prefetch import LINE_BYTES, PREFETCH
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, IterType, Mul, PrimExpr, Var
@@ -226,8 +227,7 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     )
     c = sch.get_block(info.name)
     loops = sch.get_loops(c)
-    if pack:
-        _pack(sch, c, info, b_load, j, tj)
+    packed = _pack(sch, c, info, b_load, j, tj) if pack else None
     acc = sch.cache_write(c, 0, "local")
     taken = inline_epilogue(sch, acc, info)
     batch = loops[: info.loop_of(i)]
@@ -254,7 +254,39 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(sch.get_loops(acc)[-1])
+    if packed is not None and _prefetched(m, tj * dt.bits(b_load.buffer.dtype) // 8, blocks, rows_outer):
+        sch.annotate(ks[-1], PREFETCH, (packed, _PREFETCH_AHEAD))
     return taken
+
+
+def _prefetched(m: int, row_bytes: int, blocks: int, rows_outer: bool) -> bool:
+    """Whether the tile loop prefetches its panel of packed weights (`_PREFETCH_AHEAD`):
+    over symbolic (or ragged) rows or at most `_PREFETCH_ROWS`, in one row block, panel
+    by panel, with rows of a panel (`row_bytes`) of a cache line at least (a GEMV's
+    panels of 8 columns, 32 bytes a row: MobileNet v3's and ResNet-50's classifiers
+    1-2% slower with them).
+
+    Example:
+        >>> _prefetched(_MANY_ROWS, 128, 1, False), _prefetched(1024, 128, 4, False)
+        (True, False)
+    """
+    few = m >= _MANY_ROWS or m <= _PREFETCH_ROWS
+    return few and blocks == 1 and not rows_outer and row_bytes >= LINE_BYTES
+
+
+_PREFETCH_ROWS = 200
+"""Constant rows up to which a panel's weights are prefetched (see `_PREFETCH_AHEAD`);
+above, each panel serves many row tiles from L2 and the prefetches only cost (1024 x
+1024 x 1024 and 768 x 1536 x 384, weights in L2: 8% and 17% slower with them)."""
+
+_PREFETCH_AHEAD = 16
+"""Reduction steps ahead that the tile loop prefetches a panel of packed weights
+(`InjectPrefetch`; 2 KiB at 32 columns).  The first row tile of each panel streams it
+from L3 (in a model the weights of the other layers evict it), past the 4 KiB pages the
+hardware prefetchers stop at.  Four 100 x 1536 x 384 matmuls of distinct weights over a
+symbolic sequence (Sapphire Rapids): at 100 / 200 / 400 / 800 rows 1.246 / 2.349 /
+4.670 / 10.56 ms without, 1.192 / 2.184 / 4.367 / 10.00 with; 8 to 32 steps ahead
+alike."""
 
 
 def _few_panels(
@@ -376,7 +408,8 @@ def _over_heads(extents: list[int | None], num_cores: int) -> bool:
     return tasks >= 2 * num_cores
 
 
-def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int) -> None:
+def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int) -> str:
+    """Pack `B` into panels of `tj` columns; return the packed buffer's name."""
     index = [r.buffer for r in info.block.reads].index(b_load.buffer)
     packed = sch.cache_read(c, index, "global")
     if b_load.indices[-1] is j:  # B[k, j]
@@ -391,6 +424,7 @@ def _pack(sch: Schedule, c, info: BlockInfo, b_load: BufferLoad, j: Var, tj: int
     sch.reorder(pj0, pk, pj1)
     sch.parallel(pj0)
     sch.vectorize(pj1)
+    return sch.get(packed).writes[0].buffer.name
 
 
 def _untiled(sch: Schedule, info: BlockInfo, ctx: RuleContext, b_contig: bool) -> list[str]:

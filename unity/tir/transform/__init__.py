@@ -11,6 +11,7 @@ from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.hoist_shape_arithmetic import HoistShapeArithmetic
+from unity.tir.transform.inject_prefetch import InjectPrefetch
 from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
@@ -22,7 +23,7 @@ from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistGuards",
-    "HoistReductionInit", "HoistShapeArithmetic", "LowerIndexChecks",
+    "HoistReductionInit", "HoistShapeArithmetic", "InjectPrefetch", "LowerIndexChecks",
     "LowerInitBlock",
     "LowerIntrinsics", "LowerThreadBindingCPU", "Simplify", "UnrollLoop", "VectorizeLoop",
     "lower", "lowering_passes",

@@ -19,6 +19,7 @@ from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.hoist_shape_arithmetic import HoistShapeArithmetic
+from unity.tir.transform.inject_prefetch import InjectPrefetch
 from unity.tir.transform.lower_index_checks import LowerIndexChecks
 from unity.tir.transform.lower_init_block import LowerInitBlock
 from unity.tir.transform.lower_intrinsics import LowerIntrinsics
@@ -38,6 +39,7 @@ def lowering_passes() -> list[ModulePass]:
     return [
         LowerInitBlock(),         # block init -> if (reduce vars at their min)
         ConvertBlocksToLoops(),   # iter vars substituted, predicates -> if, allocs -> Allocate
+        InjectPrefetch(),         # `software_prefetch` loop annotations -> tir.prefetch calls
         LowerIndexChecks(),       # data-dependent indices asserted in range (hoisted), clamped
         HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         CompactBufferAllocation(),  # intermediate buffers shrunk to the region used
