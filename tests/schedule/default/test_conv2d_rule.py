@@ -459,6 +459,33 @@ def test_an_image_stem_over_a_symbolic_size_tiles_its_rows() -> None:
         np.testing.assert_allclose(out.transpose(0, 1, 4, 2, 3).reshape(want.shape), want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(("channels", "prefetched"), [(256, True), (32, False)])
+def test_blocked_conv_tiles_prefetch_large_weights(channels: int, prefetched: bool) -> None:
+    """A 3x3 blocked conv whose output-channel tile reads 64 KiB of weights or more (256
+    -> 256: 295 KiB per 32 channels) prefetches them in its innermost reduction loop; a
+    small one (32 -> 32) does not.  Built, both match the reference."""
+    from unity import te, topi
+    from unity.topi.testing import conv2d_python
+
+    x = te.placeholder((1, channels // 16, 5, 6, 16), name="x")
+    wt = te.placeholder((channels, channels, 3, 3), name="wt")
+    func = te.create_prim_func([x, wt, topi.nn.conv2d(x, wt, 1, 1, 1, 1, "NCHW16c", "OIHW")])
+    scheduled = schedule_primfunc(func, AVX512)
+    annotated = [s for s in walk(scheduled.body) if isinstance(s, For) and "software_prefetch" in s.annotations]
+    assert len(annotated) == int(prefetched)
+    lib = unity.build(scheduled)
+    assert ("@llvm.prefetch" in lib.get_source("ll")) == prefetched
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((1, channels, 5, 6)).astype("float32")
+    weights = rng.standard_normal((channels, channels, 3, 3)).astype("float32")
+    want = conv2d_python(data, weights, padding=(1,) * 4)
+    blocked = np.ascontiguousarray(data.reshape(1, channels // 16, 16, 5, 6).transpose(0, 1, 3, 4, 2))
+    out = np.zeros((1, channels // 16, 5, 6, 16), "float32")
+    lib["main"](blocked, weights, out)
+    got = out.transpose(0, 1, 4, 2, 3).reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
 def _symbolic_pointwise(c: int, o: int, size: PrimExpr) -> tir.PrimFunc:
     """A 1x1 NCHW conv `c` -> `o` over a symbolic image whose side is `size` (of `h`)."""
     from unity import te, topi
