@@ -444,11 +444,10 @@ class ExprCodegen:
         elem = llvm_type(dt.element(load.buffer.dtype), memory=True)
         index = self.flat_index(load.buffer, load.indices, load)
         ptr = self.address(load.buffer, self.emit_index(index), index.dtype, elem, inbounds=False)
-        fn = self.module.globals.get("llvm.prefetch.p0")
+        name = "llvm.prefetch.p0"
+        fn = self.module.globals.get(name)
         if fn is None:
-            fn = ir.Function(
-                self.module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32]), "llvm.prefetch.p0"
-            )
+            fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32]), name)
         read, locality, data = (ir.Constant(I32, v) for v in (0, 3, 1))
         self.builder.call(fn, [ptr, read, locality, data])
         return ir.Constant(I32, 0)

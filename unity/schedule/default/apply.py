@@ -44,10 +44,10 @@ from unity.schedule.default.row_fusion import merge_row_loops
 from unity.schedule.default.width_versions import merge_versions, width_versions
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
+from unity.tir.buffer import Buffer
 from unity.tir.expr import BinaryOp, Call, IntImm, IterType
 from unity.tir.function import PrimFunc
 from unity.tir.functor import post_order_nodes
-from unity.tir.buffer import Buffer
 from unity.tir.stmt import Block, BufferStore
 
 __all__ = ["apply_default_schedules", "schedule_primfunc"]

@@ -23,9 +23,10 @@ blocked):
 
 Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)`` (with
 flattened pixels ``(n, oc0, p0)``); the kernel-column loop of a row tile is unrolled
-when the input has few channel blocks (`_unroll_window`).  A tile whose weights reach
-`_PREFETCH_WEIGHT_BYTES` prefetches them 16 input lanes ahead (`InjectPrefetch`).  Where a tile's weights would
-not stay in L2's share of a core (`reduction_block`), row tiles split the input channel
+when the input has few channel blocks (`_unroll_window`); a tile whose weights reach
+`_PREFETCH_WEIGHT_BYTES` prefetches them 16 input lanes ahead (`InjectPrefetch`).  Where
+a tile's weights would not stay in L2's share of a core (`reduction_block`), row tiles
+split the input channel
 blocks: ``(n, oc0, y) parallel / rc0o / x0 / rc0i, ry, rx, rc1 / ...``, the row's
 accumulators kept in a local row buffer between chunks (its tiles stay in registers
 within one), so the chunk's weights and input rows stay in L1 for the whole row.  Tiles
@@ -63,7 +64,13 @@ from unity.schedule.default.analysis import (
     const_extent,
     multiply_accumulate,
 )
-from unity.schedule.default.conv2d import LONG_ROW, padding_block, raise_unsupported, symbolic_width, typical_extent
+from unity.schedule.default.conv2d import (
+    LONG_ROW,
+    padding_block,
+    raise_unsupported,
+    symbolic_width,
+    typical_extent,
+)
 from unity.schedule.default.conv2d_tiles import flatten_rows, parallel_tile_loops, pointwise_pixels
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
@@ -305,7 +312,8 @@ def _dense(
     c = sch.get_block(info.name)
     n, oc, y, x, ob, *red = sch.get_loops(c)
     guarded = tiling.out_blocks % vectors != 0  # the packed weights: whole tiles or blocks
-    packed = _pack_kernel(sch, c, info, conv, tiling.block, (1 if guarded else vectors) * tiling.block)
+    to = (1 if guarded else vectors) * tiling.block  # the packed weights' tile
+    packed = _pack_kernel(sch, c, info, conv, tiling.block, to)
     acc = sch.cache_write(c, 0, "local")
     taken = inline_epilogue(sch, acc, info)
     n_blocks = [const_extent(info.loops[0]), -(-tiling.out_blocks // vectors)]
@@ -333,7 +341,8 @@ def _dense(
     sch.vectorize(ob)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(sch.get_loops(acc)[-1])
-    if _tile_weight_bytes(info, vectors * tiling.block, conv.k_load.buffer.dtype) >= _PREFETCH_WEIGHT_BYTES:
+    weights = _tile_weight_bytes(info, vectors * tiling.block, conv.k_load.buffer.dtype)
+    if weights >= _PREFETCH_WEIGHT_BYTES:
         sch.annotate(red[-1], PREFETCH, (packed, _PREFETCH_AHEAD))
     return taken
 

@@ -56,10 +56,10 @@ from unity.schedule.default.analysis import (
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.injective import parallel_outer
 from unity.schedule.default.prepack import PREPACK
-from unity.tir.transform.inject_prefetch import LINE_BYTES, PREFETCH
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.tir.expr import Add, BufferLoad, IterType, Mul, PrimExpr, Var
+from unity.tir.transform.inject_prefetch import LINE_BYTES, PREFETCH
 
 __all__ = ["applies", "match", "parallel_tiles", "schedule_matmul"]
 
@@ -254,7 +254,8 @@ def schedule_matmul(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     sch.vectorize(j1)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.vectorize(sch.get_loops(acc)[-1])
-    if packed is not None and _prefetched(m, tj * dt.bits(b_load.buffer.dtype) // 8, blocks, rows_outer):
+    row_bytes = tj * dt.bits(b_load.buffer.dtype) // 8  # of a panel
+    if packed is not None and _prefetched(m, row_bytes, blocks, rows_outer):
         sch.annotate(ks[-1], PREFETCH, (packed, _PREFETCH_AHEAD))
     return taken
 

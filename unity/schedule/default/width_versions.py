@@ -110,9 +110,10 @@ def _tiles(info: BlockInfo, ctx: RuleContext) -> tuple[int, ...] | None:
     window = any((const_extent(loop) or 2) > 1 for loop in info.loops[5:7])
     rules = [conv2d.conv_tiling(info, ctx.lanes, w) for w in CHANNEL_WIDTH_TILES]
     channels = all(r is not None and r.width is None and r.variant == "channels" for r in rules)
-    if window and channels and len({r.channel_tile[0] for r in rules}) == 1:  # type: ignore[index, union-attr]
-        return CHANNEL_WIDTH_TILES
-    return None
+    if not (window and channels):
+        return None
+    tiles = {r.channel_tile[0] for r in rules}  # type: ignore[index, union-attr]
+    return CHANNEL_WIDTH_TILES if len(tiles) == 1 else None
 
 
 def merge_versions(versions: list[tuple[PrimExpr | None, PrimFunc]]) -> PrimFunc:

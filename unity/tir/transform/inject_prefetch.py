@@ -58,10 +58,11 @@ class InjectPrefetch(PrimFuncPass):
         >>> B = tir.decl_buffer((64, 32), "float32", "B")
         >>> C = tir.decl_buffer((32,), "float32", "C")
         >>> k, j = tir.Var("k", "int64"), tir.Var("j", "int64")
-        >>> inner = tir.For(j, tir.const(0, "int64"), tir.const(32, "int64"), tir.ForKind.VECTORIZED,
-        ...                 tir.BufferStore(C, C[j] + B[k, j], (j,)))
-        >>> loop = tir.For(k, tir.const(0, "int64"), tir.const(64, "int64"), tir.ForKind.SERIAL,
-        ...                inner, annotations={PREFETCH: ("B", 8)})
+        >>> zero, n = tir.const(0, "int64"), tir.const(32, "int64")
+        >>> store = tir.BufferStore(C, C[j] + B[k, j], (j,))
+        >>> inner = tir.For(j, zero, n, tir.ForKind.VECTORIZED, store)
+        >>> loop = tir.For(k, zero, n * 2, tir.ForKind.SERIAL, inner,
+        ...                annotations={PREFETCH: ("B", 8)})
         >>> out = InjectPrefetch().transform_function(tir.PrimFunc((B, C), loop))
         >>> out.body.body.seq[0].value.args[0].indices[0].script()
         'k + T.int64(8)'
@@ -94,10 +95,8 @@ class _Injector(StmtExprMutator):
 
 def _prefetches(loop: For, name: str, ahead: int) -> list[Stmt]:
     """Prefetches of the lines of `name` that `loop`'s body reads `ahead` iterations on."""
-    load = next(
-        (n for n in post_order_nodes(loop.body) if isinstance(n, BufferLoad) and n.buffer.name == name),
-        None,
-    )
+    loads = [n for n in post_order_nodes(loop.body) if isinstance(n, BufferLoad)]
+    load = next((n for n in loads if n.buffer.name == name), None)
     if load is None:
         return []
     inner = {n.loop_var: n for n in post_order_nodes(loop.body) if isinstance(n, For)}
