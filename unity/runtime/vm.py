@@ -318,6 +318,7 @@ class _Loader:
         self.tail: set[int] = set()  # ids of the self-calls of the function being loaded that jump
         self.lines: list[str] = []
         self.counter = 0
+        self.scopes: list[dict[str, str]] = [{}]  # shape code -> the local holding it
         for i, c in enumerate(exe.constants):
             self.namespace[f"C{i}"] = c
             self.namespace[f"CP{i}"] = c.ctypes.data
@@ -326,6 +327,29 @@ class _Loader:
         source = "\n".join(self.lines)
         exec(compile(source, f"<unity vm {id(exe):x}>", "exec"), self.namespace)  # noqa: S102 - validated bytecode
         self.namespace["__source__"] = source
+
+    def _shape(self, tree: Any, ind: str) -> str:
+        """Code for shape tree `tree`: a constant or a slot inline, a compound tree (and
+        each compound subtree) a local computed once where the function first needs it
+        and reused after (a symbolic model's sizes recur in every allocation and view)."""
+        code = tree_code(tree)  # validates the tree
+        if isinstance(tree, int) or tree[0] == "slot":
+            return code
+        op, a, b = tree
+        a, b = self._shape(a, ind), self._shape(b, ind)
+        return self._local(f"{op}({a}, {b})" if op in ("min", "max") else f"({a} {op} {b})", ind)
+
+    def _local(self, code: str, ind: str) -> str:
+        """The local holding `code` (a shape expression over `S` and earlier locals), emitted
+        at `ind` the first time; branches see their enclosing scopes' locals only."""
+        for scope in self.scopes:
+            if code in scope:
+                return scope[code]
+        self.counter += 1
+        name = f"v{self.counter}"
+        self.lines.append(f"{ind}{name} = {code}")
+        self.scopes[-1][code] = name
+        return name
 
     def _name(self, prefix: str, value: object) -> str:
         self.counter += 1
@@ -337,6 +361,7 @@ class _Loader:
         params = fn["params"]
         slots = fn["slots"]
         self.storage_sizes = {}
+        self.scopes = [{}]
         args = ", ".join(f"a{i}" for i in range(len(params)))
         self.lines.append(f"def {_fn_symbol(self.exe, name)}({args}):")
         self.tail = tail_calls(name, fn["code"], fn["ret"])
@@ -364,7 +389,7 @@ class _Loader:
                 self._kernel(fname, ins, ind, has_ptr)
             elif op == "alloc":
                 _, dst, dtype, shape, pooled = ins
-                dims = [tree_code(t) for t in shape]
+                dims = [self._shape(t, ind) for t in shape]
                 if pooled:
                     size = " * ".join([str(numpy_dtype(dtype).itemsize), *dims])
                     emit(f"{ind}r{dst}, p{dst} = TAKE({size})")
@@ -390,11 +415,12 @@ class _Loader:
             elif op == "item":
                 emit(f"{ind}r{ins[1]} = r{ins[2]}[{int(ins[3])}]")
             elif op == "shape":
-                emit(f"{ind}r{ins[1]} = ({''.join(tree_code(t) + ', ' for t in ins[2])})")
+                emit(f"{ind}r{ins[1]} = ({''.join(self._shape(t, ind) + ', ' for t in ins[2])})")
             elif op == "prim":
-                emit(f"{ind}r{ins[1]} = {tree_code(ins[2])}")
+                emit(f"{ind}r{ins[1]} = {self._shape(ins[2], ind)}")
             elif op == "match":
                 check = self._name("MATCH", make_checker(ins[2], ins[3], self._slots(fname)))
+                self.scopes = [{} for _ in self.scopes]  # its slots: recompute after it
                 emit(f"{ind}P = []; r{ins[1]} = {check}(r{ins[1]}, S, P)")
                 emit(f"{ind}if P: RUN(P, S)")
                 has_ptr.discard(ins[1])
@@ -416,7 +442,9 @@ class _Loader:
 
     def _branch(self, fname: str, code: list[Any], reg: int, dst: int, ind: str,
                 has_ptr: set[int]) -> None:  # fmt: skip
+        self.scopes.append({})
         self._block(fname, code, ind, set(has_ptr))
+        self.scopes.pop()
         last = _last(code)
         if last is not None and id(last) in self.tail:
             args = "".join(f"a{i}, " for i in range(len(last[3])))
@@ -429,22 +457,23 @@ class _Loader:
         if ins[0] == "storage":
             _, dst, size, pooled = ins
             self.storage_sizes[dst] = size
+            code = self._shape(size, ind)
             if pooled:
-                emit(f"{ind}r{dst}, p{dst} = TAKE({tree_code(size)})")
+                emit(f"{ind}r{dst}, p{dst} = TAKE({code})")
             else:
-                emit(f"{ind}r{dst} = EMPTY(({tree_code(size)},), U8); p{dst} = PTR(r{dst})")
+                emit(f"{ind}r{dst} = EMPTY(({code},), U8); p{dst} = PTR(r{dst})")
             return
         _, dst, storage, offset, dtype, shape, shaped = ins
         dt = numpy_dtype(dtype)
-        dims = [tree_code(t) for t in shape]
+        dims = [self._shape(t, ind) for t in shape]
         nbytes = " * ".join([str(dt.itemsize), *dims])
-        off = tree_code(offset)
+        off = self._shape(offset, ind)
         where = f"{fname}: a {dtype} tensor placed in storage r{storage} at byte offset"
         check = _view_failure(where)
         size = self.storage_sizes.get(storage)
         static = type(size) is int and all(type(t) is int for t in [offset, *shape])
         if shaped or not static:
-            emit(f"{ind}e{dst} = {off} + {nbytes}")
+            emit(f"{ind}e{dst} = {self._local(f'{off} + {nbytes}', ind)}")
         if not static:
             fail = self._name("VFAIL", check)
             emit(f"{ind}if e{dst} > r{storage}.size: {fail}({off}, e{dst}, r{storage}.size)")
@@ -484,7 +513,7 @@ class _Loader:
                 self.lines.append(f"{ind}p{reg} = PTR(r{reg})")
                 has_ptr.add(reg)
         c_args = [f"p{a[1]}" for a in tensors]
-        c_args += [tree_code(a[1]) if a[0] == "i" else f"r{a[1]}" for a in values]
+        c_args += [self._shape(a[1], ind) if a[0] == "i" else f"r{a[1]}" for a in values]
         for key in meta["shape_vars"]:
             c_args.append(self._shape_var(kname, key, buffers, scalars, tensors, c_args))
         k = self._name("K", packed.c_function)
