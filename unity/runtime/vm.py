@@ -48,7 +48,7 @@ from unity.runtime.device import Device, cpu
 from unity.runtime.host_functions import host_function
 from unity.runtime.module import ProfileResult
 from unity.runtime.tensor import Tensor, numpy_dtype
-from unity.runtime.vm_checks import make_checker, run_pending, tree_code
+from unity.runtime.vm_checks import TREE_OPERATORS, make_checker, run_pending, tree_code
 from unity.runtime.vm_executable import Executable
 from unity.runtime.vm_pool import StoragePool
 
@@ -332,9 +332,8 @@ class _Loader:
         """Code for shape tree `tree`: a constant or a slot inline, a compound tree (and
         each compound subtree) a local computed once where the function first needs it
         and reused after (a symbolic model's sizes recur in every allocation and view)."""
-        code = tree_code(tree)  # validates the tree
-        if isinstance(tree, int) or tree[0] == "slot":
-            return code
+        if not (isinstance(tree, list) and len(tree) == 3 and tree[0] in TREE_OPERATORS):
+            return tree_code(tree)  # a constant or a slot (a malformed tree raises)
         op, a, b = tree
         a, b = self._shape(a, ind), self._shape(b, ind)
         return self._local(f"{op}({a}, {b})" if op in ("min", "max") else f"({a} {op} {b})", ind)

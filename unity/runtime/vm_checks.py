@@ -37,6 +37,9 @@ Checker = Callable[[object, list[int], list[Any]], object]
 
 _BINARY = {"+", "-", "*", "//", "%"}
 
+TREE_OPERATORS = frozenset({*_BINARY, "min", "max"})
+"""The operators of a compound shape tree ``[op, a, b]``."""
+
 
 def tree_code(tree: Tree) -> str:
     """Python source of a shape tree over the slot list `S`.

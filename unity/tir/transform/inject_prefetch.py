@@ -95,11 +95,11 @@ class _Injector(StmtExprMutator):
 
 def _prefetches(loop: For, name: str, ahead: int) -> list[Stmt]:
     """Prefetches of the lines of `name` that `loop`'s body reads `ahead` iterations on."""
-    loads = [n for n in post_order_nodes(loop.body) if isinstance(n, BufferLoad)]
-    load = next((n for n in loads if n.buffer.name == name), None)
+    nodes = post_order_nodes(loop.body)
+    load = next((n for n in nodes if isinstance(n, BufferLoad) and n.buffer.name == name), None)
     if load is None:
         return []
-    inner = {n.loop_var: n for n in post_order_nodes(loop.body) if isinstance(n, For)}
+    inner = {n.loop_var: n for n in nodes if isinstance(n, For)}
     v = loop.loop_var
     at = {v: v + IntImm(v.dtype, ahead), **{u: f.min for u, f in inner.items()}}
     first = tuple(substitute(i, at) for i in load.indices)
