@@ -350,6 +350,40 @@ def test_casts_and_scalar_params():
     np.testing.assert_array_equal(h.astype("float32"), (a * 2).astype(h.dtype).astype("float32"))
 
 
+@pytest.mark.parametrize("packed", [False, True])
+def test_packed_entry_reads_every_kind_of_argument_from_its_slots(packed: bool):
+    """Each function has a packed entry taking one pointer to 8-byte slots (buffers and
+    integers as int64, floats as double, bool as a byte) that calls it: the same results
+    as the per-argument entry, for pointers, float16/float32/float64, int8/int32/uint64,
+    bool and a shape variable, with a negative int and a float that rounds in float32."""
+    import ctypes
+    import struct
+
+    n = tir.SizeVar("n")
+    A, B = (tir.decl_buffer((n,), "float64", name) for name in "AB")
+    f16, f32, f64 = (tir.Var(f"s{d}", f"float{d}") for d in (16, 32, 64))
+    i8, i32, u64 = tir.Var("i8", "int8"), tir.Var("i32", "int32"), tir.Var("u64", "uint64")
+    flag = tir.Var("flag", "bool")
+    i = tir.Var("i")
+    ints = i8.astype("float64") * 1000.0 + i32.astype("float64") + u64.astype("float64")
+    floats = f16.astype("float64") + f32.astype("float64") * 100.0 + f64
+    value = tir.Select(flag, A[i] * 2.0 + ints + floats, A[i])
+    params = (A, B, f16, f32, f64, i8, i32, u64, flag)
+    func = unity.build(tir.PrimFunc(params, _loop(i, n, tir.BufferStore(B, value, (i,)))))["main"]
+    a, b = RNG.standard_normal(7), np.zeros(7)
+    scalars = (0.5, 0.1, 2.25, -3, -70000, 2**40, True)
+    if packed:
+        slots = (ctypes.c_int64 * 16)()
+        c_args = [a.ctypes.data, b.ctypes.data, *scalars, 7]
+        struct.pack_into(func.packed_format, slots, 0, *c_args)
+        assert func.packed_function(ctypes.addressof(slots)) == 0
+    else:
+        func(a, b, *scalars)
+    ints_ref = -3000.0 - 70000 + 2**40
+    floats_ref = 0.5 + float(np.float32(0.1)) * 100.0 + 2.25
+    np.testing.assert_array_equal(b, a * 2.0 + ints_ref + floats_ref)
+
+
 @pytest.mark.parametrize("lanes", [1, 16])
 def test_math_intrinsics(lanes: int):
     A, B = tir.decl_buffer((64,), "float32", "A"), tir.decl_buffer((64,), "float32", "B")

@@ -379,6 +379,48 @@ def test_tuple_output_kernel_with_tir_vars():
     np.testing.assert_allclose(out.numpy(), 2.0 + np.arange(5, dtype="float32"))
 
 
+def _pair_then_matmul():
+    """A kernel of two outputs (a tuple of views of two storages), then a transpose and a
+    matmul of its parts over a symbolic ``n``."""
+    from unity import te
+
+    def two(a):
+        return [topi.exp(a), te.compute(a.shape, lambda i, j: a[i, j] * 2.0, name="twice")]
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("n", 8), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            pair = bb.emit(bb.call_te(two, x))
+            a = bb.emit(relax.TupleGetItem(pair, 0))
+            b = bb.emit(relax.TupleGetItem(pair, 1))
+            out = bb.emit_output(op.matmul(a, op.permute_dims(b)))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_kernels_take_packed_arguments_and_known_pointers():
+    """Each kernel call packs its arguments into the call's slots and calls the kernel's
+    packed entry; the data pointer of a view is its storage's plus the offset and a tuple
+    part's is the part's (numpy is asked only for the input's and the two storages' and
+    output's); a library without packed entries (exported before them) is called
+    argument by argument.  Both match numpy at two sizes."""
+    ex = unity.compile(_pair_then_matmul())
+    vm = relax.VirtualMachine(ex, unity.cpu())
+    source = vm._namespace["__source__"]
+    assert source.count("PACK") == 3 and source.count("PTR(") == 4, source
+    for name in ex.kernels.function_names:  # as a library of before packed entries loads
+        del ex.kernels.metadata["functions"][name]["packed_symbol"]
+    ex.kernels._functions.clear()
+    old = relax.VirtualMachine(ex, unity.cpu())
+    assert "PACK" not in old._namespace["__source__"]
+    for n in (3, 9):
+        a = rng.standard_normal((n, 8), dtype=np.float32)
+        ref = np.exp(a) @ (2 * a).T
+        np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(old["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
 def test_shape_and_prim_parameters():
     bb = relax.BlockBuilder()
     s = relax.Var("s", relax.ShapeStructInfo(("a", 3)))

@@ -127,7 +127,27 @@ class CodeGenLLVM(ParallelCodegen):
             self.builder.ret(ir.Constant(I32, 0))
         meta = function_metadata(name, func, shape_vars, self.asserts)
         meta["symbol"] = symbol
+        meta["packed_symbol"] = self._packed_entry(fn)
         return meta
+
+    def _packed_entry(self, fn: ir.Function) -> str:
+        """Emit `i32 __unity_packed_<fn>(ptr args)`, which calls `fn` with its arguments
+        read from consecutive 8-byte slots (pointers and integers as i64, floats as double,
+        bool as the slot's first byte) and returns its status; return its symbol.  The VM
+        fills the slots with one `struct.pack_into` and makes one ctypes call of one
+        argument: a ctypes call converts each argument on its own (~0.1 us apiece)."""
+        symbol = f"__unity_packed_{fn.name}"
+        wrapper = ir.Function(self.module, ir.FunctionType(I32, [PTR]), symbol)
+        b = ir.IRBuilder(wrapper.append_basic_block("entry"))
+        values = []
+        for i, ty in enumerate(fn.function_type.args):
+            slot = b.gep(wrapper.args[0], [ir.Constant(I64, i)], source_etype=I64)
+            if isinstance(ty, ir.FloatType):
+                values.append(b.fptrunc(b.load(slot, typ=ir.DoubleType()), ty))
+            else:  # a narrower integer is the slot's low bytes (the targets are little-endian)
+                values.append(b.load(slot, typ=ty))
+        b.ret(b.call(fn, values))
+        return symbol
 
     def _enter(self, fn: ir.Function, status_ptr: ir.Value | None) -> None:
         """Start `fn`: an entry block holding only allocas, then a "start" block."""

@@ -9,10 +9,16 @@ parameters (bool as i8, float16/bfloat16/float32 as float, float64 as double, in
 as themselves), then one i64 per symbolic shape variable in `PrimFunc.shape_vars()`
 order.  The result is 0, or `k + 1` when the k-th `AssertStmt` message failed.
 
+Each function also has a packed entry, ``i32 <packed_symbol>(ptr args)``, which reads
+the same arguments from consecutive 8-byte slots (pointers and integers as int64,
+floats as double, bool as one byte): the VM packs a call's arguments with one
+`struct.pack_into` (`packed_format`) and makes a ctypes call of one argument.
+
 The metadata a function is built from is plain JSON (so a loaded library needs no
 compiler)::
 
-    {"name": "f", "symbol": "f", "shape_vars": ["n"], "asserts": ["..."],
+    {"name": "f", "symbol": "f", "packed_symbol": "__unity_packed_f",
+     "shape_vars": ["n"], "asserts": ["..."],
      "params": [{"name": "A", "kind": "buffer", "dtype": "float32",
                  "shape": [4, "n", ["*", "n", 2]], "strides": null, "written": true},
                 {"name": "alpha", "kind": "scalar", "dtype": "float32"}]}
@@ -67,9 +73,15 @@ _DIM_OPS: dict[str, Callable[[int, int], int]] = {
 }
 
 
-def _data_pointer(arr: np.ndarray) -> int:
+def data_pointer(arr: np.ndarray) -> int:
     """Address of `arr`'s first element (`from_buffer` is 3x faster than `arr.ctypes.data`,
-    but needs a writable, non-empty array)."""
+    but needs a writable, non-empty array; others take the slow way).
+
+    Example:
+        >>> a = np.zeros(4, "float32")
+        >>> data_pointer(a) == a.ctypes.data, data_pointer(a[1:]) - data_pointer(a)
+        (True, 4)
+    """
     try:
         return ctypes.addressof(_BYTE.from_buffer(arr))
     except (TypeError, ValueError):
@@ -77,6 +89,18 @@ def _data_pointer(arr: np.ndarray) -> int:
 
 
 _BYTE = ctypes.c_char
+
+
+_PACKED_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+
+
+def _slot_format(dtype: str) -> str:
+    """The `struct` format of a scalar parameter's 8-byte slot in the packed entry."""
+    if dtype.startswith(("float", "bfloat")):
+        return "d"
+    if dtype == "bool":
+        return "?7x"
+    return "Q" if dtype in ("uint64", "handle") else "q"
 
 
 def scalar_ctype(dtype: str) -> type:
@@ -176,7 +200,7 @@ class _BufferArg:
             )
         if self.strides is not None:
             self._bind_strides(arr, env)
-        return _data_pointer(arr)
+        return data_pointer(arr)
 
     def check_exprs(self, arr_shape: tuple[int, ...], env: dict[str, int]) -> None:
         for axis, dim in self.expr_dims:
@@ -254,7 +278,7 @@ class PackedFunc:
         >>> lib["main"](a, b, c)  # doctest: +SKIP
     """
 
-    def __init__(self, meta: dict[str, Any], address: int) -> None:
+    def __init__(self, meta: dict[str, Any], address: int, packed_address: int = 0) -> None:
         self.meta = meta
         self.name: str = meta["name"]
         self.shape_var_keys: tuple[str, ...] = tuple(meta["shape_vars"])
@@ -275,6 +299,14 @@ class PackedFunc:
         argtypes = [ctypes.c_void_p] * len(buffers) + [scalar_ctype(p["dtype"]) for _, p in scalars]
         argtypes += [ctypes.c_int64] * len(self.shape_var_keys)
         self.c_function = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address) if address else None
+        self.packed_function = _PACKED_ENTRY(packed_address) if packed_address else None
+        """The packed entry: its one argument is the address of the slots (or None: a
+        library exported before packed entries existed)."""
+        self.packed_format = "".join(
+            ["Q"] * len(buffers) + [_slot_format(p["dtype"]) for _, p in scalars]
+            + ["q"] * len(self.shape_var_keys)
+        )  # fmt: skip
+        """`struct` format of the packed entry's slots, in C argument order."""
         self._nparams = len(params)
 
     def convert_args(self, args: Sequence[object]) -> list[object]:

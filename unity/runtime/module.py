@@ -93,7 +93,10 @@ class Module:
         meta = self.metadata["functions"].get(name)
         if meta is None:
             raise KeyError(f"module has no function {name!r}; it has {self.function_names}")
-        func = PackedFunc(meta, self._address_of(meta["symbol"]))
+        packed = meta.get("packed_symbol")  # absent from libraries exported before it
+        func = PackedFunc(
+            meta, self._address_of(meta["symbol"]), self._address_of(packed) if packed else 0
+        )
         func.owner = self  # type: ignore[attr-defined]  # keeps the machine code alive
         self._functions[name] = func
         return func

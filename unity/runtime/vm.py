@@ -25,8 +25,9 @@ SPEC and shape trees are described in `unity.runtime.vm_checks`.  Instructions::
 
 When a `VirtualMachine` is made, each function's bytecode becomes one Python
 function (source generated from the instructions, registers as locals); a kernel
-call is then one ctypes call on cached data pointers, with the symbolic dims the
-kernel needs computed from the slots.  Intermediate tensors come from a storage
+call is then one `struct.pack_into` of its cached data pointers and the symbolic dims
+it needs (computed from the slots) into the call's argument slots, and one ctypes call
+of the kernel's packed entry (see `unity.runtime.function`).  Intermediate tensors come from a storage
 pool that is reused across calls.
 
 Example:
@@ -36,8 +37,10 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
+import struct
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from unity.runtime.device import Device, cpu
+from unity.runtime.function import data_pointer
 from unity.runtime.host_functions import host_function
 from unity.runtime.module import ProfileResult
 from unity.runtime.tensor import Tensor, numpy_dtype
@@ -310,7 +314,7 @@ class _Loader:
         self.namespace: dict[str, Any] = {
             "__builtins__": {"min": min, "max": max, "bool": bool, "len": len},
             "TAKE": pool.take, "GIVE": pool.give, "EMPTY": np.empty, "RUN": run_pending,
-            "PTR": lambda a: a.ctypes.data, "U8": np.dtype(np.uint8),
+            "PTR": data_pointer, "U8": np.dtype(np.uint8), "ADDR": ctypes.addressof,
             "__exe__": exe,  # the compiled kernels live as long as a function taken from a VM
         }  # fmt: skip
         self.kernels: dict[str, str] = {}
@@ -360,9 +364,12 @@ class _Loader:
         params = fn["params"]
         slots = fn["slots"]
         self.storage_sizes = {}
+        self.tuples: dict[int, list[int]] = {}  # tuple register -> its parts' registers
         self.scopes = [{}]
+        self.arg_slots = 0
         args = ", ".join(f"a{i}" for i in range(len(params)))
         self.lines.append(f"def {_fn_symbol(self.exe, name)}({args}):")
+        top = len(self.lines)
         self.tail = tail_calls(name, fn["code"], fn["ret"])
         ind = "    "
         if self.tail:  # a self-call in tail position jumps back to the top (loops)
@@ -376,6 +383,9 @@ class _Loader:
         self.lines.append(f"{ind}if P: RUN(P, S)")
         self._block(name, fn["code"], ind, set())
         self.lines.append(f"{ind}return r{fn['ret']}")
+        if self.arg_slots:  # each call's own slots for packed kernel arguments (reentrant)
+            slots = self._name("SLOTS", ctypes.c_int64 * self.arg_slots)
+            self.lines.insert(top, f"    A = {slots}(); AA = ADDR(A)")
 
     def _block(self, fname: str, code: list[Any], ind: str, has_ptr: set[int]) -> None:
         emit = self.lines.append
@@ -411,8 +421,13 @@ class _Loader:
                 emit(f"{ind}r{ins[1]} = {self._name('LIT', ins[2])}")
             elif op == "tuple":
                 emit(f"{ind}r{ins[1]} = ({''.join(f'r{r}, ' for r in ins[2])})")
+                self.tuples[ins[1]] = list(ins[2])
             elif op == "item":
                 emit(f"{ind}r{ins[1]} = r{ins[2]}[{int(ins[3])}]")
+                part = self.tuples.get(ins[2], [])[int(ins[3]) :][:1]
+                if part and part[0] in has_ptr:  # a tensor of this function: its pointer
+                    emit(f"{ind}p{ins[1]} = p{part[0]}")
+                    has_ptr.add(ins[1])
             elif op == "shape":
                 emit(f"{ind}r{ins[1]} = ({''.join(self._shape(t, ind) + ', ' for t in ins[2])})")
             elif op == "prim":
@@ -478,13 +493,12 @@ class _Loader:
             emit(f"{ind}if e{dst} > r{storage}.size: {fail}({off}, e{dst}, r{storage}.size)")
         elif offset + dt.itemsize * math.prod(shape) > size:  # type: ignore[operator]
             check(offset, offset + dt.itemsize * math.prod(shape), size)  # refused when loading
+        shift = f" + {off}" if off != "0" else ""
         if shaped:
             dtn = self._name("DT", dt)
             emit(f"{ind}r{dst} = r{storage}[{off}:e{dst}].view({dtn})"
-                 f".reshape(({''.join(d + ', ' for d in dims)}))")  # fmt: skip
-            emit(f"{ind}p{dst} = PTR(r{dst})")
+                 f".reshape(({''.join(d + ', ' for d in dims)})); p{dst} = p{storage}{shift}")  # fmt: skip
         else:
-            shift = f" + {off}" if off != "0" else ""
             emit(f"{ind}r{dst} = r{storage}; p{dst} = p{storage}{shift}")
 
     def _slots(self, fname: str) -> list[list[str]]:
@@ -515,9 +529,15 @@ class _Loader:
         c_args += [self._shape(a[1], ind) if a[0] == "i" else f"r{a[1]}" for a in values]
         for key in meta["shape_vars"]:
             c_args.append(self._shape_var(kname, key, buffers, scalars, tensors, c_args))
-        k = self._name("K", packed.c_function)
         fail = self._name("KFAIL", _kernel_failure(kname, meta["asserts"]))
-        self.lines.append(f"{ind}st = {k}({', '.join(c_args)})")
+        if packed.packed_function is None:  # a library exported before packed entries
+            k = self._name("K", packed.c_function)
+            self.lines.append(f"{ind}st = {k}({', '.join(c_args)})")
+        else:
+            pack = self._name("PACK", struct.Struct(packed.packed_format).pack_into)
+            k = self._name("K", packed.packed_function)
+            self.arg_slots = max(self.arg_slots, len(c_args))
+            self.lines.append(f"{ind}{pack}(A, 0, {', '.join(c_args)}); st = {k}(AA)")
         self.lines.append(f"{ind}if st: {fail}(st)")
 
     @staticmethod
