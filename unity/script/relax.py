@@ -39,6 +39,7 @@ from unity.relax import expr as X
 from unity.relax import op as _op
 from unity.relax import struct_info as SI
 from unity.relax.printer import INLINE_CONST_LIMIT
+from unity.tir.expr import FloatImm, IntImm
 from unity.script.parser.core import ScriptDecorator
 from unity.script.parser.relax_function import parse_relax_function
 from unity.script.parser.relax_specs import (
@@ -195,12 +196,15 @@ def shape(values: Sequence[Any]) -> X.ShapeExpr:
 
 
 def prim_value(value: Any, dtype: str = "int64") -> X.PrimValue:
-    """A scalar value: `R.prim_value(n)`, `R.prim_value(1.5, dtype="float32")`.
+    """A scalar value: `R.prim_value(n)`, `R.prim_value(1.5, dtype="float32")`, or of a
+    TIR constant, with its dtype (`R.prim_value(T.int32(2))`).
 
     Example:
-        >>> prim_value(3).struct_info.dtype
-        'int64'
+        >>> prim_value(3).struct_info.dtype, prim_value(IntImm("int32", 2)).struct_info.dtype
+        ('int64', 'int32')
     """
+    if isinstance(value, IntImm | FloatImm):
+        value, dtype = value.value, value.dtype
     return X.PrimValue(value, dt.check(dtype))
 
 
