@@ -43,7 +43,9 @@ Rules (TVM's, in our words):
 - Sizes are sympy expressions.  A symbol with an upper bound in the function attribute
   ``tir_var_upper_bound`` (``{"n": 1024}``) is replaced by its bound, so the storage has a
   constant size (the VM checks at run time that each tensor fits).  Unbounded symbolic
-  sizes share storage only where sympy proves the storage large enough.
+  sizes take a storage sympy proves large enough, else grow one it proves smaller; sizes
+  it cannot order (rounded by strided layers) share a storage of the ``Max`` of both,
+  picked by their sizes at typical symbol values (`TYPICAL_SIZE`).
 """
 
 from __future__ import annotations
