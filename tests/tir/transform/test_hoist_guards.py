@@ -285,3 +285,42 @@ def test_tiles_of_a_constant_length_no_tile_divides_move_the_last_one_back():
     got = np.zeros((13, 21), "float32")
     tir.interpret(after, a, got)
     np.testing.assert_allclose(got, a * 2 + 1, rtol=1e-6)
+
+
+@T.prim_func
+def _batch_inside_tiles(a: T.handle, w: T.handle, c: T.handle, batch: T.int64, n: T.int64):
+    A = T.match_buffer(a, (batch, n), "float32")
+    W = T.match_buffer(w, (40,), "float32")
+    C = T.match_buffer(c, (batch, n), "float32")
+    for i0 in T.parallel((n + T.int64(3)) // T.int64(4)):
+        for b in T.serial(batch):
+            with T.allocate_buffer((T.int64(4),), "float32", scope="local") as acc:
+                for i1 in T.serial(T.int64(4)):
+                    if i0 * T.int64(4) + i1 < n:
+                        acc[i1] = T.float32(0)
+                for k in T.serial(T.int64(8)):
+                    T.evaluate(T.call_intrin("int32", "tir.prefetch", W[k + T.int64(32)]))
+                    for i1 in T.serial(T.int64(4)):
+                        if i0 * T.int64(4) + i1 < n:
+                            acc[i1] = acc[i1] + A[b, i0 * T.int64(4) + i1] * W[k]
+                for i1 in T.serial(T.int64(4)):
+                    if b < batch and i0 * T.int64(4) + i1 < n:
+                        C[b, i0 * T.int64(4) + i1] = acc[i1]
+
+
+def test_a_write_back_guard_on_an_inner_loop_and_prefetches_still_move_the_last_tile_back():
+    """A pointwise conv's tiles over a symbolic pixel count hold a batch loop: its
+    write-back's guard also tests ``b < batch``, which holds over that loop, and its
+    reduction prefetches the weights (a hint, harmless to run twice).  The last tile
+    moves back (both had left the whole loop versioned, the last tile guarded: a
+    quarter of a 7x7 conv's tiles of 13 pixels).  Built, it matches numpy for counts
+    below, at and above a tile."""
+    script = HoistGuards().transform_function(_batch_inside_tiles).script()
+    assert "i0_start: T.int64 = T.min(i0 * T.int64(4), n - T.int64(4))" in script
+    lib = unity.build(_batch_inside_tiles)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(40).astype("float32")
+    for batch, n in ((1, 1), (2, 3), (1, 4), (3, 9)):
+        a, out = rng.standard_normal((batch, n)).astype("float32"), np.zeros((batch, n), "float32")
+        lib["main"](a, w, out, batch, n)
+        np.testing.assert_allclose(out, a * w[:8].sum(), rtol=1e-5, atol=1e-5)
