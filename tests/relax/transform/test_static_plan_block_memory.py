@@ -417,6 +417,10 @@ def test_sizes_compare_by_their_constant_factor_when_their_symbolic_part_is_shar
     assert _at_least(-8 * up, -4 * up) and not _at_least(-4 * up, -8 * up)
     assert not _at_least(n * n, half)
     assert _at_least(2 * n + 4, n) and not _at_least(n, 2 * n)
+    third = sympy.floor((n + 2) / 3)
+    shared = sympy.Max(4 * half, 4 * third, evaluate=False)  # a storage of both
+    assert _at_least(shared, 4 * third) and _at_least(shared, 2 * half)
+    assert not _at_least(shared, 8 * half)
 
 
 @I.ir_module

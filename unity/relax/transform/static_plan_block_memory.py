@@ -361,7 +361,9 @@ def _share_unordered(free: list[_Storage], token: _Token) -> _Storage | None:
     large = [s for s in candidates if s.typical >= need]
     best = min(large, key=lambda s: s.typical) if large else max(candidates, key=lambda s: s.typical)
     free.remove(best)
-    best.size = sympy.Max(best.size, token.size, evaluate=False)
+    parts = best.size.args if isinstance(best.size, sympy.Max) else (best.size,)
+    if token.size not in parts:  # unevaluated (sympy's Max compares its arguments slowly)
+        best.size = sympy.Max(*parts, token.size, evaluate=False)
     best.typical = max(best.typical, need)
     return best
 
@@ -376,6 +378,8 @@ def _at_least(a: sympy.Expr, b: sympy.Expr) -> bool:
     sympy's expansions here (few pairs repeat: a cache did not help)."""
     if a.is_Integer != b.is_Integer:
         return False  # constant (bounded) and dynamic storage stay apart
+    if isinstance(a, sympy.Max):  # a storage shared by sizes sympy could not order
+        return any(_at_least(part, b) for part in a.args)
     (ca, xa), (cb, xb) = a.as_coeff_Mul(), b.as_coeff_Mul()
     if xa == xb and ca * cb > 0:  # constants times the same symbolic part, whose sign is
         return bool(ca >= cb if ca > 0 else ca <= cb)  # theirs: sizes are not negative
