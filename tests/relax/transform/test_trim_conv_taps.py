@@ -141,3 +141,38 @@ def test_left_alone_symbolic_sizes_and_negative_padding():
     # lives, but it starts 2 rows later than the padding of 1 allows: left alone
     negative = _module((1, 2, 3, 3), w, strides=5, padding=(1, 1, 3, 3), dilation=2)
     assert "strided_slice" not in TrimConvTaps()(negative).script()
+
+
+def test_a_symbolic_image_between_the_rate_and_twice_it_runs_the_conv_tap_by_tap():
+    """DeepLabv3's rate-12 branch over a feature map 1/16 of a symbolic image (14 x 14 at
+    224): up to 12 rows only the centre tap is live (trimmed); from 13 to 27 every tap
+    reaches part of the outputs, and a run-time If picks the conv tap by tap, each tap a
+    1 x 1 conv over the crop it reads, padded to the output (the outer taps' crops cast to
+    ``n - 12`` rows or columns); above, the whole conv.  All three match the reference
+    (before and after at each size)."""
+    from unity.relax.expr import If
+
+    w = RNG.standard_normal((64, 64, 3, 3)).astype("float32")
+    x = Var("x", TensorStructInfo((1, 64, "h", "w"), "float32"))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(op.strided_slice(x, [2, 3], [0, 0], [relax.sym("h"), relax.sym("w")], [16, 16]))
+            gv = bb.emit_output(op.nn.conv2d(lv, Constant(w), padding=12, dilation=12))
+        bb.emit_func_output(gv)
+    before = bb.get()
+    after = TrimConvTapsBySize()(before)
+    (trim,) = [b.value for blk in after["main"].body.blocks for b in blk.bindings if isinstance(b.value, If)]
+    (split,) = [b.value for blk in trim.false_branch.blocks for b in blk.bindings if isinstance(b.value, If)]
+    bounds = str(split.cond.value)
+    assert "Max(0, 28 - ceiling(h/16))" in bounds and "Max(0, ceiling(w/16) - 12)" in bounds, bounds
+    pieces = split.true_branch.script()
+    assert pieces.count("R.nn.conv2d(") == 9 and pieces.count("R.match_cast(") == 8
+    assert "padding=(12, 12, 12, 12)" not in pieces
+    vms = [relax.VirtualMachine(unity.compile(m), unity.cpu()) for m in (before, after)]
+    for h, wd in ((160, 176), (208, 224), (224, 400), (432, 432), (448, 450)):  # 10-28 rows
+        a = RNG.standard_normal((1, 64, h, wd)).astype("float32")
+        sub = a[:, :, ::16, ::16]  # the reference of the conv over the same static size
+        want = evaluate(_module(sub.shape, Constant(w), padding=12, dilation=12), sub)
+        for vm in vms:
+            np.testing.assert_allclose(vm["main"](a).numpy(), want, rtol=1e-4, atol=1e-3)
