@@ -27,8 +27,8 @@ When a `VirtualMachine` is made, each function's bytecode becomes one Python
 function (source generated from the instructions, registers as locals); a kernel
 call is then one `struct.pack_into` of its cached data pointers and the symbolic dims
 it needs (computed from the slots) into the call's argument slots, and one ctypes call
-of the kernel's packed entry (see `unity.runtime.function`).  Intermediate tensors come from a storage
-pool that is reused across calls.
+of the kernel's packed entry (see `unity.runtime.function`).  Intermediate tensors come
+from a storage pool that is reused across calls.
 
 Example:
     >>> vm = VirtualMachine(unity.compile(mod), unity.cpu())  # doctest: +SKIP
@@ -497,7 +497,8 @@ class _Loader:
         if shaped:
             dtn = self._name("DT", dt)
             emit(f"{ind}r{dst} = r{storage}[{off}:e{dst}].view({dtn})"
-                 f".reshape(({''.join(d + ', ' for d in dims)})); p{dst} = p{storage}{shift}")  # fmt: skip
+                 f".reshape(({''.join(d + ', ' for d in dims)})); "
+                 f"p{dst} = p{storage}{shift}")  # fmt: skip
         else:
             emit(f"{ind}r{dst} = r{storage}; p{dst} = p{storage}{shift}")
 

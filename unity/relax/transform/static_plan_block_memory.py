@@ -359,7 +359,10 @@ def _share_unordered(free: list[_Storage], token: _Token) -> _Storage | None:
         return None
     need = token.typical
     large = [s for s in candidates if s.typical >= need]
-    best = min(large, key=lambda s: s.typical) if large else max(candidates, key=lambda s: s.typical)
+    if large:
+        best = min(large, key=lambda s: s.typical)
+    else:
+        best = max(candidates, key=lambda s: s.typical)
     free.remove(best)
     parts = best.size.args if isinstance(best.size, sympy.Max) else (best.size,)
     if token.size not in parts:  # unevaluated (sympy's Max compares its arguments slowly)

@@ -211,7 +211,8 @@ def _split_by_size(call: Call) -> tuple[sympy.Expr, SeqExpr] | None:
         return None  # only where a typical image lands: nine more convs to compile
     within = sympy.Integer(1)
     for size in sizes:  # 1 while lo <= size <= hi, else 0
-        within = within * sympy.Min(1, sympy.Max(0, hi + 1 - size)) * sympy.Min(1, sympy.Max(0, size - lo + 1))
+        below, above = sympy.Max(0, hi + 1 - size), sympy.Max(0, size - lo + 1)
+        within = within * sympy.Min(1, below) * sympy.Min(1, above)
     return within, _tap_pieces(call, c, d)
 
 
@@ -222,29 +223,30 @@ def _tap_pieces(call: Call, c: int, d: int) -> SeqExpr:
     a = call.attrs
     x, w = call.args
     xs = x.struct_info
+    taps = range(2 * c + 1)
     bb = BlockBuilder()
     with bb.function("branch", []):
         with bb.nested() as blocks:
             total = None
-            for ty in range(2 * c + 1):
-                for tx in range(2 * c + 1):
-                    offsets = [(ty - c) * d, (tx - c) * d]
-                    crop = x
-                    if any(offsets):
-                        begins = [max(0, o) for o in offsets]
-                        ends = [n + min(0, o) for n, o in zip(xs.shape[2:], offsets)]
-                        crop = bb.emit(op.strided_slice(x, [2, 3], begins, ends))
-                        dims = [n - abs(o) for n, o in zip(xs.shape[2:], offsets)]
-                        crop = bb.match_cast(crop, TensorStructInfo((*xs.shape[:2], *dims), xs.dtype))
-                    kernel = op.strided_slice(w, [2, 3], [ty, tx], [ty + 1, tx + 1])
-                    piece = bb.emit(op.nn.conv2d(crop, kernel, (1, 1), (0, 0, 0, 0), (1, 1), 1, "NCHW",
-                                                 "OIHW", a.out_dtype, a.out_layout))  # fmt: skip
-                    widths = [0, 0, 0, 0]
-                    for o in offsets:
-                        widths += [max(0, -o), max(0, o)]
-                    if any(widths):
-                        piece = bb.emit(op.nn.pad(piece, widths, 0.0))
-                    total = piece if total is None else bb.emit(op.add(total, piece))
+            for ty, tx in ((ty, tx) for ty in taps for tx in taps):
+                offsets = [(ty - c) * d, (tx - c) * d]
+                crop = x
+                if any(offsets):
+                    begins = [max(0, o) for o in offsets]
+                    ends = [n + min(0, o) for n, o in zip(xs.shape[2:], offsets)]
+                    crop = bb.emit(op.strided_slice(x, [2, 3], begins, ends))
+                    dims = [n - abs(o) for n, o in zip(xs.shape[2:], offsets)]
+                    crop = bb.match_cast(crop, TensorStructInfo((*xs.shape[:2], *dims), xs.dtype))
+                kernel = op.strided_slice(w, [2, 3], [ty, tx], [ty + 1, tx + 1])
+                conv = op.nn.conv2d(crop, kernel, (1, 1), (0, 0, 0, 0), (1, 1), 1, "NCHW", "OIHW",
+                                    a.out_dtype, a.out_layout)  # fmt: skip
+                piece = bb.emit(conv)
+                widths = [0, 0, 0, 0]
+                for o in offsets:
+                    widths += [max(0, -o), max(0, o)]
+                if any(widths):
+                    piece = bb.emit(op.nn.pad(piece, widths, 0.0))
+                total = piece if total is None else bb.emit(op.add(total, piece))
         bb.emit_func_output(total)
     return SeqExpr(tuple(blocks), total)
 
