@@ -426,8 +426,7 @@ def test_sizes_compare_by_their_constant_factor_when_their_symbolic_part_is_shar
 @I.ir_module
 class Strided:
     """Every 2nd, then 3rd, then 2nd element of an (n,) input (negated at each step, and
-    once more): sizes after strided
-    steps, which sympy does not order."""
+    once more): sizes after strided steps, which sympy does not order."""
 
     @T.prim_func
     def every(a: T.handle, b: T.handle, step: T.int64):

@@ -339,8 +339,9 @@ TYPICAL_SIZE = 224
 
 
 def _typical(size: sympy.Expr) -> int:
-    """`size` with every symbol at `TYPICAL_SIZE`."""
-    return int(size.subs({s: TYPICAL_SIZE for s in size.free_symbols}))
+    """`size` with every symbol at `TYPICAL_SIZE` (0 when that leaves no number)."""
+    value = size.subs({s: TYPICAL_SIZE for s in size.free_symbols})
+    return int(value) if value.is_number else 0
 
 
 def _share_unordered(free: list[_Storage], token: _Token) -> _Storage | None:

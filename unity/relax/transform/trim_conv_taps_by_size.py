@@ -206,8 +206,9 @@ def _split_by_size(call: Call) -> tuple[sympy.Expr, SeqExpr] | None:
     while ((kernel * (hi + 1) - d * c * (c + 1)) / (kernel * (hi + 1))) ** 2 <= 0.5:
         hi += 1
     macs = int(ws.shape[0]) * int(ws.shape[1]) * kernel * kernel * lo * lo
-    typical = [int(n.subs({v: TYPICAL_IMAGE_SIZE for v in n.free_symbols})) for n in sizes]
-    if hi == lo or macs < _MIN_SPLIT_MACS or not all(lo <= n <= hi for n in typical):
+    typical = [n.subs({v: TYPICAL_IMAGE_SIZE for v in n.free_symbols}) for n in sizes]
+    landed = all(n.is_number and lo <= n <= hi for n in typical)
+    if hi == lo or macs < _MIN_SPLIT_MACS or not landed:
         return None  # only where a typical image lands: nine more convs to compile
     within = sympy.Integer(1)
     for size in sizes:  # 1 while lo <= size <= hi, else 0
