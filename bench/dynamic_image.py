@@ -63,7 +63,13 @@ batch ran its classifier's 8 clamped rows (MobileNet v3-small 1.31x / 1.10x -> 1
 1.04x, v2 1.27x / 1.15x -> 1.15x / 1.10x, EfficientNet-B0 1.18x / 1.09x -> 1.13x /
 1.11x, GoogLeNet 1.22x / 1.14x -> 1.17x / 1.10x, ShuffleNet v2 0.99x / 0.89x -> 0.95x /
 0.87x); the others level (DenseNet-121 1.22x / 1.11x, RegNet-Y-400MF 1.03x / 0.93x,
-ResNet-50 1.07x / 1.05x, SqueezeNet 1.1 1.29x / 1.14x).
+ResNet-50 1.07x / 1.05x, SqueezeNet 1.1 1.29x / 1.14x).  Stop 41, same machine, with
+symbolic storages shared by their ``Max`` (MobileNet v3-small's pool: 24 buffers -> 4,
+as static) and pointwise tiles over a symbolic size moved back rather than guarded
+(symbolic / static): ConvNeXt-T 0.98x / 1.02x, DenseNet-121 1.03x / 1.05x,
+EfficientNet-B0 1.00x / 1.03x, GoogLeNet 1.05x / 1.07x, MobileNet v2 1.04x / 1.06x,
+v3-small 1.03x / 1.01x, RegNet-Y-400MF 0.94x / 0.93x, ResNet-50 0.95x / 0.96x,
+ShuffleNet v2 0.87x / 0.85x, SqueezeNet 1.1 1.01x / 1.09x.
 """
 
 from __future__ import annotations

@@ -93,6 +93,15 @@ at 224 x 224; the detectors on one 320 x 320 image)::
 
 At the session's start DeepLabv3 ran 3.52x and LR-ASPP 2.69x (a 16-tap upsampling, the
 atrous convs over padding) and the detectors did not compile.
+
+On 2026-12-07 (stop 41; Sapphire Rapids as stop 39; ``--seq 100 --repeat 10``), after
+kernels called through one packed argument, symbolic storages shared by their ``Max``
+and pointwise tiles over a symbolic size moved back rather than guarded: BERT 0.98x,
+ConvNeXt 0.91x, GPT-2 0.88x (with a cache 0.95x), Llama 0.86x, ResNet-18 1.00x,
+SegFormer 0.76x, Swin 0.75x, T5 1.01x, ViT 0.95x, wav2vec2 0.90x.  Of the tasks
+(``--repeat 5``), with the rate-12 atrous conv over a symbolic size split tap by tap:
+DeepLabv3 ``_dyn`` 1.16x -> 1.07x (9.5 / 8.9 ms), LR-ASPP ``_dyn`` 1.04x; torchvision's
+MnasNet 1.0 (symbolic batch) 1.22x.
 """
 
 from __future__ import annotations
