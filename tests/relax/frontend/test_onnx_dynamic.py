@@ -158,8 +158,9 @@ def test_a_run_time_shape_of_unknown_length_keeps_the_import_error():
 def test_unrelated_symbolic_dims_that_broadcast_are_taken_equal_and_checked():
     """Inputs of dims ``n``, ``m`` and ``k`` (tf2onnx names every unknown dim apart):
     ``a + b`` is ``(n,)`` with ``m == n`` checked at run time, the `Where` over the
-    condition of dim ``k`` then ``(k,)`` (its first operand's)."""
-    nodes = [helper.make_node("Add", ["a", "b"], ["s"]),
+    condition of dim ``k`` then ``(k,)`` (its first operand's).  A wrong size at run
+    time is an error naming the node and its operand."""
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"], name="add"),
              helper.make_node("Where", ["c", "s", "a"], ["y"])]  # fmt: skip
     graph = helper.make_graph(
         nodes, "g",
@@ -172,7 +173,8 @@ def test_unrelated_symbolic_dims_that_broadcast_are_taken_equal_and_checked():
     a, b = np.arange(3, dtype="float32"), np.full(3, 10, "float32")
     c = np.array([True, False, True])
     np.testing.assert_array_equal(vm["main"](a, b, c).numpy(), np.where(c, a + b, a))
-    with pytest.raises(ValueError, match=r"match_cast .* got \(2,\): dim 0 must be n = 3"):
+    with pytest.raises(ValueError, match=r"match_cast of add_operand1_broadcast: .* got \(2,\): "
+                                         r"dim 0 must be n = 3"):
         vm["main"](a, b[:2], c)
 
 

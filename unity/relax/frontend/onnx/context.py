@@ -180,7 +180,8 @@ class Context:
         they are equal or one is 1, and the result's shape cannot be inferred.  As in
         nearly every model, they are taken to be equal: the later operand is cast
         (`match_cast`, checked at run time) to the dim of the first, or to a constant
-        dim another operand has.
+        dim another operand has; the cast is named after the node and the operand
+        (``Add_3_operand1_broadcast``), which the run-time error names.
         """
         infos = [a.struct_info for a in call.args]
         if not all(isinstance(i, TensorStructInfo) and i.shape is not None for i in infos):
@@ -194,10 +195,13 @@ class Context:
             symbols = [d for d in dims if isinstance(d, sympy.Symbol)]
             targets.append(fixed[0] if fixed else symbols[0] if symbols else None)
         args = list(call.args)
+        node = self.node.name or self.node.op_type if self.node else call.op.name
         for k, shape in enumerate(shapes):
             cast = [_unified(d, t) for d, t in zip(shape, targets[rank - len(shape):], strict=True)]
             if any(a is not b for a, b in zip(cast, shape, strict=True)):
-                args[k] = self.bb.match_cast(args[k], TensorStructInfo(tuple(cast), infos[k].dtype))
+                sinfo = TensorStructInfo(tuple(cast), infos[k].dtype)  # named for its error
+                hint = re.sub(r"\W", "_", f"{node.strip('/')}_operand{k}_broadcast")
+                args[k] = self.bb.match_cast(args[k], sinfo, name_hint=hint)
         changed = any(a is not b for a, b in zip(args, call.args, strict=True))
         return call.replace(args=tuple(args)) if changed else call
 
