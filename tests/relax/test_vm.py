@@ -463,3 +463,29 @@ def test_reexport_of_a_loaded_executable(journey3, tmp_path):
     vm = relax.VirtualMachine(unity.runtime.load_module(second), unity.cpu())
     a = rng.random((2, 3, 256), dtype=np.float32)
     np.testing.assert_allclose(vm["main"](a).numpy(), softmax_sum_ref(a), rtol=1e-5, atol=1e-6)
+
+
+def test_one_function_called_from_two_threads_at_once():
+    """Two threads calling the same function at different sizes (ctypes releases the GIL
+    while a kernel runs, so the calls interleave) each get their own results: each call
+    takes its own storage from the pool and packs its arguments into its own slots."""
+    import threading
+
+    vm = relax.VirtualMachine(unity.compile(_pair_then_matmul()), unity.cpu())
+    f = vm["main"]
+    errors = []
+
+    def work(n):
+        a = rng.standard_normal((n, 8), dtype=np.float32)
+        want = np.exp(a) @ (2 * a).T
+        for _ in range(60):
+            got = f(a).numpy()
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-5):
+                errors.append((n, float(np.abs(got - want).max())))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (37, 64)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
