@@ -297,7 +297,7 @@ class CodeGenLLVM(ParallelCodegen):
     def _fail(self, status: ir.Value) -> None:
         """Free live heap blocks and leave the function with `status`."""
         for block in reversed(self.state.heap):
-            self.builder.call(self._libc("free", ir.VoidType(), [PTR]), [block])
+            self.builder.call(self.declare("free", ir.VoidType(), [PTR]), [block])
         if self.state.status_ptr is None:
             self.builder.ret(status)
         else:
@@ -342,9 +342,9 @@ class CodeGenLLVM(ParallelCodegen):
         self.visit_stmt(stmt.body)
         self.state.heap.pop()
         if not self.builder.block.is_terminated:
-            self.builder.call(self._libc("free", ir.VoidType(), [PTR]), [block])
+            self.builder.call(self.declare("free", ir.VoidType(), [PTR]), [block])
             if saved is not None:
-                restore = self._libc("llvm.stackrestore.p0", ir.VoidType(), [PTR])
+                restore = self.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR])
                 self.builder.call(restore, [saved])
 
     def _stack_or_heap(
@@ -357,7 +357,7 @@ class CodeGenLLVM(ParallelCodegen):
         symbolic size was an `aligned_alloc` and a `free` per channel block: MobileNet
         v2's 3x3 at 7x7 ran 0.016 ms, now 0.012 (static 0.010)."""
         b = self.builder
-        saved = b.call(self._libc("llvm.stacksave.p0", PTR, []), [])
+        saved = b.call(self.declare("llvm.stacksave.p0", PTR, []), [])
         small = b.icmp_unsigned("<=", nbytes, ir.Constant(I64, STACK_LIMIT_BYTES))
         on_stack, on_heap, ready = (
             b.append_basic_block(n) for n in ("alloc.stack", "alloc.heap", "alloc.ready")
@@ -383,7 +383,7 @@ class CodeGenLLVM(ParallelCodegen):
 
     def _aligned_alloc(self, rounded: ir.Value, name: str) -> ir.Value:
         """`aligned_alloc(64, rounded)`, failing the function (out of memory) on null."""
-        aligned_alloc = self._libc("aligned_alloc", PTR, [I64, I64])
+        aligned_alloc = self.declare("aligned_alloc", PTR, [I64, I64])
         block = self.builder.call(aligned_alloc, [ir.Constant(I64, 64), rounded], name=name)
         self.asserts.append(f"out of memory allocating buffer {name}")
         status = ir.Constant(I32, len(self.asserts))
@@ -402,12 +402,6 @@ class CodeGenLLVM(ParallelCodegen):
     def _slot(self, ty: ir.Type, name: str) -> ir.Value:
         """A stack slot in the current function's entry block."""
         return _alloca(self.state.entry, ty, name)
-
-    def _libc(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
-        fn = self.module.globals.get(name)
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
-        return fn
 
 
 def globals_module(target: Target, metadata: dict[str, Any]) -> ir.Module:

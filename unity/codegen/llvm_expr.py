@@ -400,6 +400,18 @@ class ExprCodegen:
             self.memo.clear()
 
     # -- calls ----------------------------------------------------------------------------
+    def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        """The module's function `name`, declared with this signature on first use (the C
+        runtime, libm, libgomp, LLVM intrinsics).
+
+        Example:
+            >>> free = cg.declare("free", ir.VoidType(), [PTR])  # doctest: +SKIP
+        """
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
+        return fn
+
     def intrinsic(self, name: str, args: list[ir.Value]) -> ir.Value:
         """Call the overloaded LLVM intrinsic `name` (e.g. `llvm.exp`) on `args`' type.
 
@@ -407,10 +419,7 @@ class ExprCodegen:
             >>> y = cg.intrinsic("llvm.exp", [x])  # doctest: +SKIP
         """
         ty = args[0].type
-        full = f"{name}.{_suffix(ty)}"
-        fn = self.module.globals.get(full)
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ty, [a.type for a in args]), full)
+        fn = self.declare(f"{name}.{_suffix(ty)}", ty, [a.type for a in args])
         return self.builder.call(fn, args)
 
     def visit_call_(self, call: E.Call) -> ir.Value:
@@ -444,10 +453,7 @@ class ExprCodegen:
         elem = llvm_type(dt.element(load.buffer.dtype), memory=True)
         index = self.flat_index(load.buffer, load.indices, load)
         ptr = self.address(load.buffer, self.emit_index(index), index.dtype, elem, inbounds=False)
-        name = "llvm.prefetch.p0"
-        fn = self.module.globals.get(name)
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32]), name)
+        fn = self.declare("llvm.prefetch.p0", ir.VoidType(), [PTR, I32, I32, I32])
         read, locality, data = (ir.Constant(I32, v) for v in (0, 3, 1))
         self.builder.call(fn, [ptr, read, locality, data])
         return ir.Constant(I32, 0)
@@ -459,10 +465,7 @@ class ExprCodegen:
         before the product does, so results down to the subnormals are right)."""
         if self.native_ldexp:
             full = f"llvm.ldexp.{_suffix(x.type)}.{_suffix(n.type)}"
-            fn = self.module.globals.get(full)
-            if fn is None:
-                fn = ir.Function(self.module, ir.FunctionType(x.type, [x.type, n.type]), full)
-            return self.builder.call(fn, [x, n])
+            return self.builder.call(self.declare(full, x.type, [x.type, n.type]), [x, n])
         b = self.builder
         half = b.ashr(n, _splat(n.type, 1))  # floor(n / 2)
 
@@ -501,10 +504,7 @@ class ExprCodegen:
     def _libm(self, short: str, args: list[ir.Value]) -> ir.Value:
         ty = args[0].type
         scalar = ty.element if isinstance(ty, ir.VectorType) else ty
-        name = short + ("f" if scalar == F32 else "")
-        fn = self.module.globals.get(name)
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(scalar, [scalar] * len(args)), name)
+        fn = self.declare(short + ("f" if scalar == F32 else ""), scalar, [scalar] * len(args))
         if not isinstance(ty, ir.VectorType):
             return self.builder.call(fn, args)
         out: ir.Value = ir.Constant(ty, ir.Undefined)
@@ -807,12 +807,8 @@ class ExprCodegen:
 
     def _masked_load(self, vec: ir.VectorType) -> ir.Function:
         """The `llvm.masked.load` intrinsic for vectors of type `vec` (declared once)."""
-        name = f"llvm.masked.load.{_suffix(vec)}.p0"
-        fn = self.module.globals.get(name)
-        if fn is None:
-            mask = ir.VectorType(I1, vec.count)
-            fn = ir.Function(self.module, ir.FunctionType(vec, [PTR, I32, mask, vec]), name)
-        return fn
+        mask = ir.VectorType(I1, vec.count)
+        return self.declare(f"llvm.masked.load.{_suffix(vec)}.p0", vec, [PTR, I32, mask, vec])
 
     def _concat(self, head: ir.Value, tail: ir.Value) -> ir.Value:
         """`head ++ tail` for vectors with `tail` no longer than `head`."""

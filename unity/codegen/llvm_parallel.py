@@ -46,7 +46,6 @@ class ParallelCodegen(ExprCodegen):
     _enter: Callable[[ir.Function, ir.Value | None], None]
     _loop: Callable[[S.For, ir.Value, ir.Value], None]
     _fail: Callable[[ir.Value], None]
-    _libc: Callable[[str, ir.Type, list[ir.Type]], ir.Function]
     _slot: Callable[[ir.Type, str], ir.Value]
 
     def _parallel_for(self, stmt: S.For) -> None:
@@ -92,7 +91,7 @@ class ParallelCodegen(ExprCodegen):
 
     def _launch(self, launcher: ir.Function, closure: ir.Value) -> None:
         """Run `launcher(closure)` on the thread team."""
-        gomp = self._libc("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
+        gomp = self.declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
         threads = self.builder.load(self._num_threads, typ=I32)
         self.builder.call(gomp, [launcher, closure, threads, ir.Constant(I32, 0)])
 
@@ -151,7 +150,7 @@ class ParallelCodegen(ExprCodegen):
         """In the launcher: run chunks of the iteration space until none is left."""
         b = self.builder
         *values, status, counter, lo, extent = fields
-        threads = b.sext(b.call(self._libc("omp_get_num_threads", I32, []), []), I64)
+        threads = b.sext(b.call(self.declare("omp_get_num_threads", I32, []), []), I64)
         ext64 = b.sext(extent, I64) if extent.type != I64 else extent
         grain = b.sdiv(ext64, b.mul(threads, ir.Constant(I64, 4)))
         one = ir.Constant(I64, 1)

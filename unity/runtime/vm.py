@@ -319,6 +319,7 @@ class _Loader:
         }  # fmt: skip
         self.kernels: dict[str, str] = {}
         self.storage_sizes: dict[int, Any] = {}  # storage register -> its size tree
+        self.tuples: dict[int, list[int]] = {}  # tuple register -> its parts' registers
         self.tail: set[int] = set()  # ids of the self-calls of the function being loaded that jump
         self.lines: list[str] = []
         self.counter = 0
@@ -364,7 +365,7 @@ class _Loader:
         params = fn["params"]
         slots = fn["slots"]
         self.storage_sizes = {}
-        self.tuples: dict[int, list[int]] = {}  # tuple register -> its parts' registers
+        self.tuples = {}
         self.scopes = [{}]
         self.arg_slots = 0
         args = ", ".join(f"a{i}" for i in range(len(params)))
@@ -424,9 +425,9 @@ class _Loader:
                 self.tuples[ins[1]] = list(ins[2])
             elif op == "item":
                 emit(f"{ind}r{ins[1]} = r{ins[2]}[{int(ins[3])}]")
-                part = self.tuples.get(ins[2], [])[int(ins[3]) :][:1]
-                if part and part[0] in has_ptr:  # a tensor of this function: its pointer
-                    emit(f"{ind}p{ins[1]} = p{part[0]}")
+                parts, index = self.tuples.get(ins[2], []), int(ins[3])
+                if 0 <= index < len(parts) and parts[index] in has_ptr:  # its pointer
+                    emit(f"{ind}p{ins[1]} = p{parts[index]}")
                     has_ptr.add(ins[1])
             elif op == "shape":
                 emit(f"{ind}r{ins[1]} = ({''.join(self._shape(t, ind) + ', ' for t in ins[2])})")

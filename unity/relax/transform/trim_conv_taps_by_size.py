@@ -156,12 +156,10 @@ def _size_trim(value: Expr) -> If | None:
             small = small * sympy.Min(1, sympy.Max(0, bound[0] + 1 - size))
     trimmed = _sliced(value, live)
     split = _split_by_size(value)
-    if split is not None:
-        medium, pieces = split
-        value = If(PrimValue(medium), pieces, _branch(value))
+    whole = value if split is None else If(PrimValue(split[0]), split[1], _branch(value))
     if trimmed is None or small == 1:
-        return value if split is not None else None
-    return If(PrimValue(small), _branch(trimmed), _branch(value))
+        return None if split is None else whole
+    return If(PrimValue(small), _branch(trimmed), _branch(whole))
 
 
 _MIN_SPLIT_MACS = 4_000_000

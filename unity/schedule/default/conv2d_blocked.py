@@ -26,10 +26,10 @@ flattened pixels ``(n, oc0, p0)``); the kernel-column loop of a row tile is unro
 when the input has few channel blocks (`_unroll_window`); a tile whose weights reach
 `_PREFETCH_WEIGHT_BYTES` prefetches them 16 input lanes ahead (`InjectPrefetch`).  Where
 a tile's weights would not stay in L2's share of a core (`reduction_block`), row tiles
-split the input channel
-blocks: ``(n, oc0, y) parallel / rc0o / x0 / rc0i, ry, rx, rc1 / ...``, the row's
-accumulators kept in a local row buffer between chunks (its tiles stay in registers
-within one), so the chunk's weights and input rows stay in L1 for the whole row.  Tiles
+split the input channel blocks: ``(n, oc0, y) parallel / rc0o / x0 / rc0i, ry, rx, rc1
+/ ...``, the row's accumulators kept in a local row buffer between chunks (its tiles
+stay in registers within one), so the chunk's weights and input rows stay in L1 for the
+whole row.  Tiles
 of the flattened pixels take chunks only by the ``conv.rc_block`` knob (the tuner's):
 ``(n, oc0) parallel / rc0o / p0 / ...``, the whole image's accumulators in the buffer
 (3x3 512->512 at 14x14 on Zen 3 ran 10-25% faster in chunks of 4 blocks, but 512->512

@@ -265,7 +265,7 @@ class _Hoister(StmtExprMutator):
             return None  # constant lengths: the last tile's bounds are constants too
         scan = _Scan()
         scan.visit_stmt(loop.body)
-        tile = _tile_of_guards(scan, loop.loop_var, self.analyzer)
+        tile = self._tile_of_guards(scan, loop.loop_var)
         if tile is None or not _recomputable(loop.body, loop.loop_var):
             return None
         size, limit, inner = tile
@@ -333,6 +333,42 @@ class _Hoister(StmtExprMutator):
         if isinstance(check, LT):  # step * k + d0 < 0  <=>  k < ceil(-d0 / step)
             return self.analyzer.simplify((step - 1 - at[0]) // step)
         return self.analyzer.simplify((0 - at[0]) // step + 1)
+
+    def _tile_of_guards(self, scan: _Scan, v: Var) -> tuple[IntImm, PrimExpr, set[Var]] | None:
+        """`(t, L, ks)` when every guard `scan` found is ``v * t + k < L`` (or ``k + v *
+        t``), `k` (one of `ks`) a loop inside of range ``[0, t)``, with the same `t` and `L`
+        (free of the loops inside), and-ed with conditions that hold over the loops inside
+        (``n < batch`` of a write-back's batch loop); else None.  (A pointwise conv over a
+        symbolic image, its batch loop inside the pixel tiles, had stayed versioned, its
+        last tile guarded: at 7x7, a quarter of the tiles.  Sapphire Rapids, kernels of the
+        models over a symbolic size, with prefetches also allowed (`_harmless`): MobileNet
+        v3-small 1.01 -> 0.96 ms, v2 2.90 -> 2.75, EfficientNet-B0 5.05 -> 4.64, GoogLeNet
+        8.04 -> 7.58, DenseNet-121 20.6 -> 19.8.)"""
+        found: set[tuple[int, object]] = set()
+        inner: set[Var] = set()
+        limit: PrimExpr | None = None
+        for guard, domains in scan.guards:
+            for cond in _conjuncts(guard.condition):
+                if not uses_var(cond, v) and self._holds(cond, domains, scan.defined):
+                    continue
+                tile = _tile_bound(cond, v, domains)
+                if tile is None or uses_var(tile[1], v) or _uses(tile[1], scan.defined):
+                    return None
+                size, _, k = tile
+                # one length however written (a write-back over W // 8, its reads over
+                # (W // 4) // 2)
+                limit = self.analyzer.simplify(cond.b)
+                found.add((size, expr_key(limit)))
+                inner.add(k)
+        if len(found) != 1 or limit is None:
+            return None
+        size = next(iter(found))[0]
+        return (IntImm(v.dtype, size), limit, inner) if size > 1 else None
+
+    def _holds(self, cond: PrimExpr, domains: dict[Var, Range], defined: set[Var]) -> bool:
+        """Whether `cond` holds for every iteration of the loops in `domains`."""
+        check = self._whole_range(cond, domains, defined)
+        return check is not None and self.analyzer.can_prove(check)
 
     def _whole_range(
         self, cond: PrimExpr, domains: dict[Var, Range], defined: set[Var]
@@ -464,50 +500,6 @@ def _guard_free(stmt: Stmt, scan: _Scan) -> Stmt:
     """A copy of `stmt` without the guards `scan` found, its loop variables its own."""
     fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt)
     return substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
-
-
-def _tile_of_guards(
-    scan: _Scan, v: Var, analyzer: Analyzer
-) -> tuple[IntImm, PrimExpr, set[Var]] | None:
-    """`(t, L, ks)` when every guard `scan` found is ``v * t + k < L`` (or ``k + v * t``),
-    `k` (one of `ks`) a loop inside of range ``[0, t)``, with the same `t` and `L` (free of
-    the loops inside), and-ed with conditions that hold over the loops inside (``n <
-    batch`` of a write-back's batch loop); else None.  (A pointwise conv over a symbolic
-    image, its batch loop inside the pixel tiles, had stayed versioned, its last tile
-    guarded: at 7x7, a quarter of the tiles.  Sapphire Rapids, kernels of the models over
-    a symbolic size, with prefetches also allowed (`_harmless`): MobileNet v3-small 1.01
-    -> 0.96 ms, v2 2.90 -> 2.75, EfficientNet-B0 5.05 -> 4.64, GoogLeNet 8.04 -> 7.58,
-    DenseNet-121 20.6 -> 19.8.)"""
-    found: set[tuple[int, object]] = set()
-    inner: set[Var] = set()
-    limit: PrimExpr | None = None
-    for guard, domains in scan.guards:
-        for cond in _conjuncts(guard.condition):
-            if not uses_var(cond, v) and _holds_throughout(cond, domains, analyzer):
-                continue
-            tile = _tile_bound(cond, v, domains)
-            if tile is None or uses_var(tile[1], v) or _uses(tile[1], scan.defined):
-                return None
-            size, _, k = tile
-            limit = analyzer.simplify(cond.b)  # one length however written (a write-back
-            found.add((size, expr_key(limit)))  # over W // 8, its reads over (W // 4) // 2)
-            inner.add(k)
-    if len(found) != 1 or limit is None:
-        return None
-    size = next(iter(found))[0]
-    return (IntImm(v.dtype, size), limit, inner) if size > 1 else None
-
-
-def _holds_throughout(cond: PrimExpr, domains: dict[Var, Range], analyzer: Analyzer) -> bool:
-    """Whether the comparison `cond` holds for every iteration of the loops in `domains`
-    (``n < batch`` over a loop ``n`` of `batch` iterations, in a write-back's guard)."""
-    if not isinstance(cond, LT | LE | GT | GE) or _reads_memory(cond):
-        return False
-    below = isinstance(cond, LT | LE)  # a < b: the largest a - b must be below 0
-    top = analyzer.int_set(cond.a - cond.b if below else cond.b - cond.a, domains).max_value
-    if top is None:
-        return False
-    return analyzer.can_prove(top < 0 if isinstance(cond, LT | GT) else top <= 0)
 
 
 def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:

@@ -37,7 +37,7 @@ from unity.ir import dtype as dt
 from unity.tir.arith import Analyzer
 from unity.tir.expr import BufferLoad, Call, IntImm, PrimExpr, Var
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, post_order_nodes, substitute
+from unity.tir.functor import StmtExprMutator, post_order_nodes, substitute, uses_var
 from unity.tir.op import prefetch_op
 from unity.tir.stmt import Evaluate, For, SeqStmt, Stmt
 from unity.tir.transform._base import PrimFuncPass, fold_add, with_body
@@ -118,7 +118,7 @@ def _row_elements(index: PrimExpr, inner: dict[Var, For]) -> int:
     """Elements between the first and the last value of the last `index` over the inner
     loops (each from its first to its last iteration), plus one; 1 when unknown."""
     analyzer = Analyzer()
-    used = [u for u in inner if any(n is u for n in post_order_nodes(index))]
+    used = [u for u in inner if uses_var(index, u)]
     if any(not isinstance(inner[u].extent, IntImm) for u in used):
         return 1
     lo = substitute(index, {u: inner[u].min for u in used})

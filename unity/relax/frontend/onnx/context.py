@@ -195,7 +195,7 @@ class Context:
             symbols = [d for d in dims if isinstance(d, sympy.Symbol)]
             targets.append(fixed[0] if fixed else symbols[0] if symbols else None)
         args = list(call.args)
-        node = self.node.name or self.node.op_type if self.node else call.op.name
+        node = (self.node.name or self.node.op_type) if self.node else call.op.name
         for k, shape in enumerate(shapes):
             cast = [_unified(d, t) for d, t in zip(shape, targets[rank - len(shape):], strict=True)]
             if any(a is not b for a, b in zip(cast, shape, strict=True)):
