@@ -9,6 +9,7 @@ from unity.tir.transform.compact_buffer_allocation import CompactBufferAllocatio
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
+from unity.tir.transform.hoist_pad_checks import HoistPadChecks
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.hoist_shape_arithmetic import HoistShapeArithmetic
 from unity.tir.transform.inject_prefetch import InjectPrefetch
@@ -23,7 +24,7 @@ from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistGuards",
-    "HoistReductionInit", "HoistShapeArithmetic", "InjectPrefetch", "LowerIndexChecks",
+    "HoistPadChecks", "HoistReductionInit", "HoistShapeArithmetic", "InjectPrefetch", "LowerIndexChecks",
     "LowerInitBlock",
     "LowerIntrinsics", "LowerThreadBindingCPU", "Simplify", "UnrollLoop", "VectorizeLoop",
     "lower", "lowering_passes",

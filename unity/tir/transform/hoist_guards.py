@@ -121,7 +121,7 @@ from unity.tir.arith import Analyzer
 from unity.tir.arith.key import expr_key
 from unity.ir.structural import structural_equal
 from unity.tir.expr import (
-    GE, GT, LE, LT, Add, And, BufferLoad, Call, IntImm, Max, Min, Mul, PrimExpr, Range, Var,
+    LE, LT, Add, And, BufferLoad, Call, IntImm, Max, Min, Mul, PrimExpr, Range, Var,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
 from unity.tir.functor import (
@@ -132,6 +132,7 @@ from unity.tir.stmt import (
     Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt,
 )  # fmt: skip
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
+from unity.tir.transform._tile_range import reads_memory, uses_any, whole_range
 from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 __all__ = ["HoistGuards"]
@@ -246,7 +247,7 @@ class _Hoister(StmtExprMutator):
         for guard, domains in scan.guards:
             if _partial_tile_inside(guard.condition, domains):
                 return None  # the loop of tiles inside is split instead (`_split_tiles`)
-            check = self._whole_range(guard.condition, domains, scan.defined)
+            check = whole_range(self.analyzer, guard.condition, domains, scan.defined)
             if check is None:
                 return None  # a guard that cannot be decided for the whole tile: go inside
             checks.append(check)
@@ -304,7 +305,7 @@ class _Hoister(StmtExprMutator):
         for guard, domains in scan.guards:
             if not _partial_tile_inside(guard.condition, {**domains, loop.loop_var: here}):
                 return None
-            check = self._whole_range(guard.condition, domains, scan.defined)
+            check = whole_range(self.analyzer, guard.condition, domains, scan.defined)
             last = None if check is None else self._last_whole_tile(check, loop.loop_var)
             if last is None:
                 return None
@@ -352,7 +353,7 @@ class _Hoister(StmtExprMutator):
                 if not uses_var(cond, v) and self._holds(cond, domains, scan.defined):
                     continue
                 tile = _tile_bound(cond, v, domains)
-                if tile is None or uses_var(tile[1], v) or _uses(tile[1], scan.defined):
+                if tile is None or uses_var(tile[1], v) or uses_any(tile[1], scan.defined):
                     return None
                 size, _, k = tile
                 # one length however written (a write-back over W // 8, its reads over
@@ -367,34 +368,8 @@ class _Hoister(StmtExprMutator):
 
     def _holds(self, cond: PrimExpr, domains: dict[Var, Range], defined: set[Var]) -> bool:
         """Whether `cond` holds for every iteration of the loops in `domains`."""
-        check = self._whole_range(cond, domains, defined)
+        check = whole_range(self.analyzer, cond, domains, defined)
         return check is not None and self.analyzer.can_prove(check)
-
-    def _whole_range(
-        self, cond: PrimExpr, domains: dict[Var, Range], defined: set[Var]
-    ) -> PrimExpr | None:
-        """A condition on outer variables only that implies `cond` for every iteration of
-        the loops in `domains`, or None."""
-        if isinstance(cond, And):
-            a = self._whole_range(cond.a, domains, defined)
-            b = self._whole_range(cond.b, domains, defined)
-            return None if a is None or b is None else And(a, b)
-        if not isinstance(cond, LT | LE | GT | GE) or _reads_memory(cond):
-            return None
-        below = isinstance(cond, LT | LE)  # a < b: the largest a against the smallest b
-        a = self._edge(cond.a, domains, defined, largest=below)
-        b = self._edge(cond.b, domains, defined, largest=not below)
-        return None if a is None or b is None else type(cond)(a, b)
-
-    def _edge(
-        self, expr: PrimExpr, domains: dict[Var, Range], defined: set[Var], largest: bool
-    ) -> PrimExpr | None:
-        """The largest (or smallest) value of `expr` over `domains`, free of `defined`."""
-        if not _uses(expr, defined):
-            return expr
-        bounds = self.analyzer.int_set(expr, domains)
-        edge = bounds.max_value if largest else bounds.min_value
-        return None if edge is None or _uses(edge, defined) else edge
 
 
 def _ragged_tiles(loop: For) -> For | None:
@@ -631,14 +606,6 @@ def _partial_tile_inside(cond: PrimExpr, domains: dict[Var, Range]) -> bool:
     loops = [n for n in post_order_nodes(cond) if isinstance(n, Var) and n in domains]
     symbolic = any(not isinstance(domains[v].extent, IntImm) for v in loops)
     return symbolic and any(isinstance(domains[v].extent, IntImm) for v in loops)
-
-
-def _uses(expr: PrimExpr, names: set[Var]) -> bool:
-    return any(isinstance(n, Var) and n in names for n in post_order_nodes(expr))
-
-
-def _reads_memory(expr: PrimExpr) -> bool:
-    return any(isinstance(n, BufferLoad | Call) for n in post_order_nodes(expr))
 
 
 class _Scan(StmtExprVisitor):

@@ -17,6 +17,7 @@ from unity.tir.transform.compact_buffer_allocation import CompactBufferAllocatio
 from unity.tir.transform.convert_blocks_to_loops import ConvertBlocksToLoops
 from unity.tir.transform.flatten_buffer import FlattenBuffer
 from unity.tir.transform.hoist_guards import HoistGuards
+from unity.tir.transform.hoist_pad_checks import HoistPadChecks
 from unity.tir.transform.hoist_reduction_init import HoistReductionInit
 from unity.tir.transform.hoist_shape_arithmetic import HoistShapeArithmetic
 from unity.tir.transform.inject_prefetch import InjectPrefetch
@@ -44,6 +45,7 @@ def lowering_passes() -> list[ModulePass]:
         HoistReductionInit(),     # `if k == 0: init` moved in front of the k loop
         CompactBufferAllocation(),  # intermediate buffers shrunk to the region used
         HoistGuards(),            # a tile's bound guards tested once: a guard-free version
+        HoistPadChecks(),         # a tile's zero padding tested once: a check-free version
         FlattenBuffer(),          # N-d accesses -> 1-D with strides and offset folded
         LowerThreadBindingCPU(),  # thread bindings -> serial, one level of parallel loops
         HoistShapeArithmetic(),   # divisions of shape variables computed once, at the top
