@@ -113,6 +113,49 @@ def test_blocked_depthwise_pads_inside_its_parallel_loop() -> None:
     np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(("size", "k", "stride"), [(56, 3, 1), (57, 3, 2), (112, 5, 2)])
+def test_blocked_depthwise_over_a_large_image_reads_through_its_padding(size, k, stride) -> None:
+    """Most of its row tiles read only inside the image: no padded copy (the padding
+    inlined, each tap checked), and after lowering the interior tiles' version loads
+    without a check (`HoistPadChecks`); the reference's results either way."""
+    from default_workloads import conv_blocked
+
+    from unity.tir.expr import Select
+    from unity.tir.functor import post_order_nodes
+    from unity.tir.transform import lower
+
+    func = conv_blocked(32, size, size, 32, k, stride, k // 2, groups=32, block=16)
+    scheduled = schedule_primfunc(func, AVX512)
+    assert _parallel_extents(scheduled) == [2]
+    assert not _pad_parents(scheduled)
+    blocks = [b.block.name_hint for b in walk(scheduled.body) if isinstance(b, tir.BlockRealize)]
+    assert "T_pad_data" not in blocks
+    versions = [s for s in walk(lower(scheduled)["main"].body) if isinstance(s, tir.IfThenElse)]
+    checked = lambda s: any(isinstance(n, Select) for n in post_order_nodes(s))  # noqa: E731
+    assert any(not checked(v.then_case) and checked(v.else_case) for v in versions)
+    np.testing.assert_allclose(_run(scheduled), _run(func), rtol=1e-4, atol=1e-4)
+
+
+def test_padded_window_counts_the_row_tiles_reading_inside_the_image() -> None:
+    """3x3 at 56x56 in tiles of 8: 5 of 7 tiles and 54 of 56 rows inside; 5x5 at 28x28 in
+    tiles of 7: 2 of 4 and 24 of 28; 3x3/2 112 -> 56: 7 of 8 and 55 of 56, four pixels
+    copied per output; a whole row per tile: none."""
+    from default_workloads import conv_blocked
+
+    from unity.schedule.default.analysis import block_infos
+    from unity.schedule.default.conv2d_blocked import PaddedWindow, padded_window
+
+    def window(size: int, k: int, stride: int, tx: int) -> PaddedWindow | None:
+        func = conv_blocked(32, size, size, 32, k, stride, k // 2, groups=32, block=16)
+        pad, conv = block_infos(func)[:2]
+        return padded_window(conv, pad.block, tx)
+
+    assert window(56, 3, 1, 8) == PaddedWindow(pytest.approx(5 / 7 * 54 / 56), 9, 1)
+    assert window(28, 5, 1, 7) == PaddedWindow(pytest.approx(2 / 4 * 24 / 28), 25, 1)
+    assert window(112, 3, 2, 7) == PaddedWindow(pytest.approx(7 / 8 * 55 / 56), 9, 4)
+    assert window(14, 3, 1, 14) == PaddedWindow(0.0, 9, 1)
+
+
 @pytest.mark.parametrize("stride", [1, 2])
 def test_nchw_depthwise_pads_its_channel_block_at_stride_one(stride: int) -> None:
     # 24 channels of 12x12, 3x3 depthwise: at stride 1 each channel block pads its own

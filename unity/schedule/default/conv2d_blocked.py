@@ -18,8 +18,11 @@ blocked):
   tiles its rows, each row's last tile moved back; it is written back as whole vectors,
   with the elementwise epilogue;
 - **depthwise**: the lanes are channels, so each tap is `tx` contiguous vector loads of
-  `X` times one vector of packed weights ``[O/b, KH, KW, b]``; the padding is computed per
-  channel block inside the parallel loop (one launch, the padded block stays in cache).
+  `X` times one vector of packed weights ``[O/b, KH, KW, b]``; over a large image the
+  taps read through the zero padding (`padded_window`: few border tiles, whose taps are
+  checked; `HoistPadChecks` gives the interior tiles a version without checks), else the
+  padding is computed per channel block inside the parallel loop (one launch, the padded
+  block stays in cache).
 
 Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)`` (with
 flattened pixels ``(n, oc0, p0)``); the kernel-column loop of a row tile is unrolled
@@ -77,13 +80,14 @@ from unity.schedule.default.prepack import PREPACK
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
-from unity.tir.expr import BufferLoad, FloorDiv, IntImm, PrimExpr, Var
+from unity.tir.expr import BufferLoad, FloorDiv, IntImm, IterType, PrimExpr, Var
 from unity.tir.functor import post_order_visit
+from unity.tir.stmt import Block
 from unity.tir.transform.inject_prefetch import PREFETCH
 
 __all__ = [
-    "BlockedConv", "BlockedTiling", "applies", "blocked_tiling", "match",
-    "schedule_conv2d_blocked", "tile_vectors",
+    "BlockedConv", "BlockedTiling", "PaddedWindow", "applies", "blocked_tiling", "match",
+    "padded_window", "schedule_conv2d_blocked", "tile_vectors",
 ]  # fmt: skip
 
 
@@ -484,7 +488,9 @@ def _depthwise(
     outer = sch.fuse(n, oc) if const_extent(info.loops[0]) == 1 else oc
     sch.parallel(outer)
     pad = padding_block(sch, c, conv.x_load.buffer)
-    if pad is not None:
+    if pad is not None and _reads_through_padding(padded_window(info, sch.get(pad), tx)):
+        sch.compute_inline(pad)  # each tap checked; interior tiles unchecked (`HoistPadChecks`)
+    elif pad is not None:
         sch.compute_at(pad, outer)
         sch.vectorize(sch.get_loops(pad)[-1])
         taken.append(sch.get(pad).name_hint)
@@ -495,6 +501,88 @@ def _depthwise(
     ploops = sch.get_loops(packed)
     sch.vectorize(ploops[-1])
     return taken
+
+
+_CHECKED_TAPS_PER_COPIED_PIXEL = 5.0
+"""A depthwise conv reads its input through the zero padding, each tap of a border tile
+checked, rather than from a padded copy, when its checked taps per output pixel are at
+most this many times the input pixels it copies per output pixel (its strides'
+product).  Sapphire Rapids, MnasNet's kernels over a symbolic / a static image, copy ->
+read through (checked taps per output pixel): 3x3 at 112x112 0.108 -> 0.067 ms / 0.110
+-> 0.062 (1.3 / 1.2); 3x3/2 112 -> 56 0.108 -> 0.060 / 0.105 -> 0.050 (1.3 / 1.2, four
+pixels copied per output); 3x3 at 56x56 0.067 -> 0.050 (2.5, tiles of 7) / 0.059 -> 0.041
+(4.7, tiles of 14); 5x5/2 56 -> 28 0.043 -> 0.045 (13.5); 5x5 at 28x28 0.030 -> 0.042
+(14.3), at 14x14 0.026 -> 0.056 (25), 3x3 at 14x14 0.018 -> 0.020 (9): a border tile
+checks every tap, and the copy of a small image stays in cache."""
+
+
+@dataclass(frozen=True)
+class PaddedWindow:
+    """How a conv's window meets its input's padding, at the typical image size.
+
+    Attributes:
+        share: The share of output tiles (a row by the tile's pixels, the last moved back)
+            whose taps all read inside the input.
+        taps: Taps per output pixel (3x3: 9).
+        copied: Padded input pixels per output pixel (the strides' product).
+
+    Example:
+        >>> PaddedWindow(0.5, 9, 1).checked_taps
+        4.5
+    """
+
+    share: float
+    taps: int
+    copied: int
+
+    @property
+    def checked_taps(self) -> float:
+        """Taps per output pixel that a border tile checks, on average."""
+        return self.taps * (1 - self.share)
+
+
+def padded_window(info: BlockInfo, pad: Block, tx: int) -> PaddedWindow | None:
+    """How the conv block's window meets the padding `pad` writes around its input, in
+    output tiles of one row by `tx` pixels (typical sizes for symbolic ones), or None
+    where the reads are not ``y * s + ry * d`` per axis.
+
+    Example:
+        >>> padded_window(info, sch.get(pad), 7).share  # 3x3 at 56x56  # doctest: +SKIP
+        0.7232142857142857
+    """
+    source = next((r.buffer for r in pad.reads), None)
+    padded = pad.writes[0].buffer
+    domains = {iv.var: iv for iv in info.block.iter_vars}
+    load = match(info).x_load  # type: ignore[union-attr]  # the caller matched
+    if source is None or len(source.shape) != len(padded.shape):
+        return None
+    share, taps, copied = 1.0, 1, 1
+    for axis, tile in ((2, 1), (3, tx)):
+        lin = linear(load.indices[axis])
+        if lin is None or not all(v in domains for v in lin[0]):
+            return None
+        spatial = [v for v in lin[0] if domains[v].iter_type is IterType.SPATIAL]
+        window = [v for v in lin[0] if domains[v].iter_type is not IterType.SPATIAL]
+        if len(spatial) != 1 or len(window) > 1:
+            return None
+        out, stride = typical_extent(domains[spatial[0]].dom.extent), lin[0][spatial[0]]
+        extent = typical_extent(domains[window[0]].dom.extent) if window else 1
+        span = lin[0][window[0]] * (extent - 1) if window else 0
+        size = typical_extent(source.shape[axis])
+        before = (typical_extent(padded.shape[axis]) - size) // 2 - lin[1]
+        starts = sorted({max(0, min(t * tile, out - tile)) for t in range(-(-out // tile))})
+        inside = [
+            t for t in starts
+            if t * stride >= before and (t + tile - 1) * stride + span - before < size
+        ]  # fmt: skip
+        share *= len(inside) / len(starts) if starts else 0.0
+        taps, copied = taps * extent, copied * stride
+    return PaddedWindow(share, taps, copied)
+
+
+def _reads_through_padding(window: PaddedWindow | None) -> bool:
+    limit = None if window is None else _CHECKED_TAPS_PER_COPIED_PIXEL * window.copied
+    return window is not None and window.checked_taps <= limit  # type: ignore[operator]
 
 
 def tile_vectors(blocks: int, guard: bool = False) -> int:
