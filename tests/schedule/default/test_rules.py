@@ -526,3 +526,25 @@ def test_an_elementwise_nest_over_a_symbolic_image_size_keeps_its_rows_nested() 
     out = np.zeros_like(data)
     unity.build(scheduled)["main"](data, out)
     np.testing.assert_array_equal(out, data + 1)
+
+
+@pytest.mark.parametrize(("h", "w", "fused"), [(14, 14, True), (7, 9, True), (8, 32, False)])
+def test_short_nchw_rows_are_vectorized_as_one_run(h, w, fused) -> None:
+    """A squeeze-and-excitation scale of NCHW pixels: rows of 14 (or 9) that whole vectors
+    do not cover go with the loop of rows into one contiguous vector loop (196 = 12 x 16
+    + 4); rows of 32 stay; a per-row operand keeps the rows apart; matches numpy."""
+    from unity import te, topi
+
+    a = te.placeholder((1, 208, 1, 1), name="a")
+    b = te.placeholder((1, 208, h, w), name="b")
+    scheduled = schedule_primfunc(te.create_prim_func([a, b, topi.multiply(a, b)]), EAGER)
+    assert _vector_extents(scheduled) == [str(h * w) if fused else str(w)]
+    rng = np.random.default_rng(5)
+    data_a = rng.standard_normal((1, 208, 1, 1)).astype("float32")
+    data_b = rng.standard_normal((1, 208, h, w)).astype("float32")
+    out = np.zeros_like(data_b)
+    unity.build(scheduled)["main"](data_a, data_b, out)
+    np.testing.assert_array_equal(out, data_a * data_b)
+    r = te.placeholder((1, 208, h, 1), name="r")  # one value per row: no run across rows
+    per_row = schedule_primfunc(te.create_prim_func([r, b, topi.multiply(r, b)]), EAGER)
+    assert _vector_extents(per_row) == [str(w)]

@@ -31,6 +31,7 @@ __all__ = [
     "const_extent",
     "loads_of",
     "root_block",
+    "rows_fusable",
     "stride_in",
     "strip_casts",
     "vector_registers",
@@ -251,6 +252,29 @@ def stride_in(indices: tuple[PrimExpr, ...], var: Var) -> int | None:
     if lin is None:
         return None
     return lin[0].get(var, 0)
+
+
+def rows_fusable(info: BlockInfo, outer: Var, inner: Var, width: int) -> bool:
+    """Whether the loops of `outer` then `inner` (extent `width`) walk every buffer the
+    block touches as one run: each access reads ``[..., outer, inner]`` of a buffer whose
+    rows are `width` long (the store too), or uses neither (a broadcast).  Fused, they
+    are one contiguous loop: an NCHW image's 14x14 pixels as 196, not rows of 14.
+
+    Example:
+        >>> rows_fusable(info, v_h, v_w, 14)  # doctest: +SKIP
+        True
+    """
+    accesses = [info.store, *loads_of(info.store.value)] if info.store is not None else []
+    for access in accesses:
+        indices, shape = access.indices, access.buffer.shape  # type: ignore[union-attr]
+        used = [k for k, index in enumerate(indices) if used_vars(index) & {outer, inner}]
+        if not used:
+            continue
+        if len(indices) < 2 or used != [len(indices) - 2, len(indices) - 1]:
+            return False
+        if indices[-2] is not outer or indices[-1] is not inner or as_int(shape[-1]) != width:
+            return False
+    return bool(accesses)
 
 
 def strip_casts(expr: PrimExpr) -> PrimExpr:

@@ -32,6 +32,7 @@ from unity.schedule.default.analysis import (
     RuleContext,
     const_extent,
     loads_of,
+    rows_fusable,
     stride_in,
     work_size,
 )
@@ -70,6 +71,8 @@ def schedule_injective(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     if source is not None:
         _tile_transpose(sch, info, ctx, loops, source)
         return
+    if contiguous and _short_rows(info, ctx):
+        loops = [*loops[:-2], sch.fuse(loops[-2], loops[-1])]
     outer = loops[:-1] if contiguous else loops
     if contiguous:
         sch.vectorize(loops[-1])
@@ -77,6 +80,20 @@ def schedule_injective(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> None
     if outer and (work is None or work >= ctx.parallel_min_copy):
         extents = [const_extent(lp) for lp in info.loops[: len(outer)]]
         parallel_prefix(sch, outer, extents, ctx)
+
+
+def _short_rows(info: BlockInfo, ctx: RuleContext) -> bool:
+    """Whether the innermost loop is a row of a constant length that whole vectors do not
+    cover, which the loop outside it continues in every buffer (`rows_fusable`): then the
+    two are vectorized as one.  RegNet's squeeze-and-excitation scaling of NCHW 14x14
+    pixels (208 channels) ran in vectors of 14: 14.2 -> 5.1 us alone."""
+    if len(info.loops) < 2:
+        return False
+    width = const_extent(info.loops[-1])
+    outer, inner = info.iter_var(info.loops[-2]), info.iter_var(info.loops[-1])
+    if width is None or width % ctx.lanes == 0 or outer is None or inner is None:
+        return False
+    return rows_fusable(info, outer, inner, width)
 
 
 _TRANSPOSE_TILE = 16
