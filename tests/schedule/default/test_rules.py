@@ -548,3 +548,20 @@ def test_short_nchw_rows_are_vectorized_as_one_run(h, w, fused) -> None:
     r = te.placeholder((1, 208, h, 1), name="r")  # one value per row: no run across rows
     per_row = schedule_primfunc(te.create_prim_func([r, b, topi.multiply(r, b)]), EAGER)
     assert _vector_extents(per_row) == [str(w)]
+
+
+@pytest.mark.parametrize(("hw", "vectors"), [((56, 56), 2), ((28, 28), 2), ((7, 7), 0)])
+def test_an_nchw_global_mean_sums_its_rows_and_columns_as_one_run(hw, vectors) -> None:
+    """RegNet's squeeze-and-excitation mean over NCHW pixels: rows and columns fused, each
+    channel's sum accumulated in vectors of 16 (init and update vectorized) and reduced at
+    the end; 7x7 stays one float at a time (the division's 1 x 1 row is the last vector
+    loop either way); matches numpy."""
+    from unity import te, topi
+
+    x = te.placeholder((1, 48, *hw), name="x")
+    scheduled = schedule_primfunc(te.create_prim_func([x, topi.mean(x, [2, 3], True)]), EAGER)
+    assert _vector_extents(scheduled) == ["16"] * vectors + ["1"]
+    data = np.random.default_rng(hw[0]).standard_normal((1, 48, *hw)).astype("float32")
+    out = np.zeros((1, 48, 1, 1), "float32")
+    unity.build(scheduled)["main"](data, out)
+    np.testing.assert_allclose(out, data.mean((2, 3), keepdims=True), rtol=1e-4, atol=1e-5)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from unity.ir.structural import structural_equal
 from unity.schedule.analysis import as_int, child_realizes, linear, used_vars
 from unity.tir.buffer import Buffer
 from unity.tir.expr import Add, BufferLoad, Cast, IterType, Mul, PrimExpr, Var
@@ -254,11 +255,12 @@ def stride_in(indices: tuple[PrimExpr, ...], var: Var) -> int | None:
     return lin[0].get(var, 0)
 
 
-def rows_fusable(info: BlockInfo, outer: Var, inner: Var, width: int) -> bool:
-    """Whether the loops of `outer` then `inner` (extent `width`) walk every buffer the
-    block touches as one run: each access reads ``[..., outer, inner]`` of a buffer whose
-    rows are `width` long (the store too), or uses neither (a broadcast).  Fused, they
-    are one contiguous loop: an NCHW image's 14x14 pixels as 196, not rows of 14.
+def rows_fusable(info: BlockInfo, outer: Var, inner: Var, width: PrimExpr) -> bool:
+    """Whether the loops of `outer` then `inner` (extent `width`, constant or symbolic)
+    walk every buffer the block touches as one run: each access reads ``[..., outer,
+    inner]`` of a buffer whose rows are `width` long (the store too), or uses neither (a
+    broadcast).  Fused, they are one contiguous loop: an NCHW image's 14x14 pixels as
+    196, not rows of 14.
 
     Example:
         >>> rows_fusable(info, v_h, v_w, 14)  # doctest: +SKIP
@@ -272,7 +274,9 @@ def rows_fusable(info: BlockInfo, outer: Var, inner: Var, width: int) -> bool:
             continue
         if len(indices) < 2 or used != [len(indices) - 2, len(indices) - 1]:
             return False
-        if indices[-2] is not outer or indices[-1] is not inner or as_int(shape[-1]) != width:
+        if indices[-2] is not outer or indices[-1] is not inner:
+            return False
+        if not structural_equal(shape[-1], width, map_free_vars=False):
             return False
     return bool(accesses)
 

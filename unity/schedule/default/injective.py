@@ -91,9 +91,9 @@ def _short_rows(info: BlockInfo, ctx: RuleContext) -> bool:
         return False
     width = const_extent(info.loops[-1])
     outer, inner = info.iter_var(info.loops[-2]), info.iter_var(info.loops[-1])
-    if width is None or width % ctx.lanes == 0 or outer is None or inner is None:
-        return False
-    return rows_fusable(info, outer, inner, width)
+    if width is None or width < 2 or width % ctx.lanes == 0 or outer is None or inner is None:
+        return False  # (a row of one: a mean's 1 x 1 output, nothing to join)
+    return rows_fusable(info, outer, inner, info.loops[-1].extent)
 
 
 _TRANSPOSE_TILE = 16
