@@ -565,3 +565,22 @@ def test_an_nchw_global_mean_sums_its_rows_and_columns_as_one_run(hw, vectors) -
     out = np.zeros((1, 48, 1, 1), "float32")
     unity.build(scheduled)["main"](data, out)
     np.testing.assert_allclose(out, data.mean((2, 3), keepdims=True), rtol=1e-4, atol=1e-5)
+
+
+def test_an_nchw_global_mean_over_a_symbolic_size_sums_in_vectors() -> None:
+    """The same over a symbolic batch and size: the fused run's bindings divide by the
+    symbolic width, which `rfactor` takes for a shape, not a loop outside its scope (it
+    refused, and the sum ran one float at a time); full vectors and a guarded last one;
+    matches numpy below, at and off a vector."""
+    from unity import te, topi
+
+    n, h, w = _image_vars()
+    x = te.placeholder((n, *_i64(48), h, w), name="x")
+    scheduled = schedule_primfunc(te.create_prim_func([x, topi.mean(x, [2, 3], True)]), EAGER)
+    assert _vector_extents(scheduled)[:2] == ["T.int64(16)"] * 2
+    built = unity.build(scheduled)["main"]
+    for b, rows, cols in [(1, 1, 1), (2, 5, 3), (1, 4, 4), (1, 9, 13), (1, 56, 56)]:
+        data = np.random.default_rng(rows).standard_normal((b, 48, rows, cols)).astype("float32")
+        out = np.zeros((b, 48, 1, 1), "float32")
+        built(data, out)
+        np.testing.assert_allclose(out, data.mean((2, 3), keepdims=True), rtol=1e-4, atol=1e-5)

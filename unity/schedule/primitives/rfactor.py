@@ -89,7 +89,9 @@ def rfactor(state: ScheduleState, loop: LoopRV, factor_axis: int = 0) -> BlockRV
     _check_loop(realize, target, func)
     bpath = find_path(func.body, lambda s: s is realize)
     loops = [s for s in bpath[scope_index(bpath) + 1 : -1] if isinstance(s, For)]  # type: ignore[index]
-    outside = reduction_loop_vars(realize) - {lp.loop_var for lp in loops}
+    # shape variables in the bindings (a fused image's ``k // width``) are no loops at all
+    bound = {s.loop_var for s in bpath if isinstance(s, For)}  # type: ignore[union-attr]
+    outside = (reduction_loop_vars(realize) & bound) - {lp.loop_var for lp in loops}
     if outside:
         names = ", ".join(sorted(v.name for v in outside))
         msg = f"block {blk.name_hint} reduces over {names}, which are not loops of its scope"
