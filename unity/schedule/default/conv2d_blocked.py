@@ -581,8 +581,9 @@ def padded_window(info: BlockInfo, pad: Block, tx: int) -> PaddedWindow | None:
 
 
 def _reads_through_padding(window: PaddedWindow | None) -> bool:
-    limit = None if window is None else _CHECKED_TAPS_PER_COPIED_PIXEL * window.copied
-    return window is not None and window.checked_taps <= limit  # type: ignore[operator]
+    if window is None:
+        return False
+    return window.checked_taps <= _CHECKED_TAPS_PER_COPIED_PIXEL * window.copied
 
 
 def tile_vectors(blocks: int, guard: bool = False) -> int:

@@ -24,8 +24,7 @@ from unity.tir.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation", "ConvertBlocksToLoops", "FlattenBuffer", "HoistGuards",
-    "HoistPadChecks", "HoistReductionInit", "HoistShapeArithmetic", "InjectPrefetch", "LowerIndexChecks",
-    "LowerInitBlock",
-    "LowerIntrinsics", "LowerThreadBindingCPU", "Simplify", "UnrollLoop", "VectorizeLoop",
-    "lower", "lowering_passes",
+    "HoistPadChecks", "HoistReductionInit", "HoistShapeArithmetic", "InjectPrefetch",
+    "LowerIndexChecks", "LowerInitBlock", "LowerIntrinsics", "LowerThreadBindingCPU",
+    "Simplify", "UnrollLoop", "VectorizeLoop", "lower", "lowering_passes",
 ]  # fmt: skip

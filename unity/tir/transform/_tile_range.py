@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from unity.tir.arith import Analyzer
 from unity.tir.expr import GE, GT, LE, LT, And, BufferLoad, Call, PrimExpr, Range, Var
-from unity.tir.functor import post_order_nodes
+from unity.tir.functor import StmtExprVisitor, post_order_nodes
+from unity.tir.stmt import Allocate, For, LetStmt
 
 
 def whole_range(
@@ -69,3 +70,45 @@ def _edge(
     bounds = analyzer.int_set(expr, domains)
     edge = bounds.max_value if largest else bounds.min_value
     return None if edge is None or uses_any(edge, defined) else edge
+
+
+def conjuncts(cond: PrimExpr) -> list[PrimExpr]:
+    """The parts of ``a and b and ...``.
+
+    Example:
+        >>> [str(c) for c in conjuncts((i < 4) & (j < 8))]  # doctest: +SKIP
+        ['i < 4', 'j < 8']
+    """
+    return [*conjuncts(cond.a), *conjuncts(cond.b)] if isinstance(cond, And) else [cond]
+
+
+class TileScan(StmtExprVisitor):
+    """Walks a tile's statement tracking the loops around each node (`domains`), the
+    variables it defines (`defined`: loops and lets) and whether it allocates; subclasses
+    collect what they version on.
+
+    Example:
+        >>> scan = TileScan(); scan.visit_stmt(body); sorted(v.name for v in scan.defined)  # doctest: +SKIP
+        ['i1', 'r']
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.defined: set[Var] = set()
+        self.allocates = False
+        self.domains: dict[Var, Range] = {}
+
+    def visit_for_(self, loop: For) -> None:
+        self.defined.add(loop.loop_var)
+        self.domains[loop.loop_var] = Range(loop.min, loop.extent)
+        self.visit_stmt(loop.body)
+        del self.domains[loop.loop_var]
+
+    def visit_let_stmt_(self, stmt: LetStmt) -> None:
+        self.defined.add(stmt.var)
+        self.visit_expr(stmt.value)
+        self.visit_stmt(stmt.body)
+
+    def visit_allocate_(self, stmt: Allocate) -> None:
+        self.allocates = True
+        self.visit_stmt(stmt.body)

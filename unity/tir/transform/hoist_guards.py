@@ -132,7 +132,9 @@ from unity.tir.stmt import (
     Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt,
 )  # fmt: skip
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
-from unity.tir.transform._tile_range import reads_memory, uses_any, whole_range
+from unity.tir.transform._tile_range import (
+    TileScan, conjuncts, uses_any, whole_range,
+)  # fmt: skip
 from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 __all__ = ["HoistGuards"]
@@ -192,7 +194,7 @@ class _Shortener(StmtExprMutator):
             return loop
         ends: list[PrimExpr] = []
         rest: list[PrimExpr] = []
-        for cond in _conjuncts(body.condition):
+        for cond in conjuncts(body.condition):
             own = isinstance(cond, LT) and cond.a is loop.loop_var
             if own and not uses_var(cond.b, loop.loop_var):
                 ends.append(cond.b)  # type: ignore[attr-defined]  # an LT
@@ -349,7 +351,7 @@ class _Hoister(StmtExprMutator):
         inner: set[Var] = set()
         limit: PrimExpr | None = None
         for guard, domains in scan.guards:
-            for cond in _conjuncts(guard.condition):
+            for cond in conjuncts(guard.condition):
                 if not uses_var(cond, v) and self._holds(cond, domains, scan.defined):
                     continue
                 tile = _tile_bound(cond, v, domains)
@@ -389,7 +391,7 @@ def _ragged_tiles(loop: For) -> For | None:
     found: set[tuple[int, int]] = set()
     inner: set[Var] = set()
     for guard, domains in scan.guards:
-        for cond in _conjuncts(guard.condition):
+        for cond in conjuncts(guard.condition):
             tile = _tile_bound(cond, v, domains)
             if tile is None or not isinstance(tile[1], IntImm):
                 if uses_var(cond, v):
@@ -465,7 +467,7 @@ class _DropConjuncts(StmtExprMutator):
         if gone is None:
             return self._mutate_fields(stmt)
         then_case = self.visit_stmt(stmt.then_case)
-        kept = [c for c in _conjuncts(stmt.condition) if not any(c is g for g in gone)]
+        kept = [c for c in conjuncts(stmt.condition) if not any(c is g for g in gone)]
         if not kept:
             return then_case
         return stmt.replace(condition=functools.reduce(And, kept), then_case=then_case)
@@ -475,11 +477,6 @@ def _guard_free(stmt: Stmt, scan: _Scan) -> Stmt:
     """A copy of `stmt` without the guards `scan` found, its loop variables its own."""
     fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt)
     return substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
-
-
-def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:
-    """The parts of ``a and b and ...``."""
-    return [*_conjuncts(cond.a), *_conjuncts(cond.b)] if isinstance(cond, And) else [cond]
 
 
 def _recomputable(body: Stmt, v: Var) -> bool:
@@ -608,33 +605,16 @@ def _partial_tile_inside(cond: PrimExpr, domains: dict[Var, Range]) -> bool:
     return symbolic and any(isinstance(domains[v].extent, IntImm) for v in loops)
 
 
-class _Scan(StmtExprVisitor):
+class _Scan(TileScan):
     """The guards under a statement, each with the loop domains between it and the root."""
 
     def __init__(self) -> None:
         super().__init__()
         self.guards: list[tuple[IfThenElse, dict[Var, Range]]] = []
-        self.defined: set[Var] = set()
-        self.allocates = False
-        self._domains: dict[Var, Range] = {}
-
-    def visit_for_(self, loop: For) -> None:
-        self.defined.add(loop.loop_var)
-        self._domains[loop.loop_var] = Range(loop.min, loop.extent)
-        self.visit_stmt(loop.body)
-        del self._domains[loop.loop_var]
-
-    def visit_let_stmt_(self, stmt: LetStmt) -> None:
-        self.defined.add(stmt.var)
-        self.visit_stmt(stmt.body)
-
-    def visit_allocate_(self, stmt: Allocate) -> None:
-        self.allocates = True
-        self.visit_stmt(stmt.body)
 
     def visit_if_then_else_(self, stmt: IfThenElse) -> None:
         if stmt.else_case is None:
-            self.guards.append((stmt, dict(self._domains)))
+            self.guards.append((stmt, dict(self.domains)))
         self.visit_stmt(stmt.then_case)
         if stmt.else_case is not None:
             self.visit_stmt(stmt.else_case)

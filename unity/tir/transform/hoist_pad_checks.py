@@ -48,10 +48,10 @@ from unity.tir.expr import (
     GE, GT, LE, LT, And, BufferLoad, FloatImm, IntImm, Max, Min, PrimExpr, Range, Select, Var,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, StmtExprVisitor, substitute
-from unity.tir.stmt import Allocate, For, IfThenElse, LetStmt, Stmt
+from unity.tir.functor import StmtExprMutator, substitute
+from unity.tir.stmt import Allocate, For, IfThenElse, Stmt
 from unity.tir.transform._base import PrimFuncPass, with_body
-from unity.tir.transform._tile_range import reads_memory, whole_range
+from unity.tir.transform._tile_range import TileScan, conjuncts, reads_memory, whole_range
 
 __all__ = ["HoistPadChecks"]
 
@@ -115,7 +115,7 @@ class _Versioner(StmtExprMutator):
             check = whole_range(self.analyzer, select.condition, domains, scan.defined)
             if check is None:
                 return None
-            for part in _conjuncts(self.analyzer.simplify(check)):
+            for part in conjuncts(self.analyzer.simplify(check)):
                 if isinstance(part, IntImm) and part.value == 0:
                     return None  # never inside (a tile wider than the data): leave it
                 if not isinstance(part, IntImm):
@@ -127,34 +127,16 @@ class _Versioner(StmtExprMutator):
         return IfThenElse(functools.reduce(And, checks.values()), fast, stmt, span=stmt.span)
 
 
-class _Scan(StmtExprVisitor):
+class _Scan(TileScan):
     """The padded loads under a statement, each with the loop domains above it there."""
 
     def __init__(self) -> None:
         super().__init__()
         self.padded: list[tuple[Select, dict[Var, Range]]] = []
-        self.defined: set[Var] = set()
-        self.allocates = False
-        self._domains: dict[Var, Range] = {}
-
-    def visit_for_(self, loop: For) -> None:
-        self.defined.add(loop.loop_var)
-        self._domains[loop.loop_var] = Range(loop.min, loop.extent)
-        self.visit_stmt(loop.body)
-        del self._domains[loop.loop_var]
-
-    def visit_let_stmt_(self, stmt: LetStmt) -> None:
-        self.defined.add(stmt.var)
-        self.visit_expr(stmt.value)
-        self.visit_stmt(stmt.body)
-
-    def visit_allocate_(self, stmt: Allocate) -> None:
-        self.allocates = True
-        self.visit_stmt(stmt.body)
 
     def visit_select_(self, e: Select) -> None:
         if _padded_load(e):
-            self.padded.append((e, dict(self._domains)))
+            self.padded.append((e, dict(self.domains)))
         else:
             self._visit_other(e)
 
@@ -165,7 +147,7 @@ def _padded_load(e: Select) -> bool:
     return (
         constant
         and isinstance(e.true_value, BufferLoad)
-        and all(isinstance(c, LT | LE | GT | GE) for c in _conjuncts(e.condition))
+        and all(isinstance(c, LT | LE | GT | GE) for c in conjuncts(e.condition))
         and not reads_memory(e.condition)
     )
 
@@ -182,7 +164,7 @@ class _Unchecked(StmtExprMutator):
         if id(e) not in self.ids:
             return self._mutate_fields(e)
         load = e.true_value
-        facts = _conjuncts(e.condition)
+        facts = conjuncts(e.condition)
         indices = tuple(self._unclamp(i, facts) for i in load.indices)  # type: ignore[attr-defined]
         return load.replace(indices=indices)  # type: ignore[attr-defined]
 
@@ -209,8 +191,3 @@ class _Unchecked(StmtExprMutator):
             if isinstance(rest, IntImm) and rest.value >= 0:
                 return True
         return False
-
-
-def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:
-    """The parts of ``a and b and ...``."""
-    return [*_conjuncts(cond.a), *_conjuncts(cond.b)] if isinstance(cond, And) else [cond]
