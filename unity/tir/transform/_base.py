@@ -12,8 +12,11 @@ from typing import Any
 from unity.ir import dtype as dt
 from unity.ir.module import IRModule
 from unity.ir.transform import ModulePass, PassContext
-from unity.tir.expr import IntImm, PrimExpr, const
+from unity.tir.arith import Analyzer
+from unity.tir.expr import IntImm, PrimExpr, Range, const
 from unity.tir.function import PrimFunc
+from unity.tir.functor import StmtExprMutator
+from unity.tir.stmt import For, Stmt
 
 
 def with_body(func: PrimFunc, body: Any) -> PrimFunc:
@@ -109,3 +112,27 @@ class PrimFuncPass(ModulePass, register=False):
             <function PrimFuncPass.transform_function at ...>
         """
         raise TypeError(f"{type(self).__name__} must override transform_function")
+
+
+class LoopBoundsMutator(StmtExprMutator):
+    """A statement mutator whose `analyzer` knows the range of every loop it has entered
+    (the loops above the node it visits among them).
+
+    Example:
+        >>> class Show(LoopBoundsMutator):
+        ...     def visit_evaluate_(self, stmt):
+        ...         print(self.analyzer.simplify(stmt.value))
+        ...         return stmt
+        >>> from unity import tir
+        >>> i = tir.Var("i")
+        >>> _ = Show().visit_stmt(tir.For(i, const(0), const(4), tir.ForKind.SERIAL, tir.Evaluate(i // 8)))
+        0
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.analyzer = Analyzer()
+
+    def visit_for_(self, loop: For) -> Stmt:
+        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+        return self._mutate_fields(loop)

@@ -62,7 +62,7 @@ from unity.tir.functor import (
     substitute,
 )
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
-from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
+from unity.tir.transform._base import LoopBoundsMutator, PrimFuncPass, is_const_int, with_body
 from unity.tir.transform.convert_blocks_to_loops import DIM_ALIGN
 
 
@@ -111,15 +111,10 @@ _MOVABLE_INTO = (ForKind.SERIAL, ForKind.PARALLEL)
 """Loop kinds an allocation may move into (vectorized/unrolled loops must stay plain)."""
 
 
-class _Compactor(StmtExprMutator):
+class _Compactor(LoopBoundsMutator):
     def __init__(self, aligns: dict[Var, Align]) -> None:
         super().__init__()
-        self.analyzer = Analyzer()
         self.aligns = aligns
-
-    def visit_for_(self, loop: For) -> Stmt:
-        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
-        return self._mutate_fields(loop)
 
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
         body = self.visit_stmt(alloc.body)

@@ -49,8 +49,8 @@ from unity.tir.expr import (
 )  # fmt: skip
 from unity.tir.function import PrimFunc
 from unity.tir.functor import StmtExprMutator, substitute
-from unity.tir.stmt import Allocate, For, IfThenElse, Stmt
-from unity.tir.transform._base import PrimFuncPass, with_body
+from unity.tir.stmt import Allocate, IfThenElse, Stmt
+from unity.tir.transform._base import LoopBoundsMutator, PrimFuncPass, with_body
 from unity.tir.transform._tile_range import TileScan, conjuncts, reads_memory, whole_range
 
 __all__ = ["HoistPadChecks"]
@@ -89,16 +89,8 @@ class HoistPadChecks(PrimFuncPass):
         return with_body(func, _Versioner().visit_stmt(func.body))
 
 
-class _Versioner(StmtExprMutator):
+class _Versioner(LoopBoundsMutator):
     """Version the body of each allocation that holds qualifying padded loads."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.analyzer = Analyzer()
-
-    def visit_for_(self, loop: For) -> Stmt:
-        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
-        return self._mutate_fields(loop)
 
     def visit_allocate_(self, alloc: Allocate) -> Stmt:
         body = self._version(alloc.body)

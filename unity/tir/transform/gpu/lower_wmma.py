@@ -24,12 +24,9 @@ from dataclasses import dataclass
 
 from unity.ir.diagnostics import DiagnosticError
 from unity.ir.printer import script
-from unity.tir.arith import Analyzer
-from unity.tir.expr import BufferLoad, Call, IntImm, PrimExpr, Range, floordiv, floormod
+from unity.tir.expr import BufferLoad, Call, IntImm, PrimExpr, floordiv, floormod
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator
-from unity.tir.stmt import For, Stmt
-from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
+from unity.tir.transform._base import LoopBoundsMutator, PrimFuncPass, is_const_int, with_body
 from unity.tir.transform.gpu.wmma import (
     FRAGMENT_SCOPES, TILE, wmma_fill_op, wmma_load_op, wmma_mma_op, wmma_store_op,
 )  # fmt: skip
@@ -69,15 +66,7 @@ class LowerWmma(PrimFuncPass):
         return with_body(func, _Rewriter().visit_stmt(func.body))
 
 
-class _Rewriter(StmtExprMutator):
-    def __init__(self) -> None:
-        super().__init__()
-        self.analyzer = Analyzer()
-
-    def visit_for_(self, loop: For) -> Stmt:
-        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
-        return self._mutate_fields(loop)
-
+class _Rewriter(LoopBoundsMutator):
     def visit_call_(self, call: Call) -> PrimExpr:
         expected = _EXPECTED.get(call.op)
         if expected is None:
