@@ -502,11 +502,12 @@ def test_an_image_stem_over_a_symbolic_size_tiles_its_rows() -> None:
         np.testing.assert_allclose(out.transpose(0, 1, 4, 2, 3).reshape(want.shape), want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize(("channels", "prefetched"), [(256, True), (32, False)])
+@pytest.mark.parametrize(("channels", "prefetched"), [(256, True), (32, True), (16, False)])
 def test_blocked_conv_tiles_prefetch_large_weights(channels: int, prefetched: bool) -> None:
-    """A 3x3 blocked conv whose output-channel tile reads 64 KiB of weights or more (256
-    -> 256: 295 KiB per 32 channels) prefetches them in its innermost reduction loop; a
-    small one (32 -> 32) does not.  Built, both match the reference."""
+    """A 3x3 blocked conv whose output-channel tile reads 16 KiB of weights or more (256
+    -> 256: 295 KiB per 32 channels; 32 -> 32: 36 KiB) prefetches them in its innermost
+    reduction loop; a small one (16 -> 16: 9 KiB) does not.  Built, all match the
+    reference."""
     from unity import te, topi
     from unity.topi.testing import conv2d_python
 

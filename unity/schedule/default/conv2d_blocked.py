@@ -27,7 +27,7 @@ blocked):
 Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)`` (with
 flattened pixels ``(n, oc0, p0)``); the kernel-column loop of a row tile is unrolled
 when the input has few channel blocks (`_unroll_window`); a tile whose weights reach
-`_PREFETCH_WEIGHT_BYTES` prefetches them 16 input lanes ahead (`InjectPrefetch`).  Where
+`_PREFETCH_WEIGHT_BYTES` (16 KiB) prefetches them 16 input lanes ahead (`InjectPrefetch`).  Where
 a tile's weights would not stay in L2's share of a core (`reduction_block`), row tiles
 split the input channel blocks: ``(n, oc0, y) parallel / rc0o / x0 / rc0i, ry, rx, rc1
 / ...``, the row's accumulators kept in a local row buffer between chunks (its tiles
@@ -351,14 +351,19 @@ def _dense(
     return taken
 
 
-_PREFETCH_WEIGHT_BYTES = 1 << 16
+_PREFETCH_WEIGHT_BYTES = 1 << 14
 """Packed weights of one output-channel tile from which its innermost reduction loop
 prefetches them `_PREFETCH_AHEAD` steps ahead (`InjectPrefetch`): large weights stream
 from L3 into the first pixel tile of each task, past the 4 KiB pages where the hardware
 prefetchers stop.  Sapphire Rapids, the models' kernels over a symbolic / static size,
-without / with: ResNet-50 23.74 / 22.37 and 23.09 / 21.44 ms (3x3 512 -> 512 at 7x7 1.12
--> 0.85), DenseNet-121 19.76 / 18.94 and 19.38 / 18.88, GoogLeNet -2%, MobileNet v2
-level; from 32 KiB MobileNet v2's 1x1 convs at 7x7 (reused from L2) lost 1%."""
+without / with (from 64 KiB): ResNet-50 23.74 / 22.37 and 23.09 / 21.44 ms (3x3 512 ->
+512 at 7x7 1.12 -> 0.85), DenseNet-121 19.76 / 18.94 and 19.38 / 18.88, GoogLeNet -2%,
+MobileNet v2 level.  From 16 KiB (stop 42; 64 KiB had left the 1x1 convs at 7x7 of the
+mobile models, 25-40 KiB a tile, waiting on their weights): MnasNet's 320 -> 1280 at 7x7
+0.144 -> 0.129 ms, 192 -> 1152 0.084 -> 0.074; kernels back to back MnasNet 3.01 -> 2.94,
+MobileNet v2 3.24 -> 3.09, EfficientNet-B0 4.71 -> 4.48, GoogLeNet 8.96 -> 8.42,
+SqueezeNet 2.39 -> 2.34, ResNet-50 level; whole runs after a pause MnasNet 3.90 -> 3.77,
+MobileNet v2 4.12 -> 4.00, GoogLeNet 9.75 -> 9.65."""
 
 _PREFETCH_AHEAD = 16
 """Steps of the innermost reduction loop (the input lanes of a channel block) ahead."""
