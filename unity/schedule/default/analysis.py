@@ -255,30 +255,33 @@ def stride_in(indices: tuple[PrimExpr, ...], var: Var) -> int | None:
     return lin[0].get(var, 0)
 
 
-def rows_fusable(info: BlockInfo, outer: Var, inner: Var, width: PrimExpr) -> bool:
-    """Whether the loops of `outer` then `inner` (extent `width`, constant or symbolic)
-    walk every buffer the block touches as one run: each access reads ``[..., outer,
-    inner]`` of a buffer whose rows are `width` long (the store too), or uses neither (a
-    broadcast).  Fused, they are one contiguous loop: an NCHW image's 14x14 pixels as
-    196, not rows of 14.
+def rows_fusable(info: BlockInfo) -> bool:
+    """Whether the block's two innermost loops walk every buffer it touches as one run:
+    each access reads ``[..., outer, inner]`` of a buffer whose rows are as long as the
+    inner loop (the store too), or uses neither (a broadcast).  Fused, they are one
+    contiguous loop: an NCHW image's 14x14 pixels as 196, not rows of 14.
 
     Example:
-        >>> rows_fusable(info, v_h, v_w, 14)  # doctest: +SKIP
+        >>> rows_fusable(info)  # doctest: +SKIP
         True
     """
-    accesses = [info.store, *loads_of(info.store.value)] if info.store is not None else []
-    for access in accesses:
-        indices, shape = access.indices, access.buffer.shape  # type: ignore[union-attr]
+    if len(info.loops) < 2 or info.store is None:
+        return False
+    outer, inner = info.iter_var(info.loops[-2]), info.iter_var(info.loops[-1])
+    if outer is None or inner is None:
+        return False
+    for access in [info.store, *loads_of(info.store.value)]:
+        indices, shape = access.indices, access.buffer.shape
         used = [k for k, index in enumerate(indices) if used_vars(index) & {outer, inner}]
         if not used:
             continue
-        if len(indices) < 2 or used != [len(indices) - 2, len(indices) - 1]:
+        if used != [len(indices) - 2, len(indices) - 1]:
             return False
         if indices[-2] is not outer or indices[-1] is not inner:
             return False
-        if not structural_equal(shape[-1], width, map_free_vars=False):
+        if not structural_equal(shape[-1], info.loops[-1].extent, map_free_vars=False):
             return False
-    return bool(accesses)
+    return True
 
 
 def strip_casts(expr: PrimExpr) -> PrimExpr:

@@ -555,15 +555,15 @@ def padded_window(info: BlockInfo, pad: Block, tx: int) -> PaddedWindow | None:
         >>> padded_window(info, sch.get(pad), 7).share  # 3x3 at 56x56  # doctest: +SKIP
         0.7232142857142857
     """
+    conv = match(info)
     source = next((r.buffer for r in pad.reads), None)
     padded = pad.writes[0].buffer
-    domains = {iv.var: iv for iv in info.block.iter_vars}
-    load = match(info).x_load  # type: ignore[union-attr]  # the caller matched
-    if source is None or len(source.shape) != len(padded.shape):
+    if conv is None or source is None or len(source.shape) != len(padded.shape):
         return None
+    domains = {iv.var: iv for iv in info.block.iter_vars}
     share, taps, copied = 1.0, 1, 1
     for axis, tile in ((2, 1), (3, tx)):
-        lin = linear(load.indices[axis])
+        lin = linear(conv.x_load.indices[axis])
         if lin is None or not all(v in domains for v in lin[0]):
             return None
         spatial = [v for v in lin[0] if domains[v].iter_type is IterType.SPATIAL]

@@ -203,10 +203,8 @@ def _image_factor(info: BlockInfo, ctx: RuleContext) -> int | None:
     `rows_fusable`), else None.  RegNet's squeeze-and-excitation means had summed each
     channel one float at a time: 48 channels of 56x56 47.6 -> 11.6 us, 104 of 28x28
     26.6 -> 7.2, 208 of 14x14 13.4 -> 6.7."""
-    if len(info.loops) < 3 or info.loop_kinds[-2:] != ["R", "R"] or info.loop_kinds.count("R") != 2:
-        return None
-    ry, rx = info.iter_var(info.loops[-2]), info.iter_var(info.loops[-1])
-    if ry is None or rx is None or not rows_fusable(info, ry, rx, info.loops[-1].extent):
+    two_last = info.loop_kinds[-2:] == ["R", "R"] and info.loop_kinds.count("R") == 2
+    if len(info.loops) < 3 or not two_last or not rows_fusable(info):
         return None
     height, width = const_extent(info.loops[-2]), const_extent(info.loops[-1])
     if height is None or width is None:  # a symbolic image size: full vectors, a guarded last

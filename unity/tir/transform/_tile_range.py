@@ -72,23 +72,15 @@ def _edge(
     return None if edge is None or uses_any(edge, defined) else edge
 
 
-def conjuncts(cond: PrimExpr) -> list[PrimExpr]:
-    """The parts of ``a and b and ...``.
-
-    Example:
-        >>> [str(c) for c in conjuncts((i < 4) & (j < 8))]  # doctest: +SKIP
-        ['i < 4', 'j < 8']
-    """
-    return [*conjuncts(cond.a), *conjuncts(cond.b)] if isinstance(cond, And) else [cond]
-
-
 class TileScan(StmtExprVisitor):
     """Walks a tile's statement tracking the loops around each node (`domains`), the
     variables it defines (`defined`: loops and lets) and whether it allocates; subclasses
     collect what they version on.
 
     Example:
-        >>> scan = TileScan(); scan.visit_stmt(body); sorted(v.name for v in scan.defined)  # doctest: +SKIP
+        >>> scan = TileScan()
+        >>> scan.visit_stmt(body)  # doctest: +SKIP
+        >>> sorted(v.name for v in scan.defined)  # doctest: +SKIP
         ['i1', 'r']
     """
 

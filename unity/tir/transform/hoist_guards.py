@@ -121,7 +121,7 @@ from unity.tir.arith import Analyzer
 from unity.tir.arith.key import expr_key
 from unity.ir.structural import structural_equal
 from unity.tir.expr import (
-    LE, LT, Add, And, BufferLoad, Call, IntImm, Max, Min, Mul, PrimExpr, Range, Var,
+    LE, LT, Add, And, BufferLoad, Call, IntImm, Max, Min, Mul, PrimExpr, Range, Var, conjuncts,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
 from unity.tir.functor import (
@@ -133,7 +133,7 @@ from unity.tir.stmt import (
 )  # fmt: skip
 from unity.tir.transform._base import PrimFuncPass, is_const_int, with_body
 from unity.tir.transform._tile_range import (
-    TileScan, conjuncts, uses_any, whole_range,
+    TileScan, uses_any, whole_range,
 )  # fmt: skip
 from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 

@@ -46,12 +46,14 @@ from unity.tir.arith import Analyzer
 from unity.tir.arith.key import expr_key
 from unity.tir.expr import (
     GE, GT, LE, LT, And, BufferLoad, FloatImm, IntImm, Max, Min, PrimExpr, Range, Select, Var,
+    conjuncts,
 )  # fmt: skip
 from unity.tir.function import PrimFunc
-from unity.tir.functor import StmtExprMutator, substitute
+from unity.tir.functor import StmtExprMutator
 from unity.tir.stmt import Allocate, IfThenElse, Stmt
 from unity.tir.transform._base import LoopBoundsMutator, PrimFuncPass, with_body
-from unity.tir.transform._tile_range import TileScan, conjuncts, reads_memory, whole_range
+from unity.tir.transform._tile_range import TileScan, reads_memory, whole_range
+from unity.tir.transform.unroll_loop import copy_with_fresh_vars
 
 __all__ = ["HoistPadChecks"]
 
@@ -107,13 +109,12 @@ class _Versioner(LoopBoundsMutator):
             check = whole_range(self.analyzer, select.condition, domains, scan.defined)
             if check is None:
                 return None
-            for part in conjuncts(self.analyzer.simplify(check)):
-                if isinstance(part, IntImm) and part.value == 0:
+            for part in conjuncts(self.analyzer.simplify(check)):  # (true parts dropped)
+                if isinstance(part, IntImm):
                     return None  # never inside (a tile wider than the data): leave it
-                if not isinstance(part, IntImm):
-                    checks.setdefault(expr_key(part), part)
-        fast = _Unchecked({id(s) for s, _ in scan.padded}, self.analyzer).visit_stmt(stmt)
-        fast = substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
+                checks.setdefault(expr_key(part), part)
+        unchecked = _Unchecked({id(s) for s, _ in scan.padded}, self.analyzer).visit_stmt(stmt)
+        fast = copy_with_fresh_vars(unchecked, {})
         if not checks:
             return fast
         return IfThenElse(functools.reduce(And, checks.values()), fast, stmt, span=stmt.span)
@@ -135,11 +136,12 @@ class _Scan(TileScan):
 
 def _padded_load(e: Select) -> bool:
     """``if_then_else(index comparisons, X[...], constant)``."""
-    constant = isinstance(e.false_value, FloatImm | IntImm)
+    parts = conjuncts(e.condition)
     return (
-        constant
+        isinstance(e.false_value, FloatImm | IntImm)
         and isinstance(e.true_value, BufferLoad)
-        and all(isinstance(c, LT | LE | GT | GE) for c in conjuncts(e.condition))
+        and bool(parts)
+        and all(isinstance(c, LT | LE | GT | GE) for c in parts)
         and not reads_memory(e.condition)
     )
 
