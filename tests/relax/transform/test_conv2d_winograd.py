@@ -17,8 +17,9 @@ from unity.topi.testing.conv2d_nchw_python import conv2d_nchw_python
 
 RNG = np.random.default_rng(11)
 
-SMALL = {"min_channels": 16}
-"""Lets convs of 16 channels (two blocks of 8) through: the rewrite's mechanics at small sizes."""
+SMALL = {"min_channels": 16, "transform_macs": 0.0}
+"""Lets convs of 16 channels (two blocks of 8) through, transforms free: the rewrite's
+mechanics at small sizes."""
 
 
 def _blocked_convs(convs: list[dict], c: int = 16, size: int = 16, b: int = 8) -> unity.IRModule:
@@ -132,7 +133,7 @@ def test_convs_of_fewer_than_64_channels_in_or_out_stay_direct() -> None:
     128 and DenseNet's 128 -> 32 ran faster direct in the model)."""
     for c, o, want in [(64, 64, 36), (32, 128, None), (128, 32, None), (48, 64, None)]:
         bb = relax.BlockBuilder()
-        x = relax.Var("x", relax.TensorStructInfo((1, c // 16, 20, 20, 16), "float32"))
+        x = relax.Var("x", relax.TensorStructInfo((1, c // 16, 28, 28, 16), "float32"))
         w = relax.Constant(RNG.standard_normal((o, c, 3, 3)).astype("float32"))
         with bb.function("main", [x]):
             with bb.dataflow():
@@ -184,12 +185,12 @@ def test_weights_transform_in_panels_of_two_vectors() -> None:
 
 @pytest.mark.parametrize(("k", "n"), [(3, 1), (5, 1), (3, 2)])
 def test_compiled_model_matches_numpy(k: int, n: int) -> None:
-    """An NCHW conv chain through the default pipeline: blocked, then Winograd (64
-    channels: the fewest that take it; 20 x 20: F(4x4) for 3 x 3)."""
-    c = 64
+    """An NCHW conv chain through the default pipeline: blocked, then Winograd (128
+    channels at 20 x 20: F(4x4) for 3 x 3; with 64 the transforms would cost more)."""
+    c = 128
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorStructInfo((n, c, 20, 20), "float32"))
-    ws = [RNG.standard_normal((c, c, k, k)).astype("float32") / (4 * k) for _ in range(2)]
+    ws = [RNG.standard_normal((c, c, k, k)).astype("float32") / (k * c**0.5) for _ in range(2)]
     bias = RNG.standard_normal((1, c, 1, 1)).astype("float32")
     with bb.function("main", [x]):
         with bb.dataflow():
@@ -287,7 +288,7 @@ def test_small_groups_stay_direct() -> None:
 def test_the_pass_can_be_disabled_by_name() -> None:
     """``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv."""
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, 64, 20, 20), "float32"))
+    x = relax.Var("x", relax.TensorStructInfo((1, 64, 28, 28), "float32"))
     w = RNG.standard_normal((64, 64, 3, 3)).astype("float32")
     with bb.function("main", [x]):
         with bb.dataflow():
@@ -300,3 +301,24 @@ def test_the_pass_can_be_disabled_by_name() -> None:
         lowered = get_pipeline("default", 2, "llvm")(mod)
     names = [gv.name_hint for gv in lowered.functions]
     assert not [n for n in names if "winograd" in n] and [n for n in names if "conv2d" in n]
+
+
+@pytest.mark.parametrize(("c", "o", "size", "want", "free"), [
+    (64, 256, 13, None, 16), (96, 208, 14, None, 16), (112, 224, 14, 16, 16),
+    (128, 256, 14, 16, 16), (64, 64, 56, 36, 36), (64, 64, 20, None, 36),
+])  # fmt: skip
+def test_the_transforms_price_leaves_few_channels_at_small_sizes_direct(c, o, size, want, free):
+    """Each transformed value costs `transform_macs` (56) multiply-adds, the data
+    transform's shared by the output channels, the output's by the input channels:
+    SqueezeNet's 64 -> 256 at 13 x 13 and GoogLeNet's 96 -> 208 at 14 x 14 ran faster
+    direct (0.133 / 0.174 and 0.211 / 0.235 ms), from 112 -> 224 Winograd F(2x2) won;
+    ResNet's 64 -> 64 at 56 x 56 keeps F(4x4).  `free`: the tile with the transforms free."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, c // 16, size, size, 16), "float32"))
+    w = relax.Constant(np.zeros((o, c, 3, 3), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW16c"))
+        bb.emit_func_output(out)
+    assert _points(Conv2dWinograd(16)(bb.get())) == want
+    assert _points(Conv2dWinograd(16, transform_macs=0.0)(bb.get())) == free

@@ -34,8 +34,9 @@ conv, in ResNet-50's shapes: 64->64 at 56x56 0.62 vs 1.21 ms, 128->128 at 28x28 
 vs 1.19, 256->256 at 14x14 0.54 vs 1.25 (F(4x4)); 512->512 at 7x7 0.98 vs 1.39 (F(2x2):
 7x7 makes 4 tiles of 4x4; its transformed weight, 16 MiB, is at `max_weight_bytes`, beyond
 which a weight streams from memory at every call).  Timed later in whole models on a
-Sapphire Rapids (AVX-512), with pauses between runs, 14 x 14 takes F(2x2), and 7 x 7 and
-convs of fewer than 64 channels in or out stay direct (see `winograd_tile`).  The float32
+Sapphire Rapids (AVX-512), with pauses between runs, 14 x 14 takes F(2x2) from about 112
+channels in and out, and 7 x 7 and convs of fewer than 64 channels in or out stay direct
+(see `winograd_tile`, `Conv2dWinograd.transform_macs`).  The float32
 results differ from the direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
 ``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv.
 5x5 convs take F(2x2, 5x5) (36 multiplies per tile against 100): Inception v1's kernels
@@ -96,6 +97,15 @@ class Conv2dWinograd(ModulePass):
     """The height and width a symbolic image's size is evaluated at (see `winograd_tile`)."""
     max_weight_bytes: int = 16 << 20
     """The largest transformed weight: beyond it the matmul streams it from memory."""
+    transform_macs: float = 56.0
+    """The price, in multiply-adds, of one transformed value (a point of a tile of one
+    channel) in the data or output transform (see `winograd_gain`).  Measured after pauses
+    on a Sapphire Rapids (AVX-512), with the matmuls prefetching their weights, direct /
+    Winograd ms: SqueezeNet's 64 -> 256 at 13 x 13 0.133 / 0.174, GoogLeNet's 96 -> 208
+    at 14 x 14 0.211 / 0.235, 112 -> 224 0.248 / 0.238, 128 -> 256 0.289 / 0.273, 160 ->
+    320 0.449 / 0.405; its 28 x 28 and 56 x 56 convs (F(4x4)) 1.2-1.7x faster as
+    Winograd.  The transforms took 0.3-0.5 ns per value (the data's 25-60 us at 13-14),
+    56 multiply-adds of the direct conv's ~190 G a second."""
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         """Rewrite every relax function of `mod` (`mod` itself when no conv qualifies)."""
@@ -112,21 +122,40 @@ class Conv2dWinograd(ModulePass):
         return out
 
 
-def winograd_gain(h: int, w: int, r: int, m: int, flops_per_byte: float, n: int = 1) -> float:
+def winograd_gain(
+    h: int,
+    w: int,
+    r: int,
+    m: int,
+    flops_per_byte: float,
+    n: int = 1,
+    channels: tuple[int, int] | None = None,
+    transform_macs: float = 0.0,
+) -> float:
     """Multiply-adds F(m x m, r x r) saves per input-output channel pair on `n` images of
-    `h x w` outputs, less the price of the bytes its larger weight adds: ``n h w r^2 -
-    tiles p - 2 (p - r^2) flops_per_byte`` (`p` = ``(m + r - 1)^2`` points; 4 bytes per
-    weight, 2 flops per multiply-add).  The weight is read once per call, from memory
-    when the model runs now and then (its weights long out of cache): where it is large
-    against the work, its bytes cost more than the multiplies they save.
+    `h x w` outputs, less the price of the bytes its larger weight adds and, given the
+    input and output `channels`, of its transforms: ``n h w r^2 - tiles p - 2 (p - r^2)
+    flops_per_byte - tiles p transform_macs (1 / c_in + 1 / c_out)`` (`p` = ``(m + r -
+    1)^2`` points; 4 bytes per weight, 2 flops per multiply-add).  The weight is read once
+    per call, from memory when the model runs now and then (its weights long out of
+    cache): where it is large against the work, its bytes cost more than the multiplies
+    they save.  Each transformed value costs `transform_macs`, the data transform's shared
+    by the output channels, the output transform's by the input channels: few channels
+    leave the products too small to pay for them.
 
     Example:
         >>> winograd_gain(14, 14, 3, 2, 25.0), winograd_gain(7, 7, 3, 2, 25.0)
         (630.0, -165.0)
+        >>> winograd_gain(13, 13, 3, 2, 25.0, channels=(64, 256), transform_macs=56.0) < 0
+        True
     """
     points = (m + r - 1) ** 2
     tiles = winograd_tiles(h, w, m, n)[2]
-    return n * h * w * r * r - tiles * points - 2 * (points - r * r) * flops_per_byte
+    gain = n * h * w * r * r - tiles * points - 2 * (points - r * r) * flops_per_byte
+    if channels is not None:
+        c, o = channels
+        gain -= tiles * points * transform_macs * (1 / c + 1 / o)
+    return gain
 
 
 def winograd_tile(
@@ -136,18 +165,20 @@ def winograd_tile(
     max_weight_bytes: int = 16 << 20,
     min_channels: int = 64,
     typical_size: int = TYPICAL_IMAGE_SIZE,
+    transform_macs: float = 56.0,
 ) -> int | None:
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 
     Qualifies: a 3x3 or 5x5 stride-1 undilated conv on "NCHW{block}c" data of constant
     channels, with a constant OIHW float32 weight whose channels per group are whole
     blocks, `min_channels` at least in and out.  The tile is the largest (F(4x4), then
-    F(2x2) for 3x3; F(2x2) for 5x5) whose `winograd_gain` is positive and whose
-    transformed weight takes at most `max_weight_bytes`.  A symbolic height or width is
+    F(2x2) for 3x3; F(2x2) for 5x5) whose `winograd_gain` (its transforms counted at
+    `transform_macs` a value) is positive and whose transformed weight takes at most
+    `max_weight_bytes`.  A symbolic height or width is
     evaluated with each of its symbols at `typical_size` (an ImageNet image: a conv after
     four halvings is taken to be 14 x 14), a symbolic batch taken to be one image.  The
-    largest, not the one of the most gain: the gain leaves out the transforms, which
-    cost F(2x2) more per output (a 3x3 over 128 and 256 channels at 20 x 20, alone, ran
+    largest, not the one of the most gain: the gain prices all values alike, where
+    F(2x2)'s transforms cost more per output (a 3x3 over 128 and 256 channels at 20 x 20, alone, ran
     5-25% faster as F(4x4); at 16 x 16 level with F(2x2) between runs, faster back to
     back).
 
@@ -200,7 +231,8 @@ def winograd_tile(
     fits = [m for m in _TILES[r] if (m + r - 1) ** 2 * o * c * 4 <= max_weight_bytes]
     oh, ow = (int(d.subs({s: typical_size for s in d.free_symbols})) for d in (oh, ow))
     n = int(sinfo.shape[0]) if sinfo.shape[0].is_number else 1
-    gains = (winograd_gain(oh, ow, r, m, flops_per_byte, n) for m in fits)
+    pair = (c, o // attrs.groups)
+    gains = (winograd_gain(oh, ow, r, m, flops_per_byte, n, pair, transform_macs) for m in fits)
     return next((m for m, gain in zip(fits, gains, strict=True) if gain > 0), None)
 
 
@@ -218,7 +250,7 @@ class _Rewriter(ExprMutator):
         cfg = self.config
         m = winograd_tile(
             call, cfg.block, cfg.flops_per_byte, cfg.max_weight_bytes, cfg.min_channels,
-            cfg.typical_size,
+            cfg.typical_size, cfg.transform_macs,
         )  # fmt: skip
         if m is None:
             return super().visit_binding(binding)
