@@ -36,8 +36,8 @@ vs 1.19, 256->256 at 14x14 0.54 vs 1.25 (F(4x4)); 512->512 at 7x7 0.98 vs 1.39 (
 which a weight streams from memory at every call).  Timed later in whole models on a
 Sapphire Rapids (AVX-512), with pauses between runs, 14 x 14 takes F(2x2) from about 112
 channels in and out, and 7 x 7 and convs of fewer than 64 channels in or out stay direct
-(see `winograd_tile`, `Conv2dWinograd.transform_macs`).  The float32
-results differ from the direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
+(see `winograd_tile`, `Conv2dWinograd.transform_macs`).  The float32 results differ
+from the direct conv's by about 1e-6 relative (F(4x4); F(2x2) less);
 ``PassContext(disabled_pass=["Conv2dWinograd"])`` keeps the direct conv.
 5x5 convs take F(2x2, 5x5) (36 multiplies per tile against 100): Inception v1's kernels
 12.64 -> 12.18 ms in the model.  Grouped convs (whole blocks per group) take one matmul
@@ -72,6 +72,9 @@ from unity.topi.nn.winograd import (
 
 __all__ = ["Conv2dWinograd", "winograd_gain", "winograd_tile"]
 
+TRANSFORM_MACS = 56.0
+"""Multiply-adds one transformed value costs (see `Conv2dWinograd.transform_macs`)."""
+
 _TILES = {3: (4, 2), 5: (2,)}
 """Kernel size -> the output tiles tried, largest first (6 x 6 transformed points at most:
 F(4x4, 5x5) would need 8, whose transforms lose float32 accuracy)."""
@@ -97,7 +100,7 @@ class Conv2dWinograd(ModulePass):
     """The height and width a symbolic image's size is evaluated at (see `winograd_tile`)."""
     max_weight_bytes: int = 16 << 20
     """The largest transformed weight: beyond it the matmul streams it from memory."""
-    transform_macs: float = 56.0
+    transform_macs: float = TRANSFORM_MACS
     """The price, in multiply-adds, of one transformed value (a point of a tile of one
     channel) in the data or output transform (see `winograd_gain`).  Measured after pauses
     on a Sapphire Rapids (AVX-512), with the matmuls prefetching their weights, direct /
@@ -165,7 +168,7 @@ def winograd_tile(
     max_weight_bytes: int = 16 << 20,
     min_channels: int = 64,
     typical_size: int = TYPICAL_IMAGE_SIZE,
-    transform_macs: float = 56.0,
+    transform_macs: float = TRANSFORM_MACS,
 ) -> int | None:
     """The output tile `m` (4 or 2) to run the conv2d `call` with, or None to leave it.
 
@@ -174,13 +177,12 @@ def winograd_tile(
     blocks, `min_channels` at least in and out.  The tile is the largest (F(4x4), then
     F(2x2) for 3x3; F(2x2) for 5x5) whose `winograd_gain` (its transforms counted at
     `transform_macs` a value) is positive and whose transformed weight takes at most
-    `max_weight_bytes`.  A symbolic height or width is
-    evaluated with each of its symbols at `typical_size` (an ImageNet image: a conv after
-    four halvings is taken to be 14 x 14), a symbolic batch taken to be one image.  The
-    largest, not the one of the most gain: the gain prices all values alike, where
-    F(2x2)'s transforms cost more per output (a 3x3 over 128 and 256 channels at 20 x 20, alone, ran
-    5-25% faster as F(4x4); at 16 x 16 level with F(2x2) between runs, faster back to
-    back).
+    `max_weight_bytes`.  A symbolic height or width is evaluated with each of its symbols
+    at `typical_size` (an ImageNet image: a conv after four halvings is taken to be 14 x
+    14), a symbolic batch taken to be one image.  The largest, not the one of the most
+    gain: the gain prices all values alike, where F(2x2)'s transforms cost more per output
+    (a 3x3 over 128 and 256 channels at 20 x 20, alone, ran 5-25% faster as F(4x4); at 16
+    x 16 level with F(2x2) between runs, faster back to back).
 
     Measured in whole models on a 2-core Sapphire Rapids (AVX-512, 16 lanes; 100 ms
     between runs, as the benches time them) against the earlier rule (two channel
