@@ -107,7 +107,11 @@ ResNet-18 0.97x, SegFormer 0.77x, Swin 0.76x, T5 1.03x, ViT 0.95x, wav2vec2 0.93
 DeepLabv3 ``_dyn`` 1.07x (8.6 / 8.0 ms), LR-ASPP ``_dyn`` 0.94x (4.9 / 5.2), MnasNet 1.19x
 (3.8 / 3.2; back to back, without the pause before each run, 1.05-1.08x); with
 weights prefetched from 16 KiB a tile: DeepLabv3 ``_dyn`` 1.00x (9.0 / 9.0 ms), LR-ASPP
-``_dyn`` 0.93x, MnasNet 1.12x (3.6 / 3.2).  The
+``_dyn`` 0.93x, MnasNet 1.12x (3.6 / 3.2).  Stop 43 (Winograd's matmuls prefetching
+their weights): BERT 0.92x, ConvNeXt 0.97x, GPT-2 0.88x (with a cache 0.93x), Llama
+0.88x, ResNet-18 0.91x, SegFormer 0.76x, Swin 0.75x, T5 1.02x, ViT 0.97x, wav2vec2
+0.81x; DeepLabv3 ``_dyn`` 1.06x (7.8 / 7.4 ms), LR-ASPP ``_dyn`` 0.88x, MnasNet 1.09x
+(3.0 / 2.8).  The
 detectors, ``--repeat 5``: Faster R-CNN (MobileNet v3, 320) 0.75x (110 / 147 ms), SSDlite
 0.62x, Mask R-CNN 0.90x, Keypoint R-CNN 0.77x (its max |diff| of 23 is one keypoint's
 row: two heatmap maxima 4e-5 apart, 25.17994 and 25.17990, swap with the convs' rounding).
