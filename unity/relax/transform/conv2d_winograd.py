@@ -71,7 +71,7 @@ from unity.topi.nn.winograd import (
     winograd_weight_transform,
 )  # fmt: skip
 
-__all__ = ["Conv2dWinograd", "winograd_gain", "winograd_tile"]
+__all__ = ["Conv2dWinograd", "matmul_rows", "winograd_gain", "winograd_tile"]
 
 TRANSFORM_MACS = 56.0
 """Multiply-adds one transformed value costs (see `Conv2dWinograd.transform_macs`)."""
@@ -285,7 +285,7 @@ class _Rewriter(ExprMutator):
         n, oh, ow = (int(d) if d.is_number else d for d in (n, oh, ow))  # symbolic: symbolic tile rows
         o, r, groups = w.data.shape[0], w.data.shape[2], attrs.groups
         panel = 2 * cfg.block if (o // groups) % (2 * cfg.block) == 0 else cfg.block
-        tiles = n * winograd_tiles(oh, ow, m)[2]  # the matmul's register tile takes 4 rows
+        tiles = n * winograd_tiles(oh, ow, m)[2]
         rows = matmul_rows(tiles, cfg.block)
         u = Constant(winograd_weight_transform(w.data, m, panel, groups))
         v = self._call(
