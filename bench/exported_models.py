@@ -108,10 +108,11 @@ DeepLabv3 ``_dyn`` 1.07x (8.6 / 8.0 ms), LR-ASPP ``_dyn`` 0.94x (4.9 / 5.2), Mna
 (3.8 / 3.2; back to back, without the pause before each run, 1.05-1.08x); with
 weights prefetched from 16 KiB a tile: DeepLabv3 ``_dyn`` 1.00x (9.0 / 9.0 ms), LR-ASPP
 ``_dyn`` 0.93x, MnasNet 1.12x (3.6 / 3.2).  Stop 43 (Winograd's matmuls prefetching
-their weights): BERT 0.92x, ConvNeXt 0.97x, GPT-2 0.88x (with a cache 0.93x), Llama
-0.88x, ResNet-18 0.91x, SegFormer 0.76x, Swin 0.75x, T5 1.02x, ViT 0.97x, wav2vec2
-0.81x; DeepLabv3 ``_dyn`` 1.06x (7.8 / 7.4 ms), LR-ASPP ``_dyn`` 0.88x, MnasNet 1.09x
-(3.0 / 2.8).  The
+their weights, 7-row tiles for 49 rows): BERT 0.93x, ConvNeXt 0.99x, GPT-2 0.90x (with a
+cache 0.95x), Llama 0.93x, ResNet-18 0.93x, SegFormer 0.75x, Swin 0.78x, T5 1.06x, ViT
+1.01x, wav2vec2 0.94x; DeepLabv3 ``_dyn`` 1.01x (7.0 / 7.0 ms), LR-ASPP ``_dyn`` 0.92x,
+MnasNet 1.11x (3.5 / 3.1); GoogLeNet and ResNet-50 with every dim fixed (batch 1) 0.82x
+and 0.95x.  The
 detectors, ``--repeat 5``: Faster R-CNN (MobileNet v3, 320) 0.75x (110 / 147 ms), SSDlite
 0.62x, Mask R-CNN 0.90x, Keypoint R-CNN 0.77x (its max |diff| of 23 is one keypoint's
 row: two heatmap maxima 4e-5 apart, 25.17994 and 25.17990, swap with the convs' rounding).
