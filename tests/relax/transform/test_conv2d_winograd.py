@@ -72,6 +72,18 @@ def test_a_3x3_conv_becomes_data_matmul_output() -> None:
     assert u.data.shape == (36, 1, 1, 16, 16)
 
 
+def _conv16(c: int, o: int, size: int) -> unity.IRModule:
+    """One 3x3 conv of `c` -> `o` channels over a `size` x `size` image in "NCHW16c"."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((1, c // 16, size, size, 16), "float32"))
+    w = relax.Constant(RNG.standard_normal((o, c, 3, 3)).astype("float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW16c"))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 def _points(mod: unity.IRModule) -> int | None:
     """The Winograd points of the first conv in `mod` (36: F(4x4), 16: F(2x2)), None if direct."""
     first = mod["main"].body.blocks[0].bindings[0]
@@ -132,14 +144,7 @@ def test_convs_of_fewer_than_64_channels_in_or_out_stay_direct() -> None:
     """Their products are too small for the transforms around them (SqueezeNet's 32 ->
     128 and DenseNet's 128 -> 32 ran faster direct in the model)."""
     for c, o, want in [(64, 64, 36), (32, 128, None), (128, 32, None), (48, 64, None)]:
-        bb = relax.BlockBuilder()
-        x = relax.Var("x", relax.TensorStructInfo((1, c // 16, 28, 28, 16), "float32"))
-        w = relax.Constant(RNG.standard_normal((o, c, 3, 3)).astype("float32"))
-        with bb.function("main", [x]):
-            with bb.dataflow():
-                out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW16c"))
-            bb.emit_func_output(out)
-        assert _points(Conv2dWinograd(16)(bb.get())) == want, (c, o)
+        assert _points(Conv2dWinograd(16)(_conv16(c, o, 28))) == want, (c, o)
 
 
 def test_a_weight_that_is_not_constant_stays() -> None:
@@ -313,15 +318,9 @@ def test_the_transforms_price_leaves_few_channels_at_small_sizes_direct(c, o, si
     SqueezeNet's 64 -> 256 at 13 x 13 and GoogLeNet's 96 -> 208 at 14 x 14 ran faster
     direct (0.133 / 0.174 and 0.211 / 0.235 ms), from 112 -> 224 Winograd F(2x2) won;
     ResNet's 64 -> 64 at 56 x 56 keeps F(4x4).  `free`: the tile with the transforms free."""
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, c // 16, size, size, 16), "float32"))
-    w = relax.Constant(np.zeros((o, c, 3, 3), "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW16c"))
-        bb.emit_func_output(out)
-    assert _points(Conv2dWinograd(16)(bb.get())) == want
-    assert _points(Conv2dWinograd(16, transform_macs=0.0)(bb.get())) == free
+    mod = _conv16(c, o, size)
+    assert _points(Conv2dWinograd(16)(mod)) == want
+    assert _points(Conv2dWinograd(16, transform_macs=0.0)(mod)) == free
 
 
 @pytest.mark.parametrize(("size", "m", "rows"), [(14, 2, 49), (28, 4, 49), (56, 4, 200), (20, 4, 32)])
@@ -329,14 +328,7 @@ def test_the_matmul_rows_are_whole_register_tiles(size: int, m: int, rows: int) 
     """With 16 lanes the matmul's rows are the tiles where 7-row register tiles take them
     (49), else a multiple of 8 (196 -> 200, 25 -> 32): no tile is guarded (GoogLeNet's 64
     -> 192 at 56 x 56, batch 1: its matmul 0.90 -> 0.60 ms)."""
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo((1, 16, size, size, 16), "float32"))
-    w = relax.Constant(np.zeros((256, 256, 3, 3), "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            out = bb.emit_output(op.nn.conv2d(x, w, padding=1, data_layout="NCHW16c"))
-        bb.emit_func_output(out)
-    after = Conv2dWinograd(16)(bb.get())
+    after = Conv2dWinograd(16)(_conv16(256, 256, size))
     shape = after["main"].body.blocks[0].bindings[0].var.struct_info.shape
     assert _points(after) == (m + 2) ** 2
     assert int(shape[2]) == rows
