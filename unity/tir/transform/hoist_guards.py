@@ -475,8 +475,7 @@ class _DropConjuncts(StmtExprMutator):
 
 def _guard_free(stmt: Stmt, scan: _Scan) -> Stmt:
     """A copy of `stmt` without the guards `scan` found, its loop variables its own."""
-    fast = _DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt)
-    return substitute(fast, {v: Var(v.name, v.dtype) for v in scan.defined})
+    return copy_with_fresh_vars(_DropGuards({id(g) for g, _ in scan.guards}).visit_stmt(stmt), {})
 
 
 def _recomputable(body: Stmt, v: Var) -> bool:
