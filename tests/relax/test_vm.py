@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import unity
-from unity import relax, topi
+from unity import relax, tir, topi
 from unity.relax import op
 from unity.relax.expr import If, SeqExpr
 from unity.runtime.vm_executable import Executable
@@ -400,15 +400,18 @@ def _pair_then_matmul():
 
 
 def test_kernels_take_packed_arguments_and_known_pointers():
-    """Each kernel call packs its arguments into the call's slots and calls the kernel's
-    packed entry; the data pointer of a view is its storage's plus the offset and a tuple
-    part's is the part's (numpy is asked only for the input's and the two storages' and
-    output's); a library without packed entries (exported before them) is called
-    argument by argument.  Both match numpy at two sizes."""
+    """The three kernel calls pack their arguments into the call's slots at once and run
+    as one native run of their packed entries; the data pointer of a view is its
+    storage's plus the offset and a tuple part's is the part's (numpy is asked only for
+    the input's and the two storages' and output's); a library without packed entries
+    (exported before them) is called argument by argument.  Both match numpy at two
+    sizes."""
     ex = unity.compile(_pair_then_matmul())
     vm = relax.VirtualMachine(ex, unity.cpu())
     source = vm._namespace["__source__"]
-    assert source.count("PACK") == 3 and source.count("PTR(") == 4, source
+    assert source.count("PACK") == 1 and source.count("KRUN") == 1, source
+    assert [p.entries for p in vm._namespace["__plans__"]] == [3]
+    assert source.count("PTR(") == 4, source
     for name in ex.kernels.function_names:  # as a library of before packed entries loads
         del ex.kernels.metadata["functions"][name]["packed_symbol"]
     ex.kernels._functions.clear()
@@ -419,6 +422,43 @@ def test_kernels_take_packed_arguments_and_known_pointers():
         ref = np.exp(a) @ (2 * a).T
         np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(old["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+def _plus_one_checked():
+    """exp, then a kernel adding 1 that asserts at most 4 rows, then exp: three kernels
+    over ``m`` rows."""
+    n = tir.SizeVar("n")
+    a, b = tir.decl_buffer((n, 4), "float32", "A"), tir.decl_buffer((n, 4), "float32", "B")
+    i, j = tir.Var("i"), tir.Var("j")
+    store = tir.BufferStore(b, a[i, j] + tir.const(1.0, "float32"), (i, j))
+    rows = tir.For(i, tir.const(0), n, tir.ForKind.SERIAL,
+                   tir.For(j, tir.const(0), tir.const(4), tir.ForKind.SERIAL, store))  # fmt: skip
+    plus_one = tir.PrimFunc((a, b), tir.AssertStmt(tir.le(n, tir.const(4)), "at most 4 rows", rows))
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(("m", 4), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            e = bb.emit(op.exp(x))
+            gv = bb.add_func(plus_one, "plus_one")
+            p = bb.emit(op.call_tir(gv, (e,), relax.TensorStructInfo(("m", 4), "float32")))
+            out = bb.emit_output(op.exp(p))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_a_run_of_kernels_stops_at_the_failing_one_and_names_it():
+    """The three kernels run as one native run; the middle one failing its assert raises
+    its own message (not the first's or the last's), and the intermediates are given back
+    to the pool after the run (its kernels still use them while it runs)."""
+    vm = relax.VirtualMachine(unity.compile(_plus_one_checked()), unity.cpu())
+    source = vm._namespace["__source__"]
+    assert [p.entries for p in vm._namespace["__plans__"]] == [3]
+    assert source.index("KRUN") < source.index("GIVE"), source
+    x = rng.standard_normal((3, 4), dtype=np.float32)
+    np.testing.assert_allclose(vm["main"](x).numpy(), np.exp(np.exp(x) + 1), rtol=1e-5)
+    with pytest.raises(RuntimeError, match=r"^plus_one: at most 4 rows$"):
+        vm["main"](np.zeros((5, 4), "float32"))
+    np.testing.assert_allclose(vm["main"](x).numpy(), np.exp(np.exp(x) + 1), rtol=1e-5)
 
 
 def test_shape_and_prim_parameters():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import platform
+import struct
 import subprocess
 import sys
 import textwrap
@@ -15,6 +17,7 @@ import unity
 from unity import tir
 from unity.runtime import Tensor, cache_flush, empty, tensor
 from unity.runtime.cache_flush import flush_arrays
+from unity.runtime.kernel_runs import Plan, failed_kernel
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +46,31 @@ def test_numpy_and_tensor_arguments(scale_lib):
     scale_lib["scale"](ta, tb, 3)
     assert isinstance(tb, Tensor) and tb.shape == (3, 4) and tb.dtype == "float32"
     np.testing.assert_array_equal(tb.numpy(), a * 3)
+
+
+def test_the_run_loop_calls_each_kernel_in_turn_and_stops_at_the_first_failure(scale_lib):
+    """A library's run loop (`kernel_runs`) calls the packed entries of its plan in order,
+    each on its own slots; the second of three failing (alpha < 0) returns its index and
+    status, and the third does not run."""
+    scale = scale_lib["scale"]
+    assert scale.packed_format == "QQdq"  # A, B, alpha, n: 32 bytes of slots a call
+    a = np.arange(12, dtype="float32").reshape(3, 4)
+    b, c, d = (np.zeros((3, 4), "float32") for _ in range(3))
+    slots = (ctypes.c_int64 * 12)()
+    plan = Plan([(scale.packed_address, 0), (scale.packed_address, 32), (scale.packed_address, 64)])
+    for alpha, expected in ((-1.0, (1, 1)), (3.0, None)):
+        calls = [(a, b, 2.0), (b, c, alpha), (c, d, 5.0)]
+        values = [v for src, dst, k in calls for v in (src.ctypes.data, dst.ctypes.data, k, 3)]
+        struct.pack_into(scale.packed_format * 3, slots, 0, *values)
+        code = scale_lib.run_kernels(plan.address, ctypes.addressof(slots))
+        if expected is not None:
+            assert failed_kernel(code) == expected
+            np.testing.assert_array_equal(b, a * 2)
+            assert not c.any() and not d.any()
+        else:
+            assert code == 0
+            np.testing.assert_array_equal(d, a * 2 * 3 * 5)
+    assert scale_lib.run_kernels(Plan([]).address, 0) == 0
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from llvmlite import ir
 
 from unity.codegen.llvm_expr import I8, I32, I64, LIBM_FUNCTIONS, PTR, llvm_type
 from unity.codegen.llvm_parallel import ParallelCodegen
+from unity.codegen.llvm_run_kernels import add_run_kernels
 from unity.codegen.metadata import function_metadata
 from unity.ir import dtype as dt
 from unity.ir.node import dispatch_table
@@ -406,8 +407,9 @@ class CodeGenLLVM(ParallelCodegen):
 
 def globals_module(target: Target, metadata: dict[str, Any]) -> ir.Module:
     """The globals of a library, linked once beside its kernels' modules: the thread
-    count the runtime sets (`__unity_num_threads`, 0 = one thread per core) and
-    `metadata` as JSON (`__unity_metadata`, read when an exported library is loaded).
+    count the runtime sets (`__unity_num_threads`, 0 = one thread per core),
+    `metadata` as JSON (`__unity_metadata`, read when an exported library is loaded) and
+    the VM's run loop (`llvm_run_kernels`).
 
     Example:
         >>> text = str(globals_module(Target("llvm"), {"functions": {}}))
@@ -422,6 +424,7 @@ def globals_module(target: Target, metadata: dict[str, Any]) -> ir.Module:
     blob = ir.GlobalVariable(module, ir.ArrayType(I8, len(data)), METADATA_SYMBOL)
     blob.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
     blob.global_constant = True
+    add_run_kernels(module)
     return module
 
 

@@ -302,6 +302,8 @@ class PackedFunc:
         self.packed_function = _PACKED_ENTRY(packed_address) if packed_address else None
         """The packed entry: its one argument is the address of the slots (or None: a
         library exported before packed entries existed)."""
+        self.packed_address = packed_address
+        """The packed entry's machine address (0: none), for `kernel_runs`."""
         self.packed_format = "".join(
             ["Q"] * len(buffers) + [_slot_format(p["dtype"]) for _, p in scalars]
             + ["q"] * len(self.shape_var_keys)

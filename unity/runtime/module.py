@@ -30,6 +30,7 @@ from unity.runtime import thread_pool
 from unity.runtime.cache_flush import flush_arrays
 from unity.runtime.device import Device
 from unity.runtime.function import PackedFunc
+from unity.runtime.kernel_runs import RUN_KERNELS, RUN_KERNELS_SYMBOL
 
 METADATA_SYMBOL = "__unity_metadata"
 """Name of the NUL-terminated JSON string a compiled module carries its metadata in."""
@@ -65,6 +66,9 @@ class Module:
         self._exporter = exporter
         self._keepalive = keepalive
         self._functions: dict[str, PackedFunc] = {}
+        runner = address_of(RUN_KERNELS_SYMBOL)  # absent from libraries exported before it
+        self.run_kernels = RUN_KERNELS(runner) if runner else None
+        """The library's run loop (`unity.runtime.kernel_runs`), or None."""
         slot = address_of(thread_pool.NUM_THREADS_SYMBOL)
         if slot:
             thread_pool.register_slot(slot)

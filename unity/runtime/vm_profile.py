@@ -123,6 +123,8 @@ def _profiling_loader(exe: Any, pool: StoragePool) -> tuple[dict[str, Any], list
     sites: list[list[Any]] = []  # [kernel name, shapes, seconds, calls]
 
     class _Timed(_Loader):
+        runs = False  # each kernel called (and timed) on its own
+
         def _kernel(self, fname: str, ins: list[Any], ind: str, has_ptr: set[int]) -> None:
             super()._kernel(fname, ins, ind, has_ptr)
             call = self.lines.pop(-2)  # "st = K(...)"; the last line checks the status

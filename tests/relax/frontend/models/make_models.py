@@ -191,7 +191,7 @@ def main_large(out: str) -> None:
 
 
 TORCHVISION_CNNS = (
-    "convnext_tiny", "densenet121", "efficientnet_b0", "googlenet", "mobilenet_v2",
+    "convnext_tiny", "densenet121", "efficientnet_b0", "googlenet", "mnasnet1_0", "mobilenet_v2",
     "mobilenet_v3_small", "regnet_y_400mf", "resnet50", "shufflenet_v2_x1_0", "squeezenet1_1",
 )  # fmt: skip
 """torchvision's CNNs `main_images` exports (random weights)."""
