@@ -226,9 +226,14 @@ def parallel_one(
     it (None when every loop has one iteration).
 
     Takes the outermost loop with at least `4 * num_cores` iterations, else the innermost
-    loop of symbolic extent (the outer ones are batch sizes, which may well be 1: a conv
-    over a symbolic batch and image size ran its pixel tiles on one core), else the one
-    with the most.
+    loop of symbolic extent other than the outermost (the outer ones are batch sizes,
+    which may well be 1: a conv over a symbolic batch and image size ran its pixel tiles
+    on one core), else the constant loop with the most iterations, when it has more than
+    one, else a symbolic outermost loop, else the one with the most.  Over a symbolic batch
+    and a fixed image the batch had been taken where no loop reached `4 * num_cores`
+    iterations, so that at batch 1 the conv ran on one core: DenseNet-121's sixteen 1x1
+    convs at 7 x 7 (4 channel tiles x 4 pixel tiles), GoogLeNet's seven 1x1 convs at 7 x 7,
+    MnasNet's 1152 -> 192 at 7 x 7 (6 x 4).
     `pick` (an index into `loops`) overrides the choice.  With `hoist`, the chosen loop
     moves outermost, so the nest launches the thread pool
     once.  Used above a register tile accumulated in a `local` buffer: a fused loop's
@@ -244,9 +249,14 @@ def parallel_one(
     if pick is None:
         pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
     if pick is None:
-        pick = next((k for k in reversed(range(len(extents))) if extents[k] is None), None)
+        pick = next((k for k in reversed(range(1, len(extents))) if extents[k] is None), None)
+    constant = [k for k, e in enumerate(extents) if e is not None]
+    if pick is None and constant:
+        pick = max(constant, key=lambda k: extents[k])
+        if extents[pick] == 1 and extents[0] is None:
+            pick = 0
     if pick is None:
-        pick = max(range(len(loops)), key=lambda k: extents[k])
+        pick = 0  # one loop, of symbolic extent
     if extents[pick] == 1:
         return None
     if hoist and pick:
