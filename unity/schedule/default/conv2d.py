@@ -51,6 +51,7 @@ from unity.schedule.default.analysis import (
     vector_registers,
 )
 from unity.schedule.default.conv2d_tiles import (
+    TYPICAL_IMAGE_SIZE,
     channel_tile,
     columns_tile,
     flatten_rows,
@@ -58,15 +59,14 @@ from unity.schedule.default.conv2d_tiles import (
     pixel_tile,
     pointwise_pixels,
     pointwise_tile,
+    typical_extent,
 )
 from unity.schedule.default.epilogue import inline_epilogue
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV
 from unity.tir.buffer import Buffer
-from unity.tir.arith import Analyzer
-from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
-from unity.tir.functor import substitute
+from unity.tir.expr import BufferLoad, PrimExpr, Var
 
 __all__ = [
     "TYPICAL_IMAGE_SIZE", "ConvTiling", "applies", "conv_tiling", "match", "padding_block",
@@ -108,8 +108,6 @@ def match(info: BlockInfo) -> tuple[BufferLoad, BufferLoad] | None:
 
 
 def _uses(indices: tuple[PrimExpr, ...], var: Var) -> bool:
-    from unity.schedule.analysis import used_vars
-
     return any(var in used_vars(i) for i in indices)
 
 
@@ -305,28 +303,11 @@ def schedule_conv2d(sch: Schedule, info: BlockInfo, ctx: RuleContext) -> list[st
     return _columns_in_vector(sch, info, *(tuned or rule.column_tile), ctx)
 
 
-TYPICAL_IMAGE_SIZE = 224
-"""The height and width of a symbolic image where a rule needs a size (an ImageNet image;
-`Conv2dWinograd` takes it too)."""
-
 _MANY_TYPICAL_PIXELS = 400
 """Pixels of a pointwise conv over a symbolic size, at `TYPICAL_IMAGE_SIZE`, from which
 its pixels fill the vectors: each thread then reads the whole (unpacked) weight, and at
 7 x 7 (RegNet-Y's 440 -> 440, seven of them) it ran 0.30 ms cold inside the model, 0.066
 alone in the channels tile against 0.072."""
-
-
-def typical_extent(extent: PrimExpr) -> int:
-    """`extent` (of symbolic image sizes) with every variable at `TYPICAL_IMAGE_SIZE`.
-
-    Example:
-        >>> h = Var("h", "int64")
-        >>> typical_extent(((h - 1) // 32 + 1) * ((h - 1) // 32 + 1))
-        49
-    """
-    size = {v: IntImm(v.dtype, TYPICAL_IMAGE_SIZE) for v in used_vars(extent)}
-    value = Analyzer().simplify(substitute(extent, size))
-    return value.value if isinstance(value, IntImm) else 0
 
 
 SYMBOLIC_PIXELS = 2

@@ -17,18 +17,19 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from unity.schedule.analysis import as_int, linear
+from unity.schedule.analysis import as_int, linear, used_vars
 from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, vector_registers
 from unity.schedule.default.injective import parallel_one
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
 from unity.tir.arith import Analyzer
-from unity.tir.expr import BufferLoad, PrimExpr
+from unity.tir.expr import BufferLoad, IntImm, PrimExpr, Var
+from unity.tir.functor import substitute
 
 __all__ = [
-    "channel_tile", "channel_tiles", "column_tile", "columns_tile", "flatten_rows",
-    "parallel_tile_loops", "pixel_tile", "pointwise_pixels", "pointwise_tile", "register_budget",
-    "vector_pieces",
+    "TYPICAL_IMAGE_SIZE", "channel_tile", "channel_tiles", "column_tile", "columns_tile",
+    "flatten_rows", "parallel_tile_loops", "pixel_tile", "pointwise_pixels", "pointwise_tile",
+    "register_budget", "typical_extent", "vector_pieces",
 ]  # fmt: skip
 
 
@@ -146,13 +147,34 @@ def channel_tile(oc: int, ow: int, lanes: int) -> tuple[int, int] | None:
     return best
 
 
+TYPICAL_IMAGE_SIZE = 224
+"""The height and width of a symbolic image where a rule needs a size (an ImageNet image;
+`Conv2dWinograd` takes it too)."""
+
+def typical_extent(extent: PrimExpr) -> int:
+    """`extent` (of symbolic image sizes) with every variable at `TYPICAL_IMAGE_SIZE`.
+
+    Example:
+        >>> h = Var("h", "int64")
+        >>> typical_extent(((h - 1) // 32 + 1) * ((h - 1) // 32 + 1))
+        49
+    """
+    size = {v: IntImm(v.dtype, TYPICAL_IMAGE_SIZE) for v in used_vars(extent)}
+    value = Analyzer().simplify(substitute(extent, size))
+    return value.value if isinstance(value, IntImm) else 0
+
+
 def parallel_tile_loops(
     sch: Schedule, loops: list, extents: list[int | None], ctx: RuleContext
 ) -> LoopRV | None:
     """Fuse unit loops of ``[n, o0, y]`` into their neighbour (a unit loop above the tile
     keeps the tile buffer from being compacted), then make one loop parallel: the rows
     (`y`) or the channel blocks (`o0`) where the ``conv.parallel`` knob says so, else
-    `parallel_one`'s choice.  Returns the parallel loop (None when nothing is parallel).
+    `parallel_one`'s choice, made over an image of symbolic size as at its typical size
+    (`_typical_pick`: at 224 x 224, MnasNet's 1x1 1152 -> 192 at 7 x 7 splits its 6
+    channel tiles rather than its 4 pixel tiles, each of which read all the weights:
+    0.107 -> 0.089 ms after pauses, as over the fixed size).  Returns the parallel loop
+    (None when nothing is parallel).
 
     Example:
         >>> parallel_tile_loops(sch, [n, o0, y], [1, 8, 56], RuleContext())  # doctest: +SKIP
@@ -164,7 +186,26 @@ def parallel_tile_loops(
         names = names[1:]
     want = ctx.knob("conv.parallel", "auto")
     pick = names.index(want) if want in names else None
+    if pick is None and None in extents[1:]:
+        pick = _typical_pick(sch, loops, extents, names, ctx)
     return parallel_one(sch, loops, extents, ctx, hoist=True, pick=pick)
+
+
+def _typical_pick(
+    sch: Schedule, loops: list, extents: list[int | None], names: list[str], ctx: RuleContext
+) -> int | None:
+    """`parallel_one`'s choice with each symbolic extent at its typical size (a batch
+    of 1, an image of `TYPICAL_IMAGE_SIZE`), or None where a size has no typical value."""
+    typical = []
+    for loop, extent, name in zip(loops, extents, names, strict=True):
+        if extent is None:
+            extent = 1 if name == "n" else typical_extent(sch.get(loop).extent)
+            if not extent:
+                return None
+        typical.append(extent)
+    want = 4 * ctx.num_cores
+    first = next((k for k, e in enumerate(typical) if e >= want), None)
+    return first if first is not None else max(range(len(typical)), key=lambda k: typical[k])
 
 
 def pixel_tile(oc: int, pixels: int, lanes: int) -> tuple[int, int] | None:
