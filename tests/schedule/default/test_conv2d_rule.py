@@ -493,7 +493,8 @@ def test_a_pointwise_conv_over_a_symbolic_batch_splits_its_channel_tiles(symboli
     x = te.placeholder((n, 12, *side, 16), name="x")
     wt = te.placeholder((192, 192, 1, 1), name="wt")
     sizes = [height, width] if symbolic_image else []  # scalar parameters: not in a shape alone
-    func = te.create_prim_func([x, wt, topi.nn.conv2d(x, wt, 1, 0, 1, 1, "NCHW16c", "OIHW"), *sizes])
+    conv = topi.nn.conv2d(x, wt, 1, 0, 1, 1, "NCHW16c", "OIHW")
+    func = te.create_prim_func([x, wt, conv, *sizes])
     scheduled = schedule_primfunc(func, AVX512)
     loops = [s for s in walk(scheduled.body) if isinstance(s, For)]
     parallel = [str(s.extent) for s in loops if s.kind is ForKind.PARALLEL]
