@@ -403,15 +403,20 @@ def test_kernels_take_packed_arguments_and_known_pointers():
     """The three kernel calls pack their arguments into the call's slots at once and run
     as one native run of their packed entries; the data pointer of a view is its
     storage's plus the offset and a tuple part's is the part's (numpy is asked only for
-    the input's and the two storages' and output's); a library without packed entries
-    (exported before them) is called argument by argument.  Both match numpy at two
-    sizes."""
+    the input's and the two storages' and output's); a library without a run loop calls
+    each packed entry from Python, one without packed entries (exported before them) each
+    kernel argument by argument.  All three match numpy at two sizes."""
     ex = unity.compile(_pair_then_matmul())
     vm = relax.VirtualMachine(ex, unity.cpu())
     source = vm._namespace["__source__"]
     assert source.count("PACK") == 1 and source.count("KRUN") == 1, source
     assert [p.entries for p in vm._namespace["__plans__"]] == [3]
     assert source.count("PTR(") == 4, source
+    runner, ex.kernels.run_kernels = ex.kernels.run_kernels, None  # a library without a run loop
+    each = relax.VirtualMachine(ex, unity.cpu())
+    ex.kernels.run_kernels = runner
+    each_source = each._namespace["__source__"]
+    assert each_source.count("PACK") == 3 and "KRUN" not in each_source, each_source
     for name in ex.kernels.function_names:  # as a library of before packed entries loads
         del ex.kernels.metadata["functions"][name]["packed_symbol"]
     ex.kernels._functions.clear()
@@ -421,6 +426,7 @@ def test_kernels_take_packed_arguments_and_known_pointers():
         a = rng.standard_normal((n, 8), dtype=np.float32)
         ref = np.exp(a) @ (2 * a).T
         np.testing.assert_allclose(vm["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(each["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(old["main"](a).numpy(), ref, rtol=1e-5, atol=1e-5)
 
 
