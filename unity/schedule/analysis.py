@@ -17,6 +17,7 @@ from unity.tir.buffer import Buffer, BufferRegion
 from unity.tir.expr import (
     Add,
     BufferLoad,
+    Cast,
     IntImm,
     IterType,
     Mul,
@@ -67,10 +68,17 @@ def as_int(expr: PrimExpr) -> int | None:
 def linear(expr: PrimExpr) -> tuple[dict[Var, int], int] | None:
     """Write `expr` as `sum(c * v) + c0` with integer constants, or None if it is not.
 
+    Integer casts that keep every value (int32 to int64) are seen through.
+
     Example:
         >>> coeffs, c0 = linear(tir.Var("i") * 2 - 1)
         >>> list(coeffs.values()), c0
         ([2], -1)
+        >>> y, r = tir.Var("y", "int64"), tir.Var("r", "int32")
+        >>> sorted(c for c in linear(y + tir.Cast("int64", r * 3))[0].values())
+        [1, 3]
+        >>> linear(tir.Cast("int32", y)) is None  # narrowing: values may wrap
+        True
     """
     if isinstance(expr, IntImm):
         return {}, expr.value
@@ -91,7 +99,17 @@ def linear(expr: PrimExpr) -> tuple[dict[Var, int], int] | None:
             return None
         (coeffs, c0), k = (a, b[1]) if not b[0] else (b, a[1])
         return {v: c * k for v, c in coeffs.items() if c * k}, c0 * k
+    if isinstance(expr, Cast) and _widening(expr):  # an int32 kernel tap in int64 indices
+        return linear(expr.value)
     return None
+
+
+def _widening(cast: Cast) -> bool:
+    """Whether `cast` takes an integer to an integer type at least as wide (values kept)."""
+    source, target = cast.value.dtype, cast.dtype
+    return (
+        dt.is_int(source) and dt.is_int(target) and dt.bits(target) >= dt.bits(source)
+    )
 
 
 def linear_terms(expr: PrimExpr, over: set[Var]) -> list[tuple[Var, PrimExpr]] | None:
