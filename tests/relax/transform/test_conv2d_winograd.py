@@ -218,6 +218,40 @@ def test_compiled_model_matches_numpy(k: int, n: int) -> None:
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
+def test_a_symbolic_batch_keeps_whole_register_tiles_per_image() -> None:
+    """Over a symbolic batch each image's tiles take `matmul_rows` rows (49 at 14 x 14):
+    the matmul's ``n * 49`` rows are whole 7-row register tiles (the rows were a multiple
+    of 4 of all the images' tiles, the last 8-row tile guarded; GoogLeNet compiled for
+    224 x 224 over a symbolic batch: its 14 x 14 and 28 x 28 matmuls 0.015-0.024 ms faster
+    each).  The compiled conv matches the reference at batches 1 to 3."""
+    from unity.relax.struct_info import sym
+
+    c, n = 256, sym("n")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((n, c // 16, 14, 14, 16), "float32"))
+    weight = RNG.standard_normal((c, c, 3, 3)).astype("float32") / 48
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            conv = op.nn.conv2d(x, relax.Constant(weight), padding=1, data_layout="NCHW16c")
+            out = bb.emit_output(conv)
+        bb.emit_func_output(out)
+    mod = bb.get()
+    after = Conv2dWinograd(16)(mod)
+    assert _points(after) == 16
+    assert str(after["main"].body.blocks[0].bindings[0].var.struct_info.shape[2]) == "49*n"
+    lowered = get_pipeline("default", 2, "llvm")(mod)
+    matmul = next(f for gv, f in lowered.functions.items() if gv.name_hint == "winograd_matmul")
+    assert "T.unroll(T.int64(7))" in matmul.script()
+    vm = relax.VirtualMachine(unity.compile(mod, target="llvm"), unity.cpu())
+    for batch in (1, 2, 3):
+        data = RNG.standard_normal((batch, c, 14, 14)).astype("float32")
+        blocked = data.reshape(batch, c // 16, 16, 14, 14).transpose(0, 1, 3, 4, 2)
+        got = vm["main"](np.ascontiguousarray(blocked)).numpy()
+        got = got.transpose(0, 1, 4, 2, 3).reshape(batch, c, 14, 14)
+        want = conv2d_nchw_python(np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1))), weight, 1, 0)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("k", [3, 5])
 def test_a_symbolic_image_size_takes_winograd_with_symbolic_tiles(k: int) -> None:
     """Height and width known only at run time: the tiles are computed from them (the

@@ -77,12 +77,12 @@ def test_the_three_stages_equal_a_direct_conv(m, r, c, o, h, w, padding, images,
     x = te.placeholder((images, c // b, h, w, b), name="x")
     top, left, bottom, right = (padding,) * 4 if isinstance(padding, int) else padding
     oh, ow = h + top + bottom - (r - 1), w + left + right - (r - 1)
-    tiles = W.winograd_tiles(oh, ow, m, images)[2]
-    v = W.winograd_data_transform(x, m, padding, tiles + 3, r, groups)  # three spare rows
+    tiles = W.winograd_tiles(oh, ow, m)[2]  # of an image
+    v = W.winograd_data_transform(x, m, padding, tiles + 3, r, groups)  # three spare rows each
     shape = (alpha**2, groups, o // groups // panel, c // groups, panel)
     u = te.placeholder(shape, name="u")
     mm = W.winograd_batch_matmul(v, u)
-    y = W.winograd_output_transform(mm, m, (oh, ow), b, images, r)
+    y = W.winograd_output_transform(mm, m, (oh, ow), b, images, r, tiles + 3)
     lib = unity.build(te.create_prim_func([x, u, y]))
     data = RNG.standard_normal((images, c, h, w)).astype("float32")
     weight = RNG.standard_normal((o, c // groups, r, r)).astype("float32")

@@ -240,10 +240,12 @@ def winograd_tile(
 
 
 def matmul_rows(tiles: int | sympy.Expr, block: int) -> int | sympy.Expr:
-    """The rows of the Winograd matmul for `tiles` tiles: a multiple of the register tile's
-    rows, so that no tile is guarded: `tiles` itself where 7-row tiles take them
-    (`seven_rows`: 49 tiles at 14 x 14 and 28 x 28, 196 at 56 x 56 fall to 8), else up to
-    a multiple of 8 with 16 lanes, of 4 with fewer; a symbolic count up to a multiple of 4.
+    """The rows of the Winograd matmul for an image's `tiles` tiles (each image of a batch
+    takes as many: ``n * 49`` rows over a symbolic batch are whole register tiles too): a
+    multiple of the register tile's rows, so that no tile is guarded: `tiles` itself
+    where 7-row tiles take them (`seven_rows`: 49 tiles at 14 x 14 and 28 x 28, 196 at 56
+    x 56 fall to 8), else up to a multiple of 8 with 16 lanes, of 4 with fewer; a symbolic
+    count (a symbolic image size) up to a multiple of 4.
     Sapphire Rapids, the matmuls alone, rows as before (a multiple of 4, the last 8-row
     tile guarded) -> now: 64 -> 192 at 56 x 56 0.90 -> 0.60 ms (196 -> 200 rows), 128 ->
     256 at 14 x 14 0.197 -> 0.178 (52 -> 49), 256 -> 256 0.302 -> 0.272, 128 -> 128 at 28 x
@@ -285,8 +287,7 @@ class _Rewriter(ExprMutator):
         n, oh, ow = (int(d) if d.is_number else d for d in (n, oh, ow))  # symbolic: symbolic tile rows
         o, r, groups = w.data.shape[0], w.data.shape[2], attrs.groups
         panel = 2 * cfg.block if (o // groups) % (2 * cfg.block) == 0 else cfg.block
-        tiles = n * winograd_tiles(oh, ow, m)[2]
-        rows = matmul_rows(tiles, cfg.block)
+        rows = matmul_rows(winograd_tiles(oh, ow, m)[2], cfg.block)  # an image's
         u = Constant(winograd_weight_transform(w.data, m, panel, groups))
         v = self._call(
             "winograd_data", winograd_data_transform, [x], (m, attrs.padding, rows, r, groups),
@@ -297,7 +298,7 @@ class _Rewriter(ExprMutator):
         mm_var = self.fresh_var("winograd_m", mm.struct_info)
         y = self._call(
             "winograd_output", winograd_output_transform, [mm_var],
-            (m, (oh, ow), cfg.block, n, r), OpPatternKind.OUT_ELEMWISE_FUSABLE,
+            (m, (oh, ow), cfg.block, n, r, rows), OpPatternKind.OUT_ELEMWISE_FUSABLE,
         )  # fmt: skip
         var = self.visit_var_def(binding.var)
         return [VarBinding(v_var, v), VarBinding(mm_var, mm), VarBinding(var, y, span=binding.span)]

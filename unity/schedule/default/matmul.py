@@ -139,6 +139,9 @@ def _tiles(
         tj = widths[0]
     rows = ext[i] if ext[i] is not None else _MANY_ROWS  # symbolic: a guarded last tile
     ti = _row_tile(ext[i], ctx)
+    factor = _constant_factor(info.loops[info.loop_of(i)].extent) if ext[i] is None else 1
+    if factor > 1 and factor % (_row_tile(factor, ctx) or factor + 1) == 0:
+        ti = _row_tile(factor, ctx)  # a tile dividing every count: Winograd's n * 49 rows
     if ti is None and rows < _FEW_ROWS:
         ti = rows  # GEMV-like: every row in one tile
     if tj is None or ti is None:
@@ -149,6 +152,21 @@ def _tiles(
         ti, tj = 4, 3 * ctx.lanes
     blocked = ext[k] is not None and ext[k] % 256 == 0 and ext[k] > 256 and rows >= _FEW_ROWS
     return ti, tj, 256 if blocked else None
+
+
+def _constant_factor(extent: PrimExpr) -> int:
+    """The constant that a symbolic extent is a multiple of by its form (``n * 49``: 49).
+
+    Example:
+        >>> n = Var("n", "int64")
+        >>> _constant_factor(n * 49), _constant_factor(49 * (n * 2)), _constant_factor(n + 1)
+        (49, 98, 1)
+    """
+    if isinstance(extent, IntImm):
+        return extent.value
+    if isinstance(extent, Mul):
+        return _constant_factor(extent.a) * _constant_factor(extent.b)
+    return 1
 
 
 def _row_tile(m: int | None, ctx: RuleContext) -> int | None:

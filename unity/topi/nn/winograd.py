@@ -170,8 +170,9 @@ def winograd_data_transform(
 ) -> Tensor:  # fmt: skip
     """``V[e*a + n, g, p, c]``: the transformed input tiles of an NCHW{b}c `data` for an
     `r x r` stride-1 conv with `padding`, channel `c` of group `g` (of `groups`, each whole
-    blocks); `tiles` rows (at least the image's tiles; the extra rows repeat the last
-    tile, so that a matmul tile divides them).
+    blocks); `tiles` rows per image (at least the image's tiles; the extra rows repeat its
+    last tile, so that a matmul's register tile divides the rows, over a symbolic batch
+    too), image `i`'s from row ``i * tiles``.
 
     Example:
         >>> from unity import te
@@ -188,10 +189,12 @@ def winograd_data_transform(
     top, left, bottom, right = padding4(padding)
     oh, ow = h + top + bottom - (r - 1), w + left + right - (r - 1)
     th, tw, _ = winograd_tiles(oh, ow, m)
-    count = images * (th * tw)
-    rows = count if tiles is None else tiles
-    if isinstance(rows, int) and isinstance(count, int) and rows < count:  # symbolic: as computed
-        raise ValueError(f"winograd: {rows} tile rows for {count} tiles")
+    count = th * tw  # an image's tiles
+    per_image = count if tiles is None else tiles
+    if isinstance(per_image, int) and isinstance(count, int) and per_image < count:
+        raise ValueError(f"winograd: {per_image} tile rows for {count} tiles")
+    rows = images * per_image
+    spare = not (isinstance(per_image, int) and isinstance(count, int) and per_image == count)
     per_group = cb * b // groups
     if per_group % b or groups * per_group != cb * b:
         raise ValueError(f"winograd: {cb * b} channels in {groups} groups are not whole blocks")
@@ -200,8 +203,8 @@ def winograd_data_transform(
 
     def rows_body(p: PrimExpr, c: PrimExpr, e: PrimExpr, j: PrimExpr, lane: PrimExpr) -> PrimExpr:
         last = const(count - 1, p.dtype) if isinstance(count, int) else (count - 1).astype(p.dtype)
-        q = min_value_of(p, last)
-        image, t = q // (th * tw), q % (th * tw)
+        image, t = p // per_image, p % per_image
+        t = t if spare is False else min_value_of(t, last)  # spare rows repeat the last tile
         y, x = t // tw * m, t % tw * m
         d = [padded[image, c, y + i, x + j, lane] for i in range(alpha)]
         return _pick(e, [_combine(bt[k], d) for k in range(alpha)])
@@ -247,10 +250,13 @@ def winograd_batch_matmul(v: Tensor, u: Tensor, out_dtype: str | None = None) ->
 
 
 def winograd_output_transform(
-    mm: Tensor, m: int, out_hw: tuple[int, int], block: int, images: int = 1, r: int = 3
-) -> Tensor:
+    mm: Tensor, m: int, out_hw: tuple[int, int], block: int, images: int = 1, r: int = 3,
+    tiles: int | None = None,
+) -> Tensor:  # fmt: skip
     """``Y[n, o // b, y, x, o % b]``: the `out_hw` output of the products `mm` (``M[k, o //
-    og, o % og // t, p, o % t]``, ``og`` output channels per group) in NCHW{block}c.
+    og, o % og // t, p, o % t]``, ``og`` output channels per group) in NCHW{block}c, image
+    `n`'s tiles from row ``n * tiles`` (`tiles` rows per image, as the data transform's;
+    default: the image's tiles).
 
     Example:
         >>> from unity import te
@@ -277,8 +283,10 @@ def winograd_output_transform(
         attrs={WINOGRAD: "output_rows"},
     )  # fmt: skip
 
+    per_image = th * tw if tiles is None else tiles
+
     def body(n: PrimExpr, ob: PrimExpr, y: PrimExpr, x: PrimExpr, lane: PrimExpr) -> PrimExpr:
-        p = (n * th + y // m) * tw + x // m
+        p = n * per_image + y // m * tw + x // m
         t = [first[p, ob, a, x % m, lane] for a in range(alpha)]
         return _pick(y % m, [_combine(at[k], t) for k in range(m)])
 
