@@ -22,7 +22,8 @@ blocked):
   taps read through the zero padding (`padded_window`: few border tiles, whose taps are
   checked; `HoistPadChecks` gives the interior tiles a version without checks), else the
   padding is computed per channel block inside the parallel loop (one launch, the padded
-  block stays in cache).
+  block stays in cache); reading through the padding, channel blocks that would leave a
+  core idle (1 or 3 on 2 cores) give way to the rows in parallel.
 
 Loops ``(n, oc0, y) parallel / x0 / reduction / x1, oc1 (unrolled) / ob (vector)`` (with
 flattened pixels ``(n, oc0, p0)``); the kernel-column loop of a row tile is unrolled
@@ -490,12 +491,18 @@ def _depthwise(
     sch.reorder(n, oc, y, x0, *red, x1, ob)
     sch.reverse_compute_at(acc, x0)
     init = sch.decompose_reduction(c, red[0])
-    outer = sch.fuse(n, oc) if const_extent(info.loops[0]) == 1 else oc
-    sch.parallel(outer)
     pad = padding_block(sch, c, conv.x_load.buffer)
-    if pad is not None and _reads_through_padding(padded_window(info, sch.get(pad), tx)):
+    copied = pad is not None and not _reads_through_padding(padded_window(info, sch.get(pad), tx))
+    if pad is not None and not copied:
         sch.compute_inline(pad)  # each tap checked; interior tiles unchecked (`HoistPadChecks`)
-    elif pad is not None:
+    extents = [const_extent(info.loops[k]) for k in range(3)]
+    tasks = (extents[0] or 1) * (extents[1] or 1)  # a symbolic batch taken as 1
+    if copied or tasks % ctx.num_cores == 0 or tasks >= 4 * ctx.num_cores:
+        outer = sch.fuse(n, oc) if extents[0] == 1 else oc  # a channel block's own padding
+        sch.parallel(outer)
+    else:  # channel blocks that leave a core idle (3 on 2 cores): the rows when many
+        outer = parallel_tile_loops(sch, [n, oc, y], extents, ctx)
+    if copied:
         sch.compute_at(pad, outer)
         sch.vectorize(sch.get_loops(pad)[-1])
         taken.append(sch.get(pad).name_hint)
