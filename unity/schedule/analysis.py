@@ -107,9 +107,7 @@ def linear(expr: PrimExpr) -> tuple[dict[Var, int], int] | None:
 def _widening(cast: Cast) -> bool:
     """Whether `cast` takes an integer to an integer type at least as wide (values kept)."""
     source, target = cast.value.dtype, cast.dtype
-    return (
-        dt.is_int(source) and dt.is_int(target) and dt.bits(target) >= dt.bits(source)
-    )
+    return dt.is_int(source) and dt.is_int(target) and dt.bits(target) >= dt.bits(source)
 
 
 def linear_terms(expr: PrimExpr, over: set[Var]) -> list[tuple[Var, PrimExpr]] | None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from unity.schedule.analysis import as_int, linear, used_vars
 from unity.schedule.default.analysis import BlockInfo, RuleContext, const_extent, vector_registers
-from unity.schedule.default.injective import parallel_one
+from unity.schedule.default.injective import parallel_choice, parallel_one
 from unity.schedule.schedule import Schedule
 from unity.schedule.state import BlockRV, LoopRV
 from unity.tir.arith import Analyzer
@@ -151,6 +151,7 @@ TYPICAL_IMAGE_SIZE = 224
 """The height and width of a symbolic image where a rule needs a size (an ImageNet image;
 `Conv2dWinograd` takes it too)."""
 
+
 def typical_extent(extent: PrimExpr) -> int:
     """`extent` (of symbolic image sizes) with every variable at `TYPICAL_IMAGE_SIZE`.
 
@@ -203,9 +204,7 @@ def _typical_pick(
             if not extent:
                 return None
         typical.append(extent)
-    want = 4 * ctx.num_cores
-    first = next((k for k, e in enumerate(typical) if e >= want), None)
-    return first if first is not None else max(range(len(typical)), key=lambda k: typical[k])
+    return parallel_choice(typical, ctx)
 
 
 def pixel_tile(oc: int, pixels: int, lanes: int) -> tuple[int, int] | None:

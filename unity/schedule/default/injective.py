@@ -214,6 +214,29 @@ def parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
     return fused
 
 
+def parallel_choice(extents: list[int | None], ctx: RuleContext) -> int:
+    """The index of the loop `parallel_one` takes among loops of `extents` (None:
+    symbolic), outermost first.
+
+    Example:
+        >>> ctx = RuleContext(num_cores=2)
+        >>> parallel_choice([1, 2, 56], ctx), parallel_choice([None, 6, 4], ctx)
+        (2, 1)
+        >>> parallel_choice([None, 2, None], ctx), parallel_choice([None, 1, 1], ctx)
+        (2, 0)
+    """
+    want = 4 * ctx.num_cores
+    pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
+    if pick is None:
+        pick = next((k for k in reversed(range(1, len(extents))) if extents[k] is None), None)
+    constant = [k for k, e in enumerate(extents) if e is not None]
+    if pick is None and constant:
+        pick = max(constant, key=lambda k: extents[k])  # type: ignore[arg-type, return-value]
+        if extents[pick] == 1 and extents[0] is None:
+            pick = 0
+    return 0 if pick is None else pick  # one loop, of symbolic extent
+
+
 def parallel_one(
     sch: Schedule,
     loops: list[LoopRV],
@@ -245,18 +268,8 @@ def parallel_one(
     """
     if not loops:
         return None
-    want = 4 * ctx.num_cores
     if pick is None:
-        pick = next((k for k, e in enumerate(extents) if e is not None and e >= want), None)
-    if pick is None:
-        pick = next((k for k in reversed(range(1, len(extents))) if extents[k] is None), None)
-    constant = [k for k, e in enumerate(extents) if e is not None]
-    if pick is None and constant:
-        pick = max(constant, key=lambda k: extents[k])
-        if extents[pick] == 1 and extents[0] is None:
-            pick = 0
-    if pick is None:
-        pick = 0  # one loop, of symbolic extent
+        pick = parallel_choice(extents, ctx)
     if extents[pick] == 1:
         return None
     if hoist and pick:
