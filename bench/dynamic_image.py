@@ -88,6 +88,14 @@ GoogLeNet's logits were its classifier's bias): ConvNeXt-T 0.93x / 0.94x, DenseN
 ms), MobileNet v2 0.90x / 0.96x, v3-small 1.01x / 0.97x, RegNet-Y-400MF 0.94x / 0.91x,
 ResNet-50 0.95x / 0.94x (21.4 / 21.8 / 22.6 ms), ShuffleNet v2 0.85x / 0.84x, SqueezeNet
 1.1 1.04x / 1.02x; max |unity - onnxruntime| 4e-8 .. 6e-5 against logits of 0.03-1.9.
+Stop 44 (kernels called in native runs by the VM; the parallel loop of a conv over a
+symbolic batch no longer the batch; Winograd rows per image), MnasNet 1.0 added, the
+machine slower again (onnxruntime's ConvNeXt-T 42.5 ms): ConvNeXt-T 0.94x / 0.95x,
+DenseNet-121 0.98x / 1.00x, EfficientNet-B0 0.93x / 0.89x, GoogLeNet 0.94x / 0.95x,
+MnasNet 1.04x / 1.06x (3.6 / 3.7 / 3.5 ms; 1.13x / 1.19x at the session's start),
+MobileNet v2 0.94x / 0.92x, v3-small 0.88x / 0.87x, RegNet-Y-400MF 0.92x / 0.86x,
+ResNet-50 0.91x / 0.91x (24.3 / 24.1 / 26.5 ms), ShuffleNet v2 0.83x / 0.76x, SqueezeNet
+1.1 1.00x / 0.98x.
 """
 
 from __future__ import annotations

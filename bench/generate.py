@@ -41,6 +41,11 @@ Stop 41, same machine, kernels called through one packed argument (the VM's time
 without kernels 0.160 -> 0.089 ms per token)::
 
     mid-size GPT-2 (16+32)   2.8 ms 0.96x  0.86 ms 0.91x   yes
+
+Stop 44, same machine (slower that day), a step's kernels called in native runs
+(`unity.runtime.kernel_runs`; stop 43's code: per token 0.87x, prompt 0.95x)::
+
+    mid-size GPT-2 (16+32)   2.8 ms 0.91x  0.78 ms 0.83x   yes
 """
 
 from __future__ import annotations
