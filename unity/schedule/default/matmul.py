@@ -140,8 +140,9 @@ def _tiles(
     rows = ext[i] if ext[i] is not None else _MANY_ROWS  # symbolic: a guarded last tile
     ti = _row_tile(ext[i], ctx)
     factor = _constant_factor(info.loops[info.loop_of(i)].extent) if ext[i] is None else 1
-    if factor > 1 and factor % (_row_tile(factor, ctx) or factor + 1) == 0:
-        ti = _row_tile(factor, ctx)  # a tile dividing every count: Winograd's n * 49 rows
+    exact = _row_tile(factor, ctx) if factor > 1 else None
+    if exact is not None and factor % exact == 0:
+        ti = exact  # a tile dividing every count: Winograd's n * 49 rows, in 7-row tiles
     if ti is None and rows < _FEW_ROWS:
         ti = rows  # GEMV-like: every row in one tile
     if tj is None or ti is None:

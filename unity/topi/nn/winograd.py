@@ -204,7 +204,7 @@ def winograd_data_transform(
     def rows_body(p: PrimExpr, c: PrimExpr, e: PrimExpr, j: PrimExpr, lane: PrimExpr) -> PrimExpr:
         last = const(count - 1, p.dtype) if isinstance(count, int) else (count - 1).astype(p.dtype)
         image, t = p // per_image, p % per_image
-        t = t if spare is False else min_value_of(t, last)  # spare rows repeat the last tile
+        t = min_value_of(t, last) if spare else t  # spare rows repeat the image's last tile
         y, x = t // tw * m, t % tw * m
         d = [padded[image, c, y + i, x + j, lane] for i in range(alpha)]
         return _pick(e, [_combine(bt[k], d) for k in range(alpha)])
