@@ -58,6 +58,7 @@ from unity.schedule.default.injective import parallel_outer
 from unity.schedule.default.prepack import PREPACK
 from unity.schedule.error import ScheduleError
 from unity.schedule.schedule import Schedule
+from unity.tir.arith.linear import to_linear
 from unity.tir.expr import Add, BufferLoad, IntImm, IterType, Mul, PrimExpr, Var
 from unity.tir.transform.inject_prefetch import LINE_BYTES, PREFETCH
 
@@ -156,18 +157,16 @@ def _tiles(
 
 
 def _constant_factor(extent: PrimExpr) -> int:
-    """The constant that a symbolic extent is a multiple of by its form (``n * 49``: 49).
+    """The constant that a symbolic extent is a multiple of by its form (``n * 49``: 49):
+    the gcd of its linear form's coefficients and constant.
 
     Example:
         >>> n = Var("n", "int64")
         >>> _constant_factor(n * 49), _constant_factor(49 * (n * 2)), _constant_factor(n + 1)
         (49, 98, 1)
     """
-    if isinstance(extent, IntImm):
-        return extent.value
-    if isinstance(extent, Mul):
-        return _constant_factor(extent.a) * _constant_factor(extent.b)
-    return 1
+    form = to_linear(extent)
+    return math.gcd(form.const, *(coeff for _, coeff in form.terms.values()))
 
 
 def _row_tile(m: int | None, ctx: RuleContext) -> int | None:
