@@ -16,6 +16,8 @@ from typing import Any
 
 import sympy
 
+from unity.tir.arith.sympy_bridge import common_fraction
+
 Tree = int | list[Any]
 
 
@@ -61,7 +63,7 @@ def to_tree(expr: object, slots: dict[sympy.Symbol, int]) -> Tree:
     if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
         return _fold("*", [to_tree(expr.base, slots)] * int(expr.exp))
     if isinstance(expr, sympy.floor | sympy.ceiling):
-        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        num, den = common_fraction(expr.args[0])
         a, b = to_tree(num, slots), to_tree(den, slots)
         if isinstance(expr, sympy.floor):
             return ["//", a, b]

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 import sympy
 
@@ -239,10 +240,7 @@ class _From:
         return E.select(self.convert(cond), self.convert(value), self._piecewise(pieces[1:]))
 
     def _add(self, s: sympy.Add) -> E.PrimExpr:
-        pos, neg = [], []
-        for term in s.as_ordered_terms():
-            coeff = term.as_coeff_Mul()[0]
-            (neg if coeff < 0 else pos).append(-term if coeff < 0 else term)
+        pos, neg = _signed_terms(s)
         out = self.convert(pos[0]) if pos else None
         for term in pos[1:]:
             out = out + self.convert(term)  # type: ignore[operator]
@@ -261,7 +259,32 @@ class _From:
         return out if coeff == 1 else out * int(coeff)
 
     def _fraction(self, arg: sympy.Basic) -> tuple[E.PrimExpr, E.PrimExpr | None]:
-        num, den = sympy.fraction(sympy.together(arg))
-        if den == 1:
-            return self.convert(num), None
-        return self.convert(sympy.expand(num)), self.convert(den)
+        num, den = common_fraction(arg, expand=True)
+        return self.convert(num), (None if den == 1 else self.convert(den))
+
+
+@lru_cache(maxsize=4096)
+def common_fraction(arg: sympy.Basic, expand: bool = False) -> tuple[sympy.Basic, sympy.Basic]:
+    """`arg` as ``(numerator, denominator)`` over one common denominator (the numerator
+    expanded with `expand` where there is a denominator).  Cached: sympy's `together` is
+    slow, and the same few sizes (``H/16 - 13/16`` for every conv tile over a symbolic
+    image) come back thousands of times in one compile.
+
+    Example:
+        >>> H = sympy.Symbol("H", integer=True)
+        >>> common_fraction(H / 16 - sympy.Rational(13, 16))
+        (H - 13, 16)
+    """
+    num, den = sympy.fraction(sympy.together(arg))
+    return (sympy.expand(num), den) if expand and den != 1 else (num, den)
+
+
+@lru_cache(maxsize=4096)
+def _signed_terms(s: sympy.Add) -> tuple[tuple[sympy.Basic, ...], tuple[sympy.Basic, ...]]:
+    """The terms of `s` in sympy's printing order, split into those added and those
+    subtracted (negated); cached, as `as_ordered_terms` sorts (slowly) every time."""
+    pos, neg = [], []
+    for term in s.as_ordered_terms():
+        coeff = term.as_coeff_Mul()[0]
+        (neg if coeff < 0 else pos).append(-term if coeff < 0 else term)
+    return tuple(pos), tuple(neg)
