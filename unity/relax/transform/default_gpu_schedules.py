@@ -4,7 +4,9 @@ The ``cuda`` counterpart of `DefaultSchedules`: runs
 `unity.schedule.default_gpu.apply_default_gpu_schedules`, which leaves PrimFuncs marked
 ``tir.is_scheduled`` (or already holding a thread binding) alone and gives every other
 one the spatial / reduction / tiled-matmul rule.  `unity.compile(mod, target="cuda")`
-runs it at every opt level, since host code may only launch kernels.
+runs it at every opt level, since host code may only launch kernels.  A recurrent layer's
+CPU kernel (``unity.recurrent`` attribute, `unity.topi.nn.recurrent_kernel`) is replaced
+by the GPU form of the same kernel.
 
 Before (a PrimFunc of the module)::
 
@@ -56,4 +58,22 @@ class DefaultGPUSchedules(ModulePass):
         """Schedule the PrimFuncs; relax functions are unchanged."""
         from unity.schedule.default_gpu import apply_default_gpu_schedules
 
-        return apply_default_gpu_schedules(mod, self.threads)
+        return apply_default_gpu_schedules(_recurrent_for_gpu(mod), self.threads)
+
+
+def _recurrent_for_gpu(mod: IRModule) -> IRModule:
+    """`mod` with each recurrent CPU kernel rebuilt in its GPU form (same attributes)."""
+    from unity.tir.function import PrimFunc
+    from unity.topi.nn.recurrent import recurrent_kernel
+
+    out = mod
+    for gv, func in list(mod.items()):
+        spec = func.attrs.get("unity.recurrent") if isinstance(func, PrimFunc) else None
+        if spec is None:
+            continue
+        gpu = recurrent_kernel(**spec, gpu=True)
+        for key, value in func.attrs.items():
+            gpu = gpu.with_attr(key, value)
+        out = out.copy() if out is mod else out
+        out.update_func(gv, gpu)
+    return out

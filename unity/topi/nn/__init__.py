@@ -19,6 +19,7 @@ from unity.topi.nn.lrn import lrn
 from unity.topi.nn.norm import batch_norm, group_norm, layer_norm
 from unity.topi.nn.pad import pad
 from unity.topi.nn.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from unity.topi.nn.recurrent import recurrent_kernel
 from unity.topi.nn.softmax import log_softmax, softmax
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "mish",
     "pad",
     "prelu",
+    "recurrent_kernel",
     "relu",
     "selu",
     "silu",

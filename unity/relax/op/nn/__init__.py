@@ -14,3 +14,4 @@ from unity.relax.op.nn.linear import linear
 from unity.relax.op.nn.normalization import batch_norm, group_norm, layer_norm
 from unity.relax.op.nn.pad import pad
 from unity.relax.op.nn.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from unity.relax.op.nn.recurrent import RecurrentAttrs, recurrent

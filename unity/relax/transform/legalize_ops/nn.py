@@ -1,5 +1,6 @@
 """Legalize `relax.op.nn`: activations, softmax, convolution, pooling, normalization, pad,
-dropout (the identity at inference, with a mask of ones).
+dropout (the identity at inference, with a mask of ones), and `recurrent` (a call of the
+already scheduled kernel `topi.nn.recurrent_kernel` builds).
 
 Example:
     >>> from unity.relax import op
@@ -12,7 +13,9 @@ from __future__ import annotations
 from unity import topi
 from unity.relax import op
 from unity.relax.block_builder import BlockBuilder
+from unity.relax.analysis.op_pattern import OpPatternKind
 from unity.relax.expr import Call, Expr, Tuple
+from unity.relax.struct_info import TupleStructInfo
 from unity.relax.transform.legalize_ops.common import (
     attrs_rule,
     call_te,
@@ -66,6 +69,28 @@ def legalize_dropout(bb: BlockBuilder, call: Call) -> Expr:
     return Tuple((x, mask))
 
 
+def legalize_recurrent(bb: BlockBuilder, call: Call) -> Expr:
+    """`nn.recurrent(xw, rt, bias, h0, c0, peep)` -> a `call_tir` of its kernel (built
+    scheduled and opaque: no rule reschedules it, no fusion crosses it).
+
+    Example:
+        >>> call = op.nn.recurrent(*args, op.nn.RecurrentAttrs("LSTM"))  # doctest: +SKIP
+        >>> legalize_recurrent(bb, call)  # doctest: +SKIP
+    """
+    a = call.attrs
+    assert isinstance(a, op.nn.RecurrentAttrs)
+    sinfo = call.struct_info
+    assert isinstance(sinfo, TupleStructInfo)
+    packed = call.args[1].struct_info.shape  # type: ignore[attr-defined]  # (H/V, H, G, V)
+    hidden, width = int(packed[1]), int(packed[3])
+    func = topi.nn.recurrent_kernel(
+        a.kind, hidden, sinfo.fields[0].dtype, a.activations, a.clip,  # type: ignore[attr-defined]
+        a.input_forget, a.linear_before_reset, a.reverse, width,
+    ).with_attr("op_pattern", int(OpPatternKind.OPAQUE))
+    gv = bb.add_func(func, f"recurrent_{a.kind.lower()}")
+    return op.call_tir(gv, call.args, list(sinfo.fields))
+
+
 for _name in ("relu", "gelu", "gelu_tanh", "silu"):
     register_legalize(getattr(op.nn, _name), te_rule(getattr(topi.nn, _name)))
 register_legalize(op.nn.softmax, attrs_rule(topi.nn.softmax, lambda a: {"axis": a.axis}))
@@ -96,3 +121,4 @@ register_legalize(
 )
 register_legalize(op.nn.pad, legalize_pad)
 register_legalize(op.nn.dropout, legalize_dropout)
+register_legalize(op.nn.recurrent, legalize_recurrent)

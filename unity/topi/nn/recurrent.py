@@ -1,0 +1,313 @@
+"""The recurrence of ONNX's RNN, GRU and LSTM as one scheduled TIR kernel over a whole
+sequence (symbolic length and batch).
+
+A recurrence cannot be a tensor expression (each step reads the one before), so this
+builds the kernel's TIR directly, already scheduled: the input projection ``x @ W^T + Wb``
+of every step (one large matmul) is computed before, and the kernel runs the steps in
+turn.  In each step the hidden units are split into blocks of `vector_width` lanes, run
+in parallel: a block accumulates its units' columns of ``h @ R^T`` for every gate (one
+vector accumulator per gate), then applies the gate arithmetic and writes the new
+``h`` (and ``c``) of its units.  The previous ``h`` is read from one half of a two-step
+buffer while the new one goes to the other, so no block overwrites what another still
+reads.  GRU without ``linear_before_reset`` needs the whole ``r * h`` before its third
+gate: its step is two parallel loops.
+
+Gate order and formulas are ONNX's (``iofc`` for LSTM, ``zrh`` for GRU), activations
+any of `ACTIVATIONS`, with `clip` applied to every activation's input but the cell's.
+
+Example:
+    >>> func = recurrent_kernel("LSTM", hidden=32, dtype="float32")
+    >>> [b.name for b in func.buffer_params()]
+    ['xw', 'rt', 'bias', 'h0', 'c0', 'peep', 'Y', 'C']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from unity import tir
+from unity.tir.buffer import Buffer
+from unity.tir.expr import PrimExpr, Var, const, max_value_of, min_value_of, select
+from unity.tir.stmt import Allocate, BufferStore, For, ForKind, Stmt, seq
+
+GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+"""Gates per kind: the columns of ``W`` and ``R`` are `GATES[kind] * hidden`."""
+
+DEFAULT_ACTIVATIONS = {"RNN": ("Tanh",), "GRU": ("Sigmoid", "Tanh"),
+                       "LSTM": ("Sigmoid", "Tanh", "Tanh")}  # fmt: skip
+"""ONNX's default activations per kind (f, g, h)."""
+
+Activation = tuple[str, float | None, float | None]
+"""An activation's ONNX name and its optional alpha and beta."""
+
+_Fn = Callable[[PrimExpr, float | None, float | None], PrimExpr]
+
+
+def _k(x: PrimExpr, value: float) -> PrimExpr:
+    return const(value, x.dtype)
+
+
+ACTIVATIONS: dict[str, _Fn] = {
+    "Sigmoid": lambda x, a, b: tir.sigmoid(x),
+    "Tanh": lambda x, a, b: tir.tanh(x),
+    "Relu": lambda x, a, b: max_value_of(x, _k(x, 0.0)),
+    "Softsign": lambda x, a, b: x / (_k(x, 1.0) + tir.abs(x)),
+    "Softplus": lambda x, a, b: tir.log(tir.exp(x) + _k(x, 1.0)),
+    "Affine": lambda x, a, b: x * _k(x, 1.0 if a is None else a) + _k(x, 0.0 if b is None else b),
+    "LeakyRelu": lambda x, a, b: select(x < _k(x, 0.0), x * _k(x, 0.01 if a is None else a), x),
+    "ScaledTanh": lambda x, a, b: tir.tanh(x * _k(x, 1.0 if b is None else b))
+    * _k(x, 1.0 if a is None else a),
+    "HardSigmoid": lambda x, a, b: min_value_of(
+        max_value_of(x * _k(x, 0.2 if a is None else a) + _k(x, 0.5 if b is None else b),
+                     _k(x, 0.0)), _k(x, 1.0)),  # fmt: skip
+}
+"""ONNX's recurrent activations as TIR, by name (alpha and beta default as ONNX says)."""
+
+
+def vector_width(hidden: int, most: int = 16) -> int:
+    """The lanes of one block of hidden units: the largest power of two up to `most`
+    that divides `hidden` (so the blocks tile the units exactly).
+
+    Example:
+        >>> vector_width(256), vector_width(20), vector_width(5)
+        (16, 4, 1)
+    """
+    width = most
+    while hidden % width:
+        width //= 2
+    return width
+
+
+def recurrent_kernel(
+    kind: str,
+    hidden: int,
+    dtype: str,
+    activations: Sequence[Activation] | None = None,
+    clip: float | None = None,
+    input_forget: bool = False,
+    linear_before_reset: bool = False,
+    reverse: bool = False,
+    width: int | None = None,
+    gpu: bool = False,
+) -> tir.PrimFunc:
+    """The scheduled kernel of one direction of an RNN / GRU / LSTM over a whole sequence.
+
+    Parameters (``seq`` and ``batch`` symbolic, ``G = GATES[kind]``, ``H = hidden``):
+    ``xw (seq, batch, G*H)`` the input projections with ``W``'s bias, ``rt (H/V, H, G, V)``
+    the recurrent weights packed by blocks of `width` (``V``, by default `vector_width`)
+    units (``rt[blk, k, g, v] = R[g*H + blk*V + v, k]``), ``bias (G*H,)`` ``R``'s bias,
+    ``h0`` and ``c0 (batch, H)`` the initial states, ``peep (3*H,)`` the LSTM peepholes (``i, o, f``);
+    outputs ``Y (seq, batch, H)`` every step's ``h`` (in input order when `reverse`) and
+    ``C (batch, H)`` the last ``c`` (LSTM) or the last ``h``.
+
+    With `gpu`, each step is a kernel launch (the host loops over the steps): a thread
+    block per block of units, a thread per unit.  The CPU kernel carries its arguments in
+    the attribute ``unity.recurrent``, from which `DefaultGPUSchedules` builds this one.
+
+    Example:
+        >>> func = recurrent_kernel("GRU", hidden=8, dtype="float32")
+        >>> func.attrs["tir.is_scheduled"]
+        True
+    """
+    if kind not in GATES:
+        raise ValueError(f"recurrent_kernel: unknown kind {kind!r} (RNN, GRU or LSTM)")
+    names = tuple(activations or [(n, None, None) for n in DEFAULT_ACTIVATIONS[kind]])
+    if len(names) != len(DEFAULT_ACTIVATIONS[kind]):
+        raise ValueError(f"recurrent_kernel: {kind} takes {len(DEFAULT_ACTIVATIONS[kind])} "
+                         f"activations, got {len(names)}")  # fmt: skip
+    for name, _, _ in names:
+        if name not in ACTIVATIONS:
+            raise ValueError(f"recurrent_kernel: no activation {name!r} (supported: "
+                             f"{', '.join(sorted(ACTIVATIONS))})")  # fmt: skip
+    width = width or vector_width(hidden)
+    if hidden % width:
+        raise ValueError(f"recurrent_kernel: {width} lanes do not divide {hidden} hidden units")
+    func = _Builder(kind, hidden, dtype, names, clip, input_forget, linear_before_reset,
+                    reverse, width, gpu).func()  # fmt: skip
+    spec = {"kind": kind, "hidden": hidden, "dtype": dtype, "activations": names, "clip": clip,
+            "input_forget": input_forget, "linear_before_reset": linear_before_reset,
+            "reverse": reverse, "width": width}  # fmt: skip
+    return func.with_attr("unity.recurrent", spec)
+
+
+class _Builder:
+    def __init__(self, kind: str, hidden: int, dtype: str, acts: tuple[Activation, ...],
+                 clip: float | None, input_forget: bool, linear_before_reset: bool,
+                 reverse: bool, width: int, gpu: bool) -> None:  # fmt: skip
+        self.kind, self.hidden, self.dtype = kind, hidden, dtype
+        self.acts, self.clip = acts, clip
+        self.input_forget, self.lbr, self.reverse = input_forget, linear_before_reset, reverse
+        self.gates = GATES[kind]
+        self.width, self.gpu = width, gpu
+        self.lane: Var | None = None  # on the GPU: the thread's lane
+        self.seq, self.batch = Var("seq", "int64"), Var("batch", "int64")
+        gh = self.gates * hidden
+        self.xw = tir.decl_buffer((self.seq, self.batch, gh), dtype, "xw")
+        self.rt = tir.decl_buffer((hidden // self.width, hidden, self.gates, self.width), dtype,
+                                  "rt")
+        self.bias = tir.decl_buffer((gh,), dtype, "bias")
+        self.h0 = tir.decl_buffer((self.batch, hidden), dtype, "h0")
+        self.c0 = tir.decl_buffer((self.batch, hidden), dtype, "c0")
+        self.peep = tir.decl_buffer((3 * hidden,), dtype, "peep")
+        self.y = tir.decl_buffer((self.seq, self.batch, hidden), dtype, "Y")
+        self.c = tir.decl_buffer((self.batch, hidden), dtype, "C")
+        self.hbuf = tir.decl_buffer((2, self.batch, hidden), dtype, "h_state")
+        self.zbuf = tir.decl_buffer((self.batch, hidden), dtype, "z_gate")
+        self.rhbuf = tir.decl_buffer((self.batch, hidden), dtype, "r_times_h")
+
+    # -- helpers ------------------------------------------------------------------------
+    def act(self, index: int, x: PrimExpr, clipped: bool = True) -> PrimExpr:
+        name, alpha, beta = self.acts[index]
+        if clipped and self.clip is not None:
+            x = min_value_of(max_value_of(x, _k(x, -self.clip)), _k(x, self.clip))
+        return ACTIVATIONS[name](x, alpha, beta)
+
+    @staticmethod
+    def loop(extent: PrimExpr | int, kind: ForKind, body: Callable[[Var], Stmt],
+             name: str) -> Stmt:  # fmt: skip
+        var = Var(name, "int64")
+        return For(var, const(0, "int64"), const(extent, "int64") if isinstance(extent, int)
+                   else extent, kind, body(var))  # fmt: skip
+
+    def matmul(self, state: Buffer, state_index: Sequence[PrimExpr], acc: Buffer,
+               gates: Sequence[int], u0: PrimExpr) -> Stmt:  # fmt: skip
+        """``acc[g, lane] = sum_k state[..., k] * rt[k, gate_g * H + u0 + lane]``."""
+        width, zero = self.width, const(0.0, self.dtype)
+        block = tir.floordiv(u0, const(width, "int64"))
+        init = self.loop(len(gates), ForKind.UNROLLED, lambda g: self.lanes(
+            lambda v: BufferStore(acc, zero, (g * width + v,))), "g")
+
+        def update(k: Var) -> Stmt:
+            h = state[(*state_index, k)]
+            stores = []
+            for slot, gate in enumerate(gates):
+                stores.append(self.lanes(lambda v, slot=slot, gate=gate: BufferStore(
+                    acc, acc[slot * width + v] + h * self.rt[block, k, gate, v],
+                    (slot * width + v,))))  # fmt: skip
+            return seq(*stores)
+
+        return seq(init, self.loop(self.hidden, ForKind.SERIAL, update, "k"))
+
+    def blocks(self, body: Callable[[PrimExpr, Var], Stmt]) -> Stmt:
+        """``for block in parallel(H / width): for b in batch: body(u0, b)``; on the GPU
+        the blocks are thread blocks and each thread one lane (`lanes`)."""
+        if not self.gpu:
+            return self.loop(self.hidden // self.width, ForKind.PARALLEL, lambda blk: self.loop(
+                self.batch, ForKind.SERIAL, lambda b: body(blk * self.width, b), "b"), "block")
+        blk, self.lane = Var("block", "int64"), Var("lane", "int64")
+        inner = self.loop(self.batch, ForKind.SERIAL, lambda b: body(blk * self.width, b), "b")
+        lanes = For(self.lane, const(0, "int64"), const(self.width, "int64"),
+                    ForKind.THREAD_BINDING, inner, thread_binding="threadIdx.x")  # fmt: skip
+        self.lane = None
+        return For(blk, const(0, "int64"), const(self.hidden // self.width, "int64"),
+                   ForKind.THREAD_BINDING, lanes, thread_binding="blockIdx.x")  # fmt: skip
+
+    def lanes(self, body: Callable[[Var], Stmt]) -> Stmt:
+        """`body` for each lane of a block: a vector loop, or the GPU thread's own lane."""
+        if self.lane is not None:
+            return body(self.lane)
+        return self.loop(self.width, ForKind.VECTORIZED, body, "v")
+
+    def local(self, slots: int, body: Callable[[Buffer], Stmt]) -> Stmt:
+        acc = tir.decl_buffer((slots * self.width,), self.dtype, "acc", scope="local")
+        return Allocate(acc, body(acc))
+
+    # -- the kernel ---------------------------------------------------------------------
+    def func(self) -> tir.PrimFunc:
+        def start(u: PrimExpr, b: Var) -> Stmt:
+            return seq(BufferStore(self.hbuf, self.h0[b, u], (const(0, "int64"), b, u)),
+                       BufferStore(self.c, (self.c0 if self.kind == "LSTM" else self.h0)[b, u],
+                                   (b, u)))  # fmt: skip
+
+        init = self.blocks(lambda u0, b: self.lanes(lambda v: start(u0 + v, b)))
+        body = self.loop(self.seq, ForKind.SERIAL, self.step, "s")
+        scratch: list[Buffer] = [self.hbuf]
+        if self.kind == "GRU" and not self.lbr:
+            scratch += [self.zbuf, self.rhbuf]
+        stmt = seq(init, body)
+        for buf in reversed(scratch):
+            stmt = Allocate(buf, stmt)
+        params = (self.xw, self.rt, self.bias, self.h0, self.c0, self.peep, self.y, self.c)
+        return tir.PrimFunc(params, stmt).with_attr("tir.is_scheduled", True).with_attr(
+            "tir.noalias", True)
+
+    def step(self, s: Var) -> Stmt:
+        t = self.seq - 1 - s if self.reverse else s
+        cur, nxt = tir.floormod(s, const(2, "int64")), tir.floormod(s + 1, const(2, "int64"))
+        if self.kind == "GRU" and not self.lbr:
+            return seq(self.blocks(lambda u0, b: self.gru_gates(t, cur, u0, b)),
+                       self.blocks(lambda u0, b: self.gru_candidate(t, cur, nxt, u0, b)))
+        gates = list(range(self.gates))
+        return self.blocks(lambda u0, b: self.local(self.gates, lambda acc: seq(
+            self.matmul(self.hbuf, (cur, b), acc, gates, u0),
+            self.lanes(lambda v: self.update(t, cur, nxt, u0, b, v, acc)))))
+
+    def pre(self, t: PrimExpr, b: PrimExpr, gate: int, u: PrimExpr, acc: Buffer | None,
+            slot: int, v: PrimExpr) -> PrimExpr:  # fmt: skip
+        """``xw + h @ R^T + Rb`` of one unit and gate (without the matmul when `acc` is None)."""
+        col = gate * self.hidden + u
+        x = self.xw[t, b, col]
+        if acc is None:
+            return x
+        return x + (acc[slot * self.width + v] + self.bias[col])
+
+    def write_h(self, t: PrimExpr, nxt: PrimExpr, b: PrimExpr, u: PrimExpr,
+                h: PrimExpr) -> list[Stmt]:  # fmt: skip
+        return [BufferStore(self.hbuf, h, (nxt, b, u)), BufferStore(self.y, h, (t, b, u))]
+
+    def update(self, t: PrimExpr, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr, b: PrimExpr,
+               v: Var, acc: Buffer) -> Stmt:  # fmt: skip
+        u = u0 + v
+        one, hidden = const(1.0, self.dtype), self.hidden
+        if self.kind == "RNN":
+            h = self.act(0, self.pre(t, b, 0, u, acc, 0, v))
+            return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, h, (b, u)))
+        if self.kind == "GRU":  # linear_before_reset: r * (h @ Rh^T + Rbh) inside the step
+            z = self.act(0, self.pre(t, b, 0, u, acc, 0, v))
+            r = self.act(0, self.pre(t, b, 1, u, acc, 1, v))
+            rec = acc[2 * self.width + v] + self.bias[2 * hidden + u]
+            cand = self.act(1, self.xw[t, b, 2 * hidden + u] + r * rec)
+            h = (one - z) * cand + z * self.hbuf[cur, b, u]
+            return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, h, (b, u)))
+        c_prev = self.c[b, u]
+        i = self.pre(t, b, 0, u, acc, 0, v) + self.peep[u] * c_prev
+        f = self.pre(t, b, 2, u, acc, 2, v) + self.peep[2 * hidden + u] * c_prev
+        i, f = self.act(0, i), self.act(0, f)
+        if self.input_forget:
+            f = one - i
+        c_new = f * c_prev + i * self.act(1, self.pre(t, b, 3, u, acc, 3, v))
+        o = self.pre(t, b, 1, u, acc, 1, v) + self.peep[hidden + u] * c_new
+        h = self.act(0, o) * self.act(2, c_new, clipped=False)
+        return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, c_new, (b, u)))  # c last:
+        # `h` and `c_new` read the previous c
+
+    def gru_gates(self, t: PrimExpr, cur: PrimExpr, u0: PrimExpr, b: Var) -> Stmt:
+        """GRU's first half: ``z`` and ``r * h`` of a block's units."""
+
+        def lanes(acc: Buffer) -> Stmt:
+            def one(v: Var) -> Stmt:
+                u = u0 + v
+                z = self.act(0, self.pre(t, b, 0, u, acc, 0, v))
+                r = self.act(0, self.pre(t, b, 1, u, acc, 1, v))
+                return seq(BufferStore(self.zbuf, z, (b, u)),
+                           BufferStore(self.rhbuf, r * self.hbuf[cur, b, u], (b, u)))
+
+            return seq(self.matmul(self.hbuf, (cur, b), acc, [0, 1], u0), self.lanes(one))
+
+        return self.local(2, lanes)
+
+    def gru_candidate(self, t: PrimExpr, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr,
+                      b: Var) -> Stmt:  # fmt: skip
+        """GRU's second half: ``(r * h) @ Rh^T``, the candidate and the new ``h``."""
+
+        def lanes(acc: Buffer) -> Stmt:
+            def one(v: Var) -> Stmt:
+                u = u0 + v
+                cand = self.act(1, self.pre(t, b, 2, u, acc, 0, v))
+                z = self.zbuf[b, u]
+                h = (const(1.0, self.dtype) - z) * cand + z * self.hbuf[cur, b, u]
+                return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, h, (b, u)))
+
+            return seq(self.matmul(self.rhbuf, (b,), acc, [2], u0), self.lanes(one))
+
+        return self.local(1, lanes)
