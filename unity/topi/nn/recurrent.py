@@ -96,8 +96,8 @@ def recurrent_kernel(
     ``xw (seq, batch, G*H)`` the input projections with ``W``'s bias, ``rt (H/V, H, G, V)``
     the recurrent weights packed by blocks of `width` (``V``, by default `vector_width`)
     units (``rt[blk, k, g, v] = R[g*H + blk*V + v, k]``), ``bias (G*H,)`` ``R``'s bias,
-    ``h0`` and ``c0 (batch, H)`` the initial states, ``peep (3*H,)`` the LSTM peepholes (``i, o, f``);
-    outputs ``Y (seq, batch, H)`` every step's ``h`` (in input order when `reverse`) and
+    ``h0`` and ``c0 (batch, H)`` the initial states, ``peep (3*H,)`` the LSTM peepholes
+    (``i, o, f``); outputs ``Y (seq, batch, H)`` every step's ``h`` (in input order when `reverse`) and
     ``C (batch, H)`` the last ``c`` (LSTM) or the last ``h``.
 
     With `gpu`, each step is a kernel launch (the host loops over the steps): a thread
