@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 
 import unity
 from unity import relax
@@ -14,6 +14,8 @@ from unity.runtime.cuda.device_api import use_driver
 from unity.runtime.cuda.emulated import EmulatedDriver
 
 from .onnx_helpers import FLOAT, model, run_ort, run_unity, tensor
+
+INT32 = TensorProto.INT32
 
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
@@ -76,3 +78,30 @@ def test_a_symbolic_sequence_runs_on_the_emulated_gpu():
 def test_an_unknown_activation_is_named():
     with pytest.raises(OnnxImportError, match="has no activation 'Gelu'"):
         from_onnx(_layer("RNN", activations=["Gelu"]))
+
+
+@pytest.mark.parametrize("kind,direction", [("LSTM", "bidirectional"), ("GRU", "reverse"),
+                                            ("RNN", "forward")])
+def test_rows_of_other_lengths_match_onnxruntime(kind, direction):
+    """sequence_lens as a graph input: each row stops at its own length (Y zero beyond it,
+    Y_h / Y_c its last step's)."""
+    dirs, gates, hidden = (2 if direction == "bidirectional" else 1), _GATES[kind], 8
+    rng = np.random.default_rng(3)
+    weights = {
+        "W": rng.standard_normal((dirs, gates * hidden, 4)).astype("float32") * 0.3,
+        "R": rng.standard_normal((dirs, gates * hidden, hidden)).astype("float32") * 0.3,
+    }
+    outs = ["Y", "Y_h"] + (["Y_c"] if kind == "LSTM" else [])
+    node = helper.make_node(kind, ["x", "W", "R", "", "lens"], outs, hidden_size=hidden,
+                            direction=direction)  # fmt: skip
+    shapes = {"Y": ["seq", dirs, "batch", hidden], "Y_h": [dirs, "batch", hidden],
+              "Y_c": [dirs, "batch", hidden]}  # fmt: skip
+    proto = model([node], [tensor("x", FLOAT, ["seq", "batch", 4]),
+                           tensor("lens", INT32, ["batch"])],
+                  [tensor(o, FLOAT, shapes[o]) for o in outs], weights)  # fmt: skip
+    mod = from_onnx(proto)
+    x = rng.standard_normal((5, 3, 4)).astype("float32")
+    lens = np.array([5, 2, 4], "int32")
+    for got, want in zip(run_unity(mod, x, lens), run_ort(proto, {"x": x, "lens": lens}),
+                         strict=True):  # fmt: skip
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -54,7 +54,9 @@ def _run(kind, hidden, seq, batch, **kw):
     r /= np.float32(np.sqrt(hidden))  # as trained weights are: sums of order one
     packed = r.reshape(hidden, gates, hidden // width, width).transpose(2, 0, 1, 3).copy()
     y, c = np.zeros((seq, batch, hidden), "float32"), np.zeros((batch, hidden), "float32")
-    lib["main"](xw, packed, bias, h0, c0, peep, y, c)
+    hn = np.zeros_like(c)
+    lib["main"](xw, packed, bias, h0, c0, peep, y, hn, c)
+    np.testing.assert_array_equal(hn, y[0 if kw.get("reverse") else -1])
     return (y, c), (xw, r, bias, h0, c0, peep)
 
 
@@ -90,3 +92,34 @@ def test_bad_arguments_are_named():
         recurrent_kernel("LSTMX", 8, "float32")
     with pytest.raises(ValueError, match="3 lanes do not divide 8"):
         recurrent_kernel("RNN", 8, "float32", width=3)
+
+
+@pytest.mark.parametrize("kind,reverse,lbr", [("LSTM", False, False), ("LSTM", True, False),
+                                              ("GRU", True, False), ("RNN", False, True)])
+def test_rows_of_other_lengths_stop_at_their_length(kind, reverse, lbr):
+    """ONNX's sequence_lens: each row runs its own first inputs (backwards when reverse),
+    its outputs beyond them are zero and its last states are its last step's."""
+    hidden, seq, gates, width = 16, 6, GATES[kind], vector_width(16)
+    lens = np.array([6, 3, 1, 0], "int64")
+    rng = np.random.default_rng(1)
+    shapes = [(seq, 4, gates * hidden), (hidden, gates * hidden), (gates * hidden,),
+              (4, hidden), (4, hidden), (3 * hidden,)]  # fmt: skip
+    xw, r, bias, h0, c0, peep = (rng.standard_normal(s).astype("float32") for s in shapes)
+    r /= np.float32(4.0)
+    packed = r.reshape(hidden, gates, hidden // width, width).transpose(2, 0, 1, 3).copy()
+    lib = unity.build(recurrent_kernel(kind, hidden, "float32", reverse=reverse,
+                                       linear_before_reset=lbr, lengths=True))  # fmt: skip
+    y, hn, c = np.ones((seq, 4, hidden), "float32"), np.zeros((4, hidden), "float32"), None
+    c = np.zeros_like(hn)
+    lib["main"](xw, packed, bias, h0, c0, peep, lens, y, hn, c)
+    for row, length in enumerate(lens):
+        one = slice(row, row + 1)
+        want_y, want_c = _reference(kind, xw[:length, one], r, bias, h0[one], c0[one], peep,
+                                    reverse=reverse, lbr=lbr)  # fmt: skip
+        np.testing.assert_allclose(y[:length, row], want_y[:, 0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(y[length:, row], 0.0)
+        last = want_y[0 if reverse else -1, 0] if length else h0[row]
+        np.testing.assert_allclose(hn[row], last, rtol=1e-5, atol=1e-5)
+        if kind == "LSTM":
+            np.testing.assert_allclose(c[row], want_c[0] if length else c0[row], rtol=1e-5,
+                                       atol=1e-5)  # fmt: skip

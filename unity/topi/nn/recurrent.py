@@ -18,7 +18,7 @@ any of `ACTIVATIONS`, with `clip` applied to every activation's input but the ce
 Example:
     >>> func = recurrent_kernel("LSTM", hidden=32, dtype="float32")
     >>> [b.name for b in func.buffer_params()]
-    ['xw', 'rt', 'bias', 'h0', 'c0', 'peep', 'Y', 'C']
+    ['xw', 'rt', 'bias', 'h0', 'c0', 'peep', 'Y', 'Hn', 'C']
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from unity import tir
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var, const, max_value_of, min_value_of, select
-from unity.tir.stmt import Allocate, BufferStore, For, ForKind, Stmt, seq
+from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, Stmt, seq
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 """Gates per kind: the columns of ``W`` and ``R`` are `GATES[kind] * hidden`."""
@@ -89,6 +89,7 @@ def recurrent_kernel(
     reverse: bool = False,
     width: int | None = None,
     gpu: bool = False,
+    lengths: bool = False,
 ) -> tir.PrimFunc:
     """The scheduled kernel of one direction of an RNN / GRU / LSTM over a whole sequence.
 
@@ -97,8 +98,12 @@ def recurrent_kernel(
     the recurrent weights packed by blocks of `width` (``V``, by default `vector_width`)
     units (``rt[blk, k, g, v] = R[g*H + blk*V + v, k]``), ``bias (G*H,)`` ``R``'s bias,
     ``h0`` and ``c0 (batch, H)`` the initial states, ``peep (3*H,)`` the LSTM peepholes
-    (``i, o, f``); outputs ``Y (seq, batch, H)`` every step's ``h`` (in input order when `reverse`) and
-    ``C (batch, H)`` the last ``c`` (LSTM) or the last ``h``.
+    (``i, o, f``); outputs ``Y (seq, batch, H)`` every step's ``h`` (in input order when
+    `reverse`), ``Hn (batch, H)`` the last ``h`` and ``C (batch, H)`` the last ``c`` (LSTM)
+    or the last ``h``.  With `lengths`, a parameter ``lens (batch,)`` (int64) after ``peep``
+    gives each row's length: a row runs its first ``lens[b]`` inputs (backwards from
+    ``lens[b] - 1`` when `reverse`), its ``Y`` beyond them is zero and its last states are
+    those of its last step, as ONNX's ``sequence_lens``.
 
     With `gpu`, each step is a kernel launch (the host loops over the steps): a thread
     block per block of units, a thread per unit.  The CPU kernel carries its arguments in
@@ -123,17 +128,17 @@ def recurrent_kernel(
     if hidden % width:
         raise ValueError(f"recurrent_kernel: {width} lanes do not divide {hidden} hidden units")
     func = _Builder(kind, hidden, dtype, names, clip, input_forget, linear_before_reset,
-                    reverse, width, gpu).func()  # fmt: skip
+                    reverse, width, gpu, lengths).func()  # fmt: skip
     spec = {"kind": kind, "hidden": hidden, "dtype": dtype, "activations": names, "clip": clip,
             "input_forget": input_forget, "linear_before_reset": linear_before_reset,
-            "reverse": reverse, "width": width}  # fmt: skip
+            "reverse": reverse, "width": width, "lengths": lengths}  # fmt: skip
     return func.with_attr("unity.recurrent", spec)
 
 
 class _Builder:
     def __init__(self, kind: str, hidden: int, dtype: str, acts: tuple[Activation, ...],
                  clip: float | None, input_forget: bool, linear_before_reset: bool,
-                 reverse: bool, width: int, gpu: bool) -> None:  # fmt: skip
+                 reverse: bool, width: int, gpu: bool, lengths: bool) -> None:  # fmt: skip
         self.kind, self.hidden, self.dtype = kind, hidden, dtype
         self.acts, self.clip = acts, clip
         self.input_forget, self.lbr, self.reverse = input_forget, linear_before_reset, reverse
@@ -151,6 +156,8 @@ class _Builder:
         self.peep = tir.decl_buffer((3 * hidden,), dtype, "peep")
         self.y = tir.decl_buffer((self.seq, self.batch, hidden), dtype, "Y")
         self.c = tir.decl_buffer((self.batch, hidden), dtype, "C")
+        self.hn = tir.decl_buffer((self.batch, hidden), dtype, "Hn")
+        self.lens = tir.decl_buffer((self.batch,), "int64", "lens") if lengths else None
         self.hbuf = tir.decl_buffer((2, self.batch, hidden), dtype, "h_state")
         self.zbuf = tir.decl_buffer((self.batch, hidden), dtype, "z_gate")
         self.rhbuf = tir.decl_buffer((self.batch, hidden), dtype, "r_times_h")
@@ -221,26 +228,55 @@ class _Builder:
 
         init = self.blocks(lambda u0, b: self.lanes(lambda v: start(u0 + v, b)))
         body = self.loop(self.seq, ForKind.SERIAL, self.step, "s")
+        last = tir.floormod(self.seq, const(2, "int64"))
+        final = self.blocks(lambda u0, b: self.lanes(lambda v: BufferStore(
+            self.hn, self.hbuf[last, b, u0 + v], (b, u0 + v))))  # fmt: skip
         scratch: list[Buffer] = [self.hbuf]
         if self.kind == "GRU" and not self.lbr:
             scratch += [self.zbuf, self.rhbuf]
-        stmt = seq(init, body)
+        stmt = seq(init, body, final)
         for buf in reversed(scratch):
             stmt = Allocate(buf, stmt)
-        params = (self.xw, self.rt, self.bias, self.h0, self.c0, self.peep, self.y, self.c)
+        params = (self.xw, self.rt, self.bias, self.h0, self.c0, self.peep,
+                  *([self.lens] if self.lens is not None else []), self.y, self.hn, self.c)
         return tir.PrimFunc(params, stmt).with_attr("tir.is_scheduled", True).with_attr(
             "tir.noalias", True)
 
     def step(self, s: Var) -> Stmt:
-        t = self.seq - 1 - s if self.reverse else s
         cur, nxt = tir.floormod(s, const(2, "int64")), tir.floormod(s + 1, const(2, "int64"))
         if self.kind == "GRU" and not self.lbr:
-            return seq(self.blocks(lambda u0, b: self.gru_gates(t, cur, u0, b)),
-                       self.blocks(lambda u0, b: self.gru_candidate(t, cur, nxt, u0, b)))
+            return seq(
+                self.blocks(lambda u0, b: self.active(s, b, lambda t: self.gru_gates(
+                    t, cur, u0, b))),
+                self.blocks(lambda u0, b: self.active(s, b, lambda t: self.gru_candidate(
+                    t, cur, nxt, u0, b), self.carry(s, cur, nxt, u0, b))))  # fmt: skip
         gates = list(range(self.gates))
-        return self.blocks(lambda u0, b: self.local(self.gates, lambda acc: seq(
-            self.matmul(self.hbuf, (cur, b), acc, gates, u0),
-            self.lanes(lambda v: self.update(t, cur, nxt, u0, b, v, acc)))))
+
+        def row(u0: PrimExpr, b: Var) -> Stmt:
+            def run(t: PrimExpr) -> Stmt:
+                return self.local(self.gates, lambda acc: seq(
+                    self.matmul(self.hbuf, (cur, b), acc, gates, u0),
+                    self.lanes(lambda v: self.update(t, cur, nxt, u0, b, v, acc))))  # fmt: skip
+
+            return self.active(s, b, run, self.carry(s, cur, nxt, u0, b))
+
+        return self.blocks(row)
+
+    def active(self, s: Var, b: Var, run: Callable[[PrimExpr], Stmt],
+               rest: Stmt | None = None) -> Stmt:  # fmt: skip
+        """`run(t)` for step `s` of row `b` (``t`` its input), or `rest` where the row has
+        ended (`lengths`)."""
+        if self.lens is None:
+            return run(self.seq - 1 - s if self.reverse else s)
+        length = self.lens[b]
+        stmt = run(length - 1 - s if self.reverse else s)
+        return IfThenElse(s < length, stmt, rest)
+
+    def carry(self, s: Var, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr, b: Var) -> Stmt:
+        """A row that has ended: its ``h`` carried to the next step, its output zero."""
+        return self.lanes(lambda v: seq(
+            BufferStore(self.hbuf, self.hbuf[cur, b, u0 + v], (nxt, b, u0 + v)),
+            BufferStore(self.y, const(0.0, self.dtype), (s, b, u0 + v))))  # fmt: skip
 
     def pre(self, t: PrimExpr, b: PrimExpr, gate: int, u: PrimExpr, acc: Buffer | None,
             slot: int, v: PrimExpr) -> PrimExpr:  # fmt: skip

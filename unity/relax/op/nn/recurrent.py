@@ -4,8 +4,10 @@ The input projection is done before (``xw = x @ W^T + Wb``, any matmul); the op 
 recurrence, step after step, over a sequence length and batch that may be symbolic.  Its
 recurrent weights come packed by blocks of hidden units, the layout its kernel streams
 (`unity.topi.nn.recurrent`): ``rt[block, k, gate, lane] = R[gate * H + block * V + lane, k]``
-with ``V`` lanes per block.  The result is the tuple ``(Y, C)``: every step's ``h``
-``(seq, batch, H)`` in input order, and the last cell state (LSTM) or the last ``h``.
+with ``V`` lanes per block.  An optional last argument ``lens (batch,)`` (int64) gives each
+row's length (ONNX's ``sequence_lens``).  The result is the tuple ``(Y, Hn, C)``: every
+step's ``h`` ``(seq, batch, H)`` in input order (zero beyond a row's length), the last
+``h``, and the last cell state (LSTM) or the last ``h``.
 
 Example:
     >>> from unity.relax.expr import Var
@@ -14,7 +16,7 @@ Example:
     >>> args = [Var(k, T(s, "float32")) for k, s in [("rt", (1, 16, 4, 16)), ("b", (64,)),
     ...         ("h0", ("n", 16)), ("c0", ("n", 16)), ("p", (48,))]]
     >>> [f.shape for f in _infer_recurrent(recurrent(xw, *args, RecurrentAttrs("LSTM"))).fields]
-    [(s, n, 16), (n, 16)]
+    [(s, n, 16), (n, 16), (n, 16)]
 """
 
 from __future__ import annotations
@@ -57,7 +59,14 @@ def _infer_recurrent(call: Call) -> StructInfo:
     assert isinstance(attrs, RecurrentAttrs)
     if attrs.kind not in _GATES:
         raise fail(call, f"has no kind {attrs.kind!r} (RNN, GRU or LSTM)")
+    if len(call.args) not in (len(_ARGS), len(_ARGS) + 1):
+        raise fail(call, f"takes {len(_ARGS)} arguments and optional lengths, got {len(call.args)}")
     infos = [tensor_arg(call, i, name) for i, (name, _, _) in enumerate(_ARGS)]
+    if len(call.args) > len(_ARGS):
+        lens = tensor_arg(call, len(_ARGS), "lens")
+        if lens.dtype != "int64" or lens.ndim not in (-1, 1):
+            raise fail(call, f"expects lens of shape (batch,) and int64, got {lens.dtype} "
+                             f"of rank {lens.ndim}")  # fmt: skip
     dtype = infos[0].dtype
     for info, (name, rank, layout) in zip(infos, _ARGS, strict=True):
         if info.dtype != dtype or not dtype.startswith(("float", "bfloat")):
@@ -74,17 +83,18 @@ def _infer_recurrent(call: Call) -> StructInfo:
     seq, batch, columns = xw.shape
     if columns.is_number and int(columns) != gates * hidden:
         raise fail(call, f"expects xw of {gates * hidden} columns, got {columns}")
-    return TupleStructInfo((TensorStructInfo((seq, batch, hidden), dtype),
-                            TensorStructInfo((batch, hidden), dtype)))  # fmt: skip
+    state = TensorStructInfo((batch, hidden), dtype)
+    return TupleStructInfo((TensorStructInfo((seq, batch, hidden), dtype), state, state))
 
 
 @register_op("nn.recurrent", infer=_infer_recurrent)
 def recurrent(op: RelaxOp, xw: Expr, rt: Expr, bias: Expr, h0: Expr, c0: Expr, peep: Expr,
-              attrs: RecurrentAttrs) -> Call:  # fmt: skip
+              attrs: RecurrentAttrs, lens: Expr | None = None) -> Call:  # fmt: skip
     """Run one direction of a recurrent layer over every step of `xw` (see the module).
 
     Example:
         >>> recurrent(xw, rt, b, h0, c0, p, RecurrentAttrs("RNN")).op.name  # doctest: +SKIP
         'relax.nn.recurrent'
     """
-    return Call(op, (xw, rt, bias, h0, c0, peep), attrs)
+    args = (xw, rt, bias, h0, c0, peep) if lens is None else (xw, rt, bias, h0, c0, peep, lens)
+    return Call(op, args, attrs)

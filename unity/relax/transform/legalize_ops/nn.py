@@ -85,7 +85,7 @@ def legalize_recurrent(bb: BlockBuilder, call: Call) -> Expr:
     hidden, width = int(packed[1]), int(packed[3])
     func = topi.nn.recurrent_kernel(
         a.kind, hidden, sinfo.fields[0].dtype, a.activations, a.clip,  # type: ignore[attr-defined]
-        a.input_forget, a.linear_before_reset, a.reverse, width,
+        a.input_forget, a.linear_before_reset, a.reverse, width, lengths=len(call.args) > 6,
     ).with_attr("op_pattern", int(OpPatternKind.OPAQUE))
     gv = bb.add_func(func, f"recurrent_{a.kind.lower()}")
     return op.call_tir(gv, call.args, list(sinfo.fields))

@@ -1,5 +1,6 @@
 """RNN, GRU and LSTM: one matmul for every step's input projection, then `nn.recurrent`
-(one kernel running the steps) per direction; the sequence length and batch may be symbolic.
+(one kernel running the steps) per direction; the sequence length and batch may be symbolic,
+and ``sequence_lens`` (any tensor) gives each row its own length.
 
 Example:
     >>> sorted(CONVERTERS)
@@ -68,11 +69,7 @@ def _recurrent(ctx: Context, node: NodeView) -> list[Value]:
         x = ctx.emit(R.permute_dims(x, [1, 0, 2]))
     seq, batch, _ = ctx.shape(x)
     lens = node.input(4)
-    if lens is not None:
-        if not seq.is_number:
-            raise ctx.fail(f"supports sequence_lens only with a static sequence length, got {seq}")
-        if any(v != int(seq) for v in ctx.ints(lens, "sequence_lens")):
-            raise ctx.fail("supports only sequence_lens equal to the sequence length")
+    lengths = None if lens is None else ctx.emit(R.astype(ctx.expr(lens), "int64"))
     direction = node.attr("direction", "forward")
     dirs = 2 if direction == "bidirectional" else 1
     kind, hidden = node.op_type, int(node.attr("hidden_size"))
@@ -106,12 +103,10 @@ def _recurrent(ctx: Context, node: NodeView) -> list[Value]:
         attrs = RecurrentAttrs(kind, acts, None if clip is None else float(clip),
                                bool(node.attr("input_forget", 0)),
                                bool(node.attr("linear_before_reset", 0)), reverse)  # fmt: skip
-        out = ctx.emit(R.nn.recurrent(*args, attrs))
-        y = ctx.emit(TupleGetItem(out, 0))
-        ys.append(y)
-        last = ctx.emit(R.take(y, ctx.expr(np.array(0 if reverse else -1, "int64")), 0))
-        hs.append(ctx.emit(R.expand_dims(last, [0])))
-        cs.append(ctx.emit(R.expand_dims(ctx.emit(TupleGetItem(out, 1)), [0])))
+        out = ctx.emit(R.nn.recurrent(*args, attrs, lengths))
+        ys.append(ctx.emit(TupleGetItem(out, 0)))
+        hs.append(ctx.emit(R.expand_dims(ctx.emit(TupleGetItem(out, 1)), [0])))
+        cs.append(ctx.emit(R.expand_dims(ctx.emit(TupleGetItem(out, 2)), [0])))
     y = ctx.emit(R.concat([ctx.emit(R.expand_dims(v, [1])) for v in ys], 1))
     y_h = ctx.emit(R.concat(hs, 0))
     if node.attr("layout", 0):
