@@ -7,13 +7,13 @@ Example:
 
 from unity.relax.frontend.onnx.ops import (
     activation, cast, conv_pool, detection, dynamic, elementwise, grid_sample, indexing, linalg, misc,
-    normalization, optional, quantize, recurrent, reduce, resize, sequence, shape, signal,
+    normalization, optional, quantize, recurrent, reduce, resize, sequence, shape, signal, text,
 )  # fmt: skip
 from unity.relax.frontend.onnx.ops.common import Converter
 
 _FAMILIES = (
     activation, cast, conv_pool, detection, dynamic, elementwise, grid_sample, indexing, linalg, misc,
-    normalization, optional, quantize, recurrent, reduce, resize, sequence, shape, signal,
+    normalization, optional, quantize, recurrent, reduce, resize, sequence, shape, signal, text,
 )  # fmt: skip
 
 CONVERTERS: dict[str, Converter] = {}
