@@ -1,12 +1,12 @@
 """Recurrent layers (ONNX LSTM / GRU / RNN) next to onnxruntime, over a symbolic sequence.
 
-For each layer kind: a 2-layer stack (``hidden`` units, ``hidden`` inputs, batch 1)
-built as ONNX with the sequence length and batch symbolic, compiled once; then the
-median latency of unity and of onnxruntime (2 threads) at each `--seq` length, taken in
-turn after a pause (so neither runtime's threads spin on the other's run), their ratio
+For each layer kind: a 2-layer stack (``hidden`` units, ``hidden`` inputs) built as ONNX
+with the sequence length and batch symbolic, compiled once; then the median latency of
+unity and of onnxruntime (2 threads) at each `--seq` length and `--batch`, taken in turn
+after a pause (so neither runtime's threads spin on the other's run), their ratio
 (unity / onnxruntime, below 1 is faster) and max |unity - onnxruntime|.
 
-Run: ``python bench/recurrent.py [--hidden 256] [--seq 16 100] [--repeat 20]``
+Run: ``python bench/recurrent.py [--hidden 256] [--seq 16 100] [--batch 1 16] [--repeat 20]``
 
 Where it stood on 2026-12-08 (stop 45, 2-core Sapphire Rapids, AVX-512, shared; same-run
 ratios).  Before stop 45 a layer was unrolled over a static sequence (a symbolic one
@@ -79,10 +79,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--seq", type=int, nargs="+", default=[16, 100])
+    parser.add_argument("--batch", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    print(f"{'layer':12s} {'seq':>4s} {'compile':>8s} {'unity ms':>9s} {'ort ms':>8s} "
-          f"{'ratio':>6s}  max|diff|")  # fmt: skip
+    print(f"{'layer':12s} {'seq':>4s} {'batch':>5s} {'compile':>8s} {'unity ms':>9s} "
+          f"{'ort ms':>8s} {'ratio':>6s}  max|diff|")  # fmt: skip
     for kind in ("LSTM", "GRU", "RNN"):
         proto = stack(kind, args.hidden)
         start = time.perf_counter()
@@ -94,15 +95,15 @@ def main() -> None:
         options.intra_op_num_threads = 2
         session = ort.InferenceSession(proto.SerializeToString(), options,
                                        providers=["CPUExecutionProvider"])  # fmt: skip
-        for seq in args.seq:
-            x = np.random.default_rng(seq).standard_normal((seq, 1, args.hidden))
+        for seq, batch in ((s, b) for b in args.batch for s in args.seq):
+            x = np.random.default_rng(seq).standard_normal((seq, batch, args.hidden))
             x = x.astype(np.float32)
             diff = float(np.abs(fn(x).numpy() - session.run(None, {"x": x})[0]).max())
             mine, theirs = alternate_latencies(
                 [lambda: fn(x), lambda: session.run(None, {"x": x})], args.repeat)
             u, o = float(np.median(mine)), float(np.median(theirs))
-            print(f"{kind}-{args.hidden:<7d} {seq:4d} {compile_s:8.1f} {u:9.3f} {o:8.3f} "
-                  f"{u / o:5.2f}x  {diff:.1e}", flush=True)  # fmt: skip
+            print(f"{kind}-{args.hidden:<7d} {seq:4d} {batch:5d} {compile_s:8.1f} {u:9.3f} "
+                  f"{o:8.3f} {u / o:5.2f}x  {diff:.1e}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -68,6 +68,10 @@ def _run(kind, hidden, seq, batch, **kw):
     ("GRU", 24, 5, 1, {"linear_before_reset": True, "reverse": True}),
     ("RNN", 5, 4, 3, {"reverse": True}),
     ("RNN", 48, 9, 1, {"clip": 1.0}),
+    ("LSTM", 32, 4, 9, {}),  # two groups of 4 rows, then one row
+    ("GRU", 16, 3, 6, {"linear_before_reset": True}),
+    ("GRU", 16, 3, 5, {}),
+    ("RNN", 8, 3, 5, {"reverse": True}),
 ])  # fmt: skip
 def test_the_kernel_runs_the_recurrence_of_each_kind(kind, hidden, seq, batch, options):
     (y, c), args = _run(kind, hidden, seq, batch, **options)

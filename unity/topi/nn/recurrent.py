@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from unity import tir
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var, const, max_value_of, min_value_of, select
-from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, Stmt, seq
+from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 """Gates per kind: the columns of ``W`` and ``R`` are `GATES[kind] * hidden`."""
@@ -39,6 +39,10 @@ DEFAULT_ACTIVATIONS = {"RNN": ("Tanh",), "GRU": ("Sigmoid", "Tanh"),
 
 Activation = tuple[str, float | None, float | None]
 """An activation's ONNX name and its optional alpha and beta."""
+
+ROWS = 4
+"""Batch rows a block steps together (each weight vector loaded once for all of them: 16
+accumulators for an LSTM's four gates)."""
 
 _Fn = Callable[[PrimExpr, float | None, float | None], PrimExpr]
 
@@ -176,21 +180,24 @@ class _Builder:
         return For(var, const(0, "int64"), const(extent, "int64") if isinstance(extent, int)
                    else extent, kind, body(var))  # fmt: skip
 
-    def matmul(self, state: Buffer, state_index: Sequence[PrimExpr], acc: Buffer,
+    def matmul(self, state: Buffer, rows: Sequence[Sequence[PrimExpr]], acc: Buffer,
                gates: Sequence[int], u0: PrimExpr) -> Stmt:  # fmt: skip
-        """``acc[g, lane] = sum_k state[..., k] * rt[k, gate_g * H + u0 + lane]``."""
+        """``acc[r, g, lane] = sum_k state[rows[r]..., k] * rt[k, gate_g * H + u0 + lane]``
+        for each row index `rows[r]` of `state`: a weight vector loaded once for them all."""
         width, zero = self.width, const(0.0, self.dtype)
         block = tir.floordiv(u0, const(width, "int64"))
-        init = self.loop(len(gates), ForKind.UNROLLED, lambda g: self.lanes(
+        init = self.loop(len(gates) * len(rows), ForKind.UNROLLED, lambda g: self.lanes(
             lambda v: BufferStore(acc, zero, (g * width + v,))), "g")
 
         def update(k: Var) -> Stmt:
-            h = state[(*state_index, k)]
+            hs = [state[(*row, k)] for row in rows]
             stores = []
-            for slot, gate in enumerate(gates):
-                stores.append(self.lanes(lambda v, slot=slot, gate=gate: BufferStore(
-                    acc, acc[slot * width + v] + h * self.rt[block, k, gate, v],
-                    (slot * width + v,))))  # fmt: skip
+            for g, gate in enumerate(gates):
+                for r, h in enumerate(hs):
+                    slot = r * len(gates) + g
+                    stores.append(self.lanes(lambda v, slot=slot, gate=gate, h=h: BufferStore(
+                        acc, acc[slot * width + v] + h * self.rt[block, k, gate, v],
+                        (slot * width + v,))))  # fmt: skip
             return seq(*stores)
 
         return seq(init, self.loop(self.hidden, ForKind.SERIAL, update, "k"))
@@ -208,6 +215,24 @@ class _Builder:
         self.lane = None
         return For(blk, const(0, "int64"), const(self.hidden // self.width, "int64"),
                    ForKind.THREAD_BINDING, lanes, thread_binding="blockIdx.x")  # fmt: skip
+
+    def groups(self, body: Callable[[PrimExpr, list[PrimExpr]], Stmt]) -> Stmt:
+        """`blocks` over groups of `ROWS` batch rows (then the rows left one by one), so
+        each weight vector a block loads serves several rows; on the GPU, one row."""
+        if self.gpu:
+            return self.blocks(lambda u0, b: body(u0, [b]))
+        rows, batch = ROWS, self.batch
+        whole = tir.floordiv(batch, const(rows, "int64"))
+
+        def block(blk: Var) -> Stmt:
+            u0 = blk * self.width
+            grouped = self.loop(whole, ForKind.SERIAL, lambda g: body(
+                u0, [g * rows + r for r in range(rows)]), "g")  # fmt: skip
+            rest = self.loop(batch - whole * rows, ForKind.SERIAL, lambda i: body(
+                u0, [whole * rows + i]), "b")  # fmt: skip
+            return seq(grouped, rest)
+
+        return self.loop(self.hidden // self.width, ForKind.PARALLEL, block, "block")
 
     def lanes(self, body: Callable[[Var], Stmt]) -> Stmt:
         """`body` for each lane of a block: a vector loop, or the GPU thread's own lane."""
@@ -252,17 +277,21 @@ class _Builder:
                     t, cur, nxt, u0, b), self.carry(s, cur, nxt, u0, b))))  # fmt: skip
         gates = list(range(self.gates))
 
-        def row(u0: PrimExpr, b: Var) -> Stmt:
-            def run(t: PrimExpr) -> Stmt:
-                return self.local(self.gates, lambda acc: seq(
-                    self.matmul(self.hbuf, (cur, b), acc, gates, u0),
-                    self.lanes(lambda v: self.update(t, cur, nxt, u0, b, v, acc))))  # fmt: skip
+        def group(u0: PrimExpr, rows: list[PrimExpr]) -> Stmt:
+            def body(acc: Buffer) -> Stmt:
+                parts = [self.matmul(self.hbuf, [(cur, b) for b in rows], acc, gates, u0)]
+                for r, b in enumerate(rows):
+                    def run(t: PrimExpr, b: PrimExpr = b, base: int = r * self.gates) -> Stmt:
+                        return self.lanes(lambda v: self.update(t, cur, nxt, u0, b, v, acc, base))
 
-            return self.active(s, b, run, self.carry(s, cur, nxt, u0, b))
+                    parts.append(self.active(s, b, run, self.carry(s, cur, nxt, u0, b)))
+                return seq(*parts)
 
-        return self.blocks(row)
+            return self.local(self.gates * len(rows), body)
 
-    def active(self, s: Var, b: Var, run: Callable[[PrimExpr], Stmt],
+        return self.groups(group)
+
+    def active(self, s: Var, b: PrimExpr, run: Callable[[PrimExpr], Stmt],
                rest: Stmt | None = None) -> Stmt:  # fmt: skip
         """`run(t)` for step `s` of row `b` (``t`` its input), or `rest` where the row has
         ended (`lengths`)."""
@@ -272,7 +301,7 @@ class _Builder:
         stmt = run(length - 1 - s if self.reverse else s)
         return IfThenElse(s < length, stmt, rest)
 
-    def carry(self, s: Var, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr, b: Var) -> Stmt:
+    def carry(self, s: Var, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr, b: PrimExpr) -> Stmt:
         """A row that has ended: its ``h`` carried to the next step, its output zero."""
         return self.lanes(lambda v: seq(
             BufferStore(self.hbuf, self.hbuf[cur, b, u0 + v], (nxt, b, u0 + v)),
@@ -288,34 +317,54 @@ class _Builder:
         return x + (acc[slot * self.width + v] + self.bias[col])
 
     def write_h(self, t: PrimExpr, nxt: PrimExpr, b: PrimExpr, u: PrimExpr,
-                h: PrimExpr) -> list[Stmt]:  # fmt: skip
-        return [BufferStore(self.hbuf, h, (nxt, b, u)), BufferStore(self.y, h, (t, b, u))]
+                h: PrimExpr | Callable[[PrimExpr], PrimExpr],
+                c: PrimExpr | None = None) -> Stmt:  # fmt: skip
+        """Store the new ``h`` and ``C`` (`c`, and then `h` is ``h(c)``; or ``h`` itself),
+        each computed once."""
+
+        def stores(hv: PrimExpr, cv: PrimExpr) -> Stmt:
+            return seq(BufferStore(self.hbuf, hv, (nxt, b, u)), BufferStore(self.y, hv, (t, b, u)),
+                       BufferStore(self.c, cv, (b, u)))  # fmt: skip
+
+        if c is None:
+            assert not callable(h)
+            return self.let(h, "h", lambda hv: stores(hv, hv))
+        assert callable(h)
+        return self.let(c, "c", lambda cv: self.let(h(cv), "h", lambda hv: stores(hv, cv)))
+
+    def let(self, value: PrimExpr, name: str, body: Callable[[Var], Stmt]) -> Stmt:
+        """`body` of a variable bound to `value` (computed once, not at each use: a store
+        in between would keep LLVM from sharing the loads it reads)."""
+        var = Var(name, self.dtype)
+        return LetStmt(var, value, body(var))
 
     def update(self, t: PrimExpr, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr, b: PrimExpr,
-               v: Var, acc: Buffer) -> Stmt:  # fmt: skip
+               v: Var, acc: Buffer, base: int = 0) -> Stmt:  # fmt: skip
+        """The new state of unit ``u0 + v`` of row `b`, its gates in ``acc[base...]``."""
         u = u0 + v
         one, hidden = const(1.0, self.dtype), self.hidden
         if self.kind == "RNN":
-            h = self.act(0, self.pre(t, b, 0, u, acc, 0, v))
-            return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, h, (b, u)))
+            return self.write_h(t, nxt, b, u, self.act(0, self.pre(t, b, 0, u, acc, base, v)))
         if self.kind == "GRU":  # linear_before_reset: r * (h @ Rh^T + Rbh) inside the step
-            z = self.act(0, self.pre(t, b, 0, u, acc, 0, v))
-            r = self.act(0, self.pre(t, b, 1, u, acc, 1, v))
-            rec = acc[2 * self.width + v] + self.bias[2 * hidden + u]
+            r = self.act(0, self.pre(t, b, 1, u, acc, base + 1, v))
+            rec = acc[(base + 2) * self.width + v] + self.bias[2 * hidden + u]
             cand = self.act(1, self.xw[t, b, 2 * hidden + u] + r * rec)
-            h = (one - z) * cand + z * self.hbuf[cur, b, u]
-            return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, h, (b, u)))
+            return self.let(self.act(0, self.pre(t, b, 0, u, acc, base, v)), "z", lambda z:
+                            self.write_h(t, nxt, b, u, (one - z) * cand + z * self.hbuf[
+                                cur, b, u]))  # fmt: skip
         c_prev = self.c[b, u]
-        i = self.pre(t, b, 0, u, acc, 0, v) + self.peep[u] * c_prev
-        f = self.pre(t, b, 2, u, acc, 2, v) + self.peep[2 * hidden + u] * c_prev
+        i = self.pre(t, b, 0, u, acc, base, v) + self.peep[u] * c_prev
+        f = self.pre(t, b, 2, u, acc, base + 2, v) + self.peep[2 * hidden + u] * c_prev
         i, f = self.act(0, i), self.act(0, f)
         if self.input_forget:
             f = one - i
-        c_new = f * c_prev + i * self.act(1, self.pre(t, b, 3, u, acc, 3, v))
-        o = self.pre(t, b, 1, u, acc, 1, v) + self.peep[hidden + u] * c_new
-        h = self.act(0, o) * self.act(2, c_new, clipped=False)
-        return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, c_new, (b, u)))  # c last:
-        # `h` and `c_new` read the previous c
+        c_new = f * c_prev + i * self.act(1, self.pre(t, b, 3, u, acc, base + 3, v))
+
+        def h(c: PrimExpr) -> PrimExpr:
+            o = self.pre(t, b, 1, u, acc, base + 1, v) + self.peep[hidden + u] * c
+            return self.act(0, o) * self.act(2, c, clipped=False)
+
+        return self.write_h(t, nxt, b, u, h, c_new)
 
     def gru_gates(self, t: PrimExpr, cur: PrimExpr, u0: PrimExpr, b: Var) -> Stmt:
         """GRU's first half: ``z`` and ``r * h`` of a block's units."""
@@ -328,7 +377,7 @@ class _Builder:
                 return seq(BufferStore(self.zbuf, z, (b, u)),
                            BufferStore(self.rhbuf, r * self.hbuf[cur, b, u], (b, u)))
 
-            return seq(self.matmul(self.hbuf, (cur, b), acc, [0, 1], u0), self.lanes(one))
+            return seq(self.matmul(self.hbuf, [(cur, b)], acc, [0, 1], u0), self.lanes(one))
 
         return self.local(2, lanes)
 
@@ -342,8 +391,8 @@ class _Builder:
                 cand = self.act(1, self.pre(t, b, 2, u, acc, 0, v))
                 z = self.zbuf[b, u]
                 h = (const(1.0, self.dtype) - z) * cand + z * self.hbuf[cur, b, u]
-                return seq(*self.write_h(t, nxt, b, u, h), BufferStore(self.c, h, (b, u)))
+                return self.write_h(t, nxt, b, u, h)
 
-            return seq(self.matmul(self.rhbuf, (b,), acc, [2], u0), self.lanes(one))
+            return seq(self.matmul(self.rhbuf, [(b,)], acc, [2], u0), self.lanes(one))
 
         return self.local(1, lanes)
