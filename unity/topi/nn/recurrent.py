@@ -182,8 +182,9 @@ class _Builder:
 
     def matmul(self, state: Buffer, rows: Sequence[Sequence[PrimExpr]], acc: Buffer,
                gates: Sequence[int], u0: PrimExpr) -> Stmt:  # fmt: skip
-        """``acc[r, g, lane] = sum_k state[rows[r]..., k] * rt[k, gate_g * H + u0 + lane]``
-        for each row index `rows[r]` of `state`: a weight vector loaded once for them all."""
+        """``acc[r, g, lane] = sum_k state[rows[r]..., k] * R[gate_g * H + u0 + lane, k]``
+        (``rt[u0 / V, k, gate_g, lane]``) for each row index `rows[r]` of `state`: a weight
+        vector loaded once for them all."""
         width, zero = self.width, const(0.0, self.dtype)
         block = tir.floordiv(u0, const(width, "int64"))
         init = self.loop(len(gates) * len(rows), ForKind.UNROLLED, lambda g: self.lanes(
@@ -269,25 +270,40 @@ class _Builder:
 
     def step(self, s: Var) -> Stmt:
         cur, nxt = tir.floormod(s, const(2, "int64")), tir.floormod(s + 1, const(2, "int64"))
-        if self.kind == "GRU" and not self.lbr:
+
+        def carry(u0: PrimExpr, b: PrimExpr) -> Stmt:
+            return self.carry(s, cur, nxt, u0, b)
+
+        if self.kind == "GRU" and not self.lbr:  # r * h of every unit before the candidate
             return seq(
-                self.blocks(lambda u0, b: self.active(s, b, lambda t: self.gru_gates(
-                    t, cur, u0, b))),
-                self.blocks(lambda u0, b: self.active(s, b, lambda t: self.gru_candidate(
-                    t, cur, nxt, u0, b), self.carry(s, cur, nxt, u0, b))))  # fmt: skip
-        gates = list(range(self.gates))
+                self.rows_step(s, self.hbuf, lambda b: (cur, b), [0, 1], lambda t, u0, b, v, acc,
+                               base: self.gru_gates(t, cur, u0, b, v, acc, base)),
+                self.rows_step(s, self.rhbuf, lambda b: (b,), [2], lambda t, u0, b, v, acc,
+                               base: self.gru_candidate(t, cur, nxt, u0, b, v, acc, base),
+                               carry))  # fmt: skip
+        return self.rows_step(s, self.hbuf, lambda b: (cur, b), list(range(self.gates)),
+                              lambda t, u0, b, v, acc, base: self.update(
+                                  t, cur, nxt, u0, b, v, acc, base), carry)  # fmt: skip
+
+    def rows_step(self, s: Var, state: Buffer, index: Callable[[PrimExpr], tuple[PrimExpr, ...]],
+                  gates: list[int], value: Callable[..., Stmt],
+                  rest: Callable[[PrimExpr, PrimExpr], Stmt] | None = None) -> Stmt:  # fmt: skip
+        """One parallel pass of step `s` over groups of rows (`groups`): the `gates`'
+        columns of ``state[index(b)] @ R^T`` for the group, then ``value(t, u0, b, v, acc,
+        base)`` for each lane of each row still running (its gates at ``acc[base...]``),
+        `rest` for a row that has ended."""
 
         def group(u0: PrimExpr, rows: list[PrimExpr]) -> Stmt:
             def body(acc: Buffer) -> Stmt:
-                parts = [self.matmul(self.hbuf, [(cur, b) for b in rows], acc, gates, u0)]
+                parts = [self.matmul(state, [index(b) for b in rows], acc, gates, u0)]
                 for r, b in enumerate(rows):
-                    def run(t: PrimExpr, b: PrimExpr = b, base: int = r * self.gates) -> Stmt:
-                        return self.lanes(lambda v: self.update(t, cur, nxt, u0, b, v, acc, base))
+                    def run(t: PrimExpr, b: PrimExpr = b, base: int = r * len(gates)) -> Stmt:
+                        return self.lanes(lambda v: value(t, u0, b, v, acc, base))
 
-                    parts.append(self.active(s, b, run, self.carry(s, cur, nxt, u0, b)))
+                    parts.append(self.active(s, b, run, rest(u0, b) if rest else None))
                 return seq(*parts)
 
-            return self.local(self.gates * len(rows), body)
+            return self.local(len(gates) * len(rows), body)
 
         return self.groups(group)
 
@@ -366,33 +382,20 @@ class _Builder:
 
         return self.write_h(t, nxt, b, u, h, c_new)
 
-    def gru_gates(self, t: PrimExpr, cur: PrimExpr, u0: PrimExpr, b: Var) -> Stmt:
-        """GRU's first half: ``z`` and ``r * h`` of a block's units."""
-
-        def lanes(acc: Buffer) -> Stmt:
-            def one(v: Var) -> Stmt:
-                u = u0 + v
-                z = self.act(0, self.pre(t, b, 0, u, acc, 0, v))
-                r = self.act(0, self.pre(t, b, 1, u, acc, 1, v))
-                return seq(BufferStore(self.zbuf, z, (b, u)),
-                           BufferStore(self.rhbuf, r * self.hbuf[cur, b, u], (b, u)))
-
-            return seq(self.matmul(self.hbuf, [(cur, b)], acc, [0, 1], u0), self.lanes(one))
-
-        return self.local(2, lanes)
+    def gru_gates(self, t: PrimExpr, cur: PrimExpr, u0: PrimExpr, b: PrimExpr, v: Var,
+                  acc: Buffer, base: int) -> Stmt:  # fmt: skip
+        """GRU's first half: ``z`` and ``r * h`` of unit ``u0 + v`` of row `b`."""
+        u = u0 + v
+        z = self.act(0, self.pre(t, b, 0, u, acc, base, v))
+        r = self.act(0, self.pre(t, b, 1, u, acc, base + 1, v))
+        return seq(BufferStore(self.zbuf, z, (b, u)),
+                   BufferStore(self.rhbuf, r * self.hbuf[cur, b, u], (b, u)))
 
     def gru_candidate(self, t: PrimExpr, cur: PrimExpr, nxt: PrimExpr, u0: PrimExpr,
-                      b: Var) -> Stmt:  # fmt: skip
-        """GRU's second half: ``(r * h) @ Rh^T``, the candidate and the new ``h``."""
-
-        def lanes(acc: Buffer) -> Stmt:
-            def one(v: Var) -> Stmt:
-                u = u0 + v
-                cand = self.act(1, self.pre(t, b, 2, u, acc, 0, v))
-                z = self.zbuf[b, u]
-                h = (const(1.0, self.dtype) - z) * cand + z * self.hbuf[cur, b, u]
-                return self.write_h(t, nxt, b, u, h)
-
-            return seq(self.matmul(self.rhbuf, [(b,)], acc, [2], u0), self.lanes(one))
-
-        return self.local(1, lanes)
+                      b: PrimExpr, v: Var, acc: Buffer, base: int) -> Stmt:  # fmt: skip
+        """GRU's second half: from ``(r * h) @ Rh^T``, the candidate and the new ``h``."""
+        u = u0 + v
+        cand = self.act(1, self.pre(t, b, 2, u, acc, base, v))
+        z = self.zbuf[b, u]
+        return self.write_h(t, nxt, b, u, (const(1.0, self.dtype) - z) * cand
+                            + z * self.hbuf[cur, b, u])  # fmt: skip
