@@ -9,21 +9,28 @@ after a pause (so neither runtime's threads spin on the other's run), their rati
 Run: ``python bench/recurrent.py [--hidden 256] [--seq 16 100] [--batch 1 16] [--repeat 20]``
 
 Where it stood on 2026-12-08 (stop 45, 2-core Sapphire Rapids, AVX-512, shared; same-run
-ratios).  Before stop 45 a layer was unrolled over a static sequence (a symbolic one
-did not import): a 2-layer LSTM of 256 units over 100 steps compiled in 18.7 s and ran
-6.1x onnxruntime's time::
+ratios).  Before stop 45 a layer was unrolled over a static sequence (a symbolic one did not
+import): a 2-layer LSTM of 256 units over 100 steps compiled in 18.7 s and ran 6.1x
+onnxruntime's time (back to back)::
 
-    layer         seq  compile  unity ms   ort ms  ratio  max|diff|
-    LSTM-256       16      1.0     0.941    0.981  0.96x  1.2e-07
-    LSTM-256      100      1.0     3.343    3.389  0.99x  1.5e-07
-    GRU-256        16      0.9     0.983    1.032  0.95x  3.9e-07
-    GRU-256       100      0.9     3.567    3.463  1.03x  3.9e-07
-    RNN-256        16      0.8     0.543    0.774  0.70x  2.1e-06
-    RNN-256       100      0.8     1.583    2.473  0.64x  2.3e-06
+    layer         seq batch  compile  unity ms   ort ms  ratio  max|diff|
+    LSTM-256       16     1      1.2     0.936    1.010  0.93x  1.2e-07
+    LSTM-256      100     1      1.2     3.309    3.281  1.01x  1.5e-07
+    LSTM-256       16    16      1.2     4.677    4.011  1.17x  1.6e-07
+    LSTM-256      100    16      1.2    23.117   19.976  1.16x  1.8e-07
+    GRU-256        16     1      0.9     1.066    1.035  1.03x  3.9e-07
+    GRU-256       100     1      0.9     3.933    3.464  1.14x  3.9e-07
+    GRU-256        16    16      0.9     3.858    4.002  0.96x  5.0e-07
+    GRU-256       100    16      0.9    21.877   23.365  0.94x  5.2e-07
+    RNN-256        16     1      1.1     0.548    0.696  0.79x  2.1e-06
+    RNN-256       100     1      1.1     1.657    2.404  0.69x  2.3e-06
+    RNN-256        16    16      1.1     1.590    3.712  0.43x  2.2e-06
+    RNN-256       100    16      1.1    10.508   27.462  0.38x  2.5e-06
 
-Alone (no pause, no onnxruntime run between), the LSTM stack over 100 steps took 2.4 ms
-to onnxruntime's 2.6; run right after onnxruntime's, its threads still spinning, it took
-twice as long: each step's parallel loop needs both cores.
+Alone (no pause, no onnxruntime run between), the LSTM stack over 100 steps at batch 1
+took 2.4 ms to onnxruntime's 2.6; run right after onnxruntime's, its threads still
+spinning, it took twice as long: each step's parallel loop needs both cores.  Before the
+row groups of the same session, batch 16 ran 1.7x (GRU) onnxruntime's time.
 """
 
 from __future__ import annotations

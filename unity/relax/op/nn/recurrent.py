@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from unity.relax.expr import Attrs, Call, Expr
 from unity.relax.op.base import RelaxOp, fail, register_op, tensor_arg
 from unity.relax.struct_info import StructInfo, TensorStructInfo, TupleStructInfo
-
-_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+from unity.topi.nn.recurrent import GATES as _GATES
 
 
 @dataclass(frozen=True, slots=True)
