@@ -33,7 +33,8 @@ packed entry in turn (see `unity.runtime.kernel_runs`); ``kill`` and ``free`` wa
 the run.  On a 2-core Sapphire Rapids this took MobileNet v3-small from 0.95 to 0.92 ms
 back to back and from 1.94 to 1.79 ms after 100 ms pauses (75 kernels; the VM's own
 time with no-op kernels 52 -> 30 us back to back, 0.24 -> 0.17 ms after a pause),
-SqueezeNet 1.1 2.87 -> 2.77 ms after pauses.  Intermediate tensors come from a storage pool that is reused across calls.
+SqueezeNet 1.1 2.87 -> 2.77 ms after pauses.  Intermediate tensors come from a storage
+pool that is reused across calls.
 
 Example:
     >>> vm = VirtualMachine(unity.compile(mod), unity.cpu())  # doctest: +SKIP

@@ -83,9 +83,13 @@ def test_the_kernel_runs_the_recurrence_of_each_kind(kind, hidden, seq, batch, o
     np.testing.assert_allclose(c, want_c, rtol=1e-5, atol=1e-5)
 
 
-def test_other_activations_replace_the_defaults():
-    (y, _), args = _run("RNN", 8, 3, 2, activations=[("Affine", 0.5, 0.25)])
-    want, _ = _reference("RNN", *args, act=lambda x: 0.5 * x + 0.25)
+@pytest.mark.parametrize("activation,act", [
+    (("Affine", 0.5, 0.25), lambda x: 0.5 * x + 0.25),
+    (("Softplus", None, None), lambda x: np.logaddexp(0, x)),
+])  # fmt: skip
+def test_other_activations_replace_the_defaults(activation, act):
+    (y, _), args = _run("RNN", 8, 3, 2, activations=[activation])
+    want, _ = _reference("RNN", *args, act=act)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
 
 

@@ -22,8 +22,14 @@ def _c(value: float, like: PrimExpr) -> PrimExpr:
     return const(value, like.dtype)
 
 
-def _softplus(v: PrimExpr) -> PrimExpr:
-    # log(1 + exp(x)) computed as max(x, 0) + log(1 + exp(-|x|)): no overflow for large x
+def softplus_value(v: PrimExpr) -> PrimExpr:
+    """``log(1 + exp(v))`` of one value, as ``max(v, 0) + log(1 + exp(-|v|))``: no overflow
+    for large `v` (`softplus`, `mish` and the recurrent kernels' Softplus use it).
+
+    Example:
+        >>> softplus_value(tir.Var("v", "float32")).dtype
+        'float32'
+    """
     return tir.max(v, _c(0, v)) + tir.log(_c(1, v) + tir.exp(-tir.abs(v)))
 
 
@@ -73,7 +79,7 @@ def softplus(x: Tensor) -> Tensor:
         >>> softplus(te.placeholder((2,), name="x")).op.name
         'T_softplus'
     """
-    return elemwise(x, _softplus, "T_softplus")
+    return elemwise(x, softplus_value, "T_softplus")
 
 
 def softsign(x: Tensor) -> Tensor:
@@ -125,7 +131,7 @@ def mish(x: Tensor) -> Tensor:
         >>> mish(te.placeholder((2,), name="x")).op.name
         'T_mish'
     """
-    return elemwise(x, lambda v: v * tir.tanh(_softplus(v)), "T_mish")
+    return elemwise(x, lambda v: v * tir.tanh(softplus_value(v)), "T_mish")
 
 
 def thresholded_relu(x: Tensor, alpha: float = 1.0) -> Tensor:

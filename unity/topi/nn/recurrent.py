@@ -29,6 +29,7 @@ from unity import tir
 from unity.tir.buffer import Buffer
 from unity.tir.expr import PrimExpr, Var, const, max_value_of, min_value_of, select
 from unity.tir.stmt import Allocate, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
+from unity.topi.nn.activation import softplus_value
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 """Gates per kind: the columns of ``W`` and ``R`` are `GATES[kind] * hidden`."""
@@ -56,7 +57,7 @@ ACTIVATIONS: dict[str, _Fn] = {
     "Tanh": lambda x, a, b: tir.tanh(x),
     "Relu": lambda x, a, b: max_value_of(x, _k(x, 0.0)),
     "Softsign": lambda x, a, b: x / (_k(x, 1.0) + tir.abs(x)),
-    "Softplus": lambda x, a, b: tir.log(tir.exp(x) + _k(x, 1.0)),
+    "Softplus": lambda x, a, b: softplus_value(x),
     "Affine": lambda x, a, b: x * _k(x, 1.0 if a is None else a) + _k(x, 0.0 if b is None else b),
     "LeakyRelu": lambda x, a, b: select(x < _k(x, 0.0), x * _k(x, 0.01 if a is None else a), x),
     "ScaledTanh": lambda x, a, b: tir.tanh(x * _k(x, 1.0 if b is None else b))
@@ -203,26 +204,20 @@ class _Builder:
 
         return seq(init, self.loop(self.hidden, ForKind.SERIAL, update, "k"))
 
-    def blocks(self, body: Callable[[PrimExpr, Var], Stmt]) -> Stmt:
-        """``for block in parallel(H / width): for b in batch: body(u0, b)``; on the GPU
-        the blocks are thread blocks and each thread one lane (`lanes`)."""
-        if not self.gpu:
-            return self.loop(self.hidden // self.width, ForKind.PARALLEL, lambda blk: self.loop(
-                self.batch, ForKind.SERIAL, lambda b: body(blk * self.width, b), "b"), "block")
-        blk, self.lane = Var("block", "int64"), Var("lane", "int64")
-        inner = self.loop(self.batch, ForKind.SERIAL, lambda b: body(blk * self.width, b), "b")
-        lanes = For(self.lane, const(0, "int64"), const(self.width, "int64"),
-                    ForKind.THREAD_BINDING, inner, thread_binding="threadIdx.x")  # fmt: skip
-        self.lane = None
-        return For(blk, const(0, "int64"), const(self.hidden // self.width, "int64"),
-                   ForKind.THREAD_BINDING, lanes, thread_binding="blockIdx.x")  # fmt: skip
-
     def groups(self, body: Callable[[PrimExpr, list[PrimExpr]], Stmt]) -> Stmt:
-        """`blocks` over groups of `ROWS` batch rows (then the rows left one by one), so
-        each weight vector a block loads serves several rows; on the GPU, one row."""
+        """``for block in parallel(H / width)``: `body` (the block's first unit, rows) over
+        groups of `ROWS` batch rows, then the rows left one by one, so each weight vector a
+        block loads serves several rows.  On the GPU the blocks are thread blocks, each
+        thread one lane (`lanes`), and a group one row."""
+        rows, batch, blocks = ROWS, self.batch, self.hidden // self.width
         if self.gpu:
-            return self.blocks(lambda u0, b: body(u0, [b]))
-        rows, batch = ROWS, self.batch
+            blk, self.lane = Var("block", "int64"), Var("lane", "int64")
+            inner = self.loop(batch, ForKind.SERIAL, lambda b: body(blk * self.width, [b]), "b")
+            lanes = For(self.lane, const(0, "int64"), const(self.width, "int64"),
+                        ForKind.THREAD_BINDING, inner, thread_binding="threadIdx.x")  # fmt: skip
+            self.lane = None
+            return For(blk, const(0, "int64"), const(blocks, "int64"), ForKind.THREAD_BINDING,
+                       lanes, thread_binding="blockIdx.x")  # fmt: skip
         whole = tir.floordiv(batch, const(rows, "int64"))
 
         def block(blk: Var) -> Stmt:
@@ -233,7 +228,12 @@ class _Builder:
                 u0, [whole * rows + i]), "b")  # fmt: skip
             return seq(grouped, rest)
 
-        return self.loop(self.hidden // self.width, ForKind.PARALLEL, block, "block")
+        return self.loop(blocks, ForKind.PARALLEL, block, "block")
+
+    def each_row(self, body: Callable[[PrimExpr, PrimExpr], Stmt]) -> Stmt:
+        """`groups` of ``body(u, b)`` for each unit ``u`` (a lane) of each row ``b``."""
+        return self.groups(lambda u0, rows: seq(*(self.lanes(lambda v, b=b: body(u0 + v, b))
+                                                  for b in rows)))  # fmt: skip
 
     def lanes(self, body: Callable[[Var], Stmt]) -> Stmt:
         """`body` for each lane of a block: a vector loop, or the GPU thread's own lane."""
@@ -247,16 +247,15 @@ class _Builder:
 
     # -- the kernel ---------------------------------------------------------------------
     def func(self) -> tir.PrimFunc:
-        def start(u: PrimExpr, b: Var) -> Stmt:
+        def start(u: PrimExpr, b: PrimExpr) -> Stmt:
             return seq(BufferStore(self.hbuf, self.h0[b, u], (const(0, "int64"), b, u)),
                        BufferStore(self.c, (self.c0 if self.kind == "LSTM" else self.h0)[b, u],
                                    (b, u)))  # fmt: skip
 
-        init = self.blocks(lambda u0, b: self.lanes(lambda v: start(u0 + v, b)))
+        init = self.each_row(start)
         body = self.loop(self.seq, ForKind.SERIAL, self.step, "s")
         last = tir.floormod(self.seq, const(2, "int64"))
-        final = self.blocks(lambda u0, b: self.lanes(lambda v: BufferStore(
-            self.hn, self.hbuf[last, b, u0 + v], (b, u0 + v))))  # fmt: skip
+        final = self.each_row(lambda u, b: BufferStore(self.hn, self.hbuf[last, b, u], (b, u)))
         scratch: list[Buffer] = [self.hbuf]
         if self.kind == "GRU" and not self.lbr:
             scratch += [self.zbuf, self.rhbuf]

@@ -67,7 +67,8 @@ def _recurrent(ctx: Context, node: NodeView) -> list[Value]:
     x = ctx.expr(node.input(0))
     if node.attr("layout", 0):
         x = ctx.emit(R.permute_dims(x, [1, 0, 2]))
-    seq, batch, _ = ctx.shape(x)
+    seq, batch, inputs = ctx.shape(x)
+    rows = ctx.emit(R.reshape(x, [-1, inputs]))  # every step's rows: one GEMM per direction
     lens = node.input(4)
     lengths = None if lens is None else ctx.emit(R.astype(ctx.expr(lens), "int64"))
     direction = node.attr("direction", "forward")
@@ -83,7 +84,6 @@ def _recurrent(ctx: Context, node: NodeView) -> list[Value]:
 
         w, r = _pick(ctx, node.input(1), d), _pick(ctx, node.input(2), d)
         assert w is not None and r is not None, "W and R are required inputs"
-        rows = ctx.emit(R.reshape(x, [-1, ctx.shape(x)[2]]))  # every step's rows: one GEMM
         xw = ctx.emit(R.matmul(rows, ctx.emit(R.permute_dims(w, [1, 0]))))
         bias = _pick(ctx, node.input(3), d)
         bias_r = None

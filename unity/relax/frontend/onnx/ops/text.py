@@ -71,14 +71,18 @@ def _tfidf(ctx: Context, node: NodeView) -> Value:
     if rank == 1:
         rows = ctx.emit(R.expand_dims(rows, [0]))
     missing = min(pool, default=0) - 1  # a token no n-gram holds
-    reach = max((n - 1) * (skips + 1 if n > 1 else 1) for n in grams) if grams else 0
+    reach = max((n - 1) * (skips + 1) for n in grams) if grams else 0  # the farthest shift
     padded = ctx.emit(R.nn.pad(rows, [0, 0, 0, reach], float(missing))) if reach else rows
+    shifts: dict[int, Expr] = {}
 
     def shifted(by: int) -> Expr:  # row[p + by] for every p, `missing` past the row's end
-        if reach:
-            end = by - reach if by < reach else 2**62
-            return ctx.emit(R.expand_dims(ctx.emit(R.strided_slice(padded, [1], [by], [end])), [2]))
-        return ctx.emit(R.expand_dims(padded, [2]))
+        if by not in shifts:
+            part = padded
+            if reach:
+                end = by - reach if by < reach else 2**62
+                part = ctx.emit(R.strided_slice(padded, [1], [by], [end]))
+            shifts[by] = ctx.emit(R.expand_dims(part, [2]))
+        return shifts[by]
 
     freq: Expr | None = None
     for size, found in sorted(grams.items()):
